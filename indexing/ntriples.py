@@ -1,0 +1,185 @@
+"""Streaming reader for DBpedia dumps in N-Triples / Turtle-line form (methods.md §2).
+
+Reads ``.ttl`` / ``.nt`` files, plain or compressed with bzip2 (``.bz2``) or gzip (``.gz``), one
+triple per line. A malformed line is counted, reported (the first few, as ``file:line: reason``)
+and skipped; every valid line is yielded. A truncated or corrupt compressed file is an error.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import re
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import IO
+
+from indexing.errors import ElqueryError
+
+DBPEDIA_RESOURCE = "http://dbpedia.org/resource/"
+DUMP_SUFFIXES = (".ttl", ".nt", ".ttl.bz2", ".nt.bz2", ".ttl.gz", ".nt.gz")
+
+
+class ObjectKind(Enum):
+    IRI = "iri"
+    LITERAL = "literal"
+    BLANK = "blank"
+
+
+@dataclass(frozen=True, slots=True)
+class Triple:
+    """One statement. Blank nodes are written ``_:label``; IRIs are unescaped, without ``<>``."""
+
+    subject: str
+    predicate: str
+    object: str
+    kind: ObjectKind
+    lang: str | None = None
+    datatype: str | None = None
+
+
+_TRIPLE = re.compile(
+    r"""(?:<(?P<s>[^<>"\s]*)>|_:(?P<sb>[^\s.]+(?:\.[^\s.]+)*))\s*
+        <(?P<p>[^<>"\s]*)>\s*
+        (?:<(?P<o>[^<>"\s]*)>
+          |_:(?P<ob>[^\s.]+(?:\.[^\s.]+)*)
+          |"(?P<lit>(?:[^"\\\n\r]|\\.)*)"(?:@(?P<lang>[A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^<(?P<dt>[^<>"\s]*)>)?)
+        \s*\.\s*(?:\#.*)?$""",
+    re.VERBOSE,
+)
+_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL)
+_SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+
+
+def _unescape_match(match: re.Match[str]) -> str:
+    hex4, hex8, char = match.groups()
+    if char is None:
+        code = int(hex4 or hex8, 16)
+        if code > 0x10FFFF:
+            raise ValueError(f"escape \\U{hex8} is beyond Unicode")
+        return chr(code)
+    if char not in _SIMPLE_ESCAPES:
+        raise ValueError(f"unknown escape \\{char}")
+    return _SIMPLE_ESCAPES[char]
+
+
+def unescape(text: str) -> str:
+    """Resolve N-Triples escapes: ``\\t \\b \\n \\r \\f \\" \\' \\\\ \\uXXXX \\UXXXXXXXX``."""
+    if "\\" not in text:
+        return text
+    return _ESCAPE.sub(_unescape_match, text)
+
+
+def parse_line(line: str) -> Triple | None:
+    """Parse one line; ``None`` for a blank or comment line; ``ValueError`` if malformed."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+        return None
+    match = _TRIPLE.match(stripped)
+    if match is None:
+        raise ValueError("not an N-Triples statement")
+    g = match.groupdict()
+    subject = unescape(g["s"]) if g["s"] is not None else "_:" + g["sb"]
+    predicate = unescape(g["p"])
+    if g["o"] is not None:
+        return Triple(subject, predicate, unescape(g["o"]), ObjectKind.IRI)
+    if g["ob"] is not None:
+        return Triple(subject, predicate, "_:" + g["ob"], ObjectKind.BLANK)
+    datatype = unescape(g["dt"]) if g["dt"] is not None else None
+    return Triple(subject, predicate, unescape(g["lit"]), ObjectKind.LITERAL, g["lang"], datatype)
+
+
+def entity_id(iri: str) -> str | None:
+    """``http://dbpedia.org/resource/Title`` -> ``<dbpedia:Title>`` (Title kept exactly as in the
+    URI); ``None`` for any other IRI."""
+    if iri.startswith(DBPEDIA_RESOURCE) and len(iri) > len(DBPEDIA_RESOURCE):
+        return f"<dbpedia:{iri[len(DBPEDIA_RESOURCE):]}>"
+    return None
+
+
+@dataclass
+class FileReport:
+    """Counts for one dump file; ``errors`` keeps the first few malformed lines."""
+
+    path: str
+    triples: int = 0
+    malformed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ParseReport:
+    """Per-file counts of a reading job, and the first ``max_errors`` malformed lines of each."""
+
+    max_errors: int = 5
+    files: dict[str, FileReport] = field(default_factory=dict)
+
+    @property
+    def triples(self) -> int:
+        return sum(f.triples for f in self.files.values())
+
+    @property
+    def malformed(self) -> int:
+        return sum(f.malformed for f in self.files.values())
+
+    def summary_lines(self) -> list[str]:
+        lines = [f"{f.path}: {f.triples} triples, {f.malformed} malformed lines" for f in self.files.values()]
+        lines += [e for f in self.files.values() for e in f.errors]
+        return lines
+
+
+def open_text(path: Path) -> IO[str]:
+    """Open a plain, ``.bz2`` or ``.gz`` file as UTF-8 text (invalid bytes replaced)."""
+    name = path.name
+    if name.endswith(".bz2"):
+        raw: IO[bytes] = bz2.open(path, "rb")
+    elif name.endswith(".gz"):
+        raw = gzip.open(path, "rb")
+    else:
+        raw = open(path, "rb")
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="\n")
+
+
+def read_triples(path: Path | str, report: ParseReport | None = None) -> Iterator[Triple]:
+    """Stream the triples of one dump file, counting and skipping malformed lines."""
+    path = Path(path)
+    report = report if report is not None else ParseReport()
+    file_report = report.files.setdefault(str(path), FileReport(str(path)))
+    try:
+        with open_text(path) as handle:
+            for number, line in enumerate(handle, 1):
+                try:
+                    triple = parse_line(line)
+                except ValueError as exc:
+                    file_report.malformed += 1
+                    if len(file_report.errors) < report.max_errors:
+                        file_report.errors.append(f"{path}:{number}: {exc}")
+                    continue
+                if triple is not None:
+                    file_report.triples += 1
+                    yield triple
+    except FileNotFoundError as exc:
+        raise ElqueryError(f"{path}: no such file") from exc
+    except (EOFError, OSError, zlib.error) as exc:
+        raise ElqueryError(f"{path}: truncated or corrupt file ({exc})") from exc
+
+
+def dump_files(paths: Iterable[Path | str]) -> list[Path]:
+    """Expand directories into their dump files (sorted, for deterministic order)."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(DUMP_SUFFIXES))
+            if not found:
+                raise ElqueryError(f"{path}: no .ttl/.nt dump files (plain, .bz2 or .gz) in this directory")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ElqueryError(f"{path}: no such file or directory")
+    return files
