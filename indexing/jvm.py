@@ -58,6 +58,8 @@ def jnius() -> Any:
         raise ElqueryError(
             f"could not start Java ({exc}); check ELQUERY_JVM_HEAP / ELQUERY_JVM_OPTIONS"
         ) from exc
+    level = module.autoclass("java.util.logging.Level")
+    module.autoclass("java.util.logging.Logger").getLogger("").setLevel(level.WARNING)
     return module
 
 

@@ -1,0 +1,240 @@
+"""``elquery index dbpedia``: DBpedia dumps -> fielded Lucene entity index (methods.md §2).
+
+Phases (see :mod:`indexing.entity_documents`): spill the dumps into subject partitions (files
+spread over worker processes), count predicates per partition, write one Lucene sub-index per
+partition (worker processes, one JVM each), then append the sub-indexes in partition order into
+one single-segment index with the exact-length caches beside it. Everything is built in a
+temporary directory next to ``--out`` and renamed into place only on success.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+from tqdm import tqdm
+
+from indexing.entity_documents import (
+    SKIPPED_DATASETS,
+    build_documents,
+    count_predicates,
+    is_skipped_dataset,
+    spill,
+    top_predicates,
+)
+from indexing.errors import ElqueryError
+from indexing.index_format import (
+    ANALYZER_NAME,
+    FIELDS,
+    FORMAT_VERSION,
+    IDS_FILE,
+    METADATA_FILE,
+    length_file,
+)
+from indexing.lucene_writer import EntityIndexWriter, WrittenDocuments
+from indexing.ntriples import ParseReport, dump_files
+
+PARTITION_BYTES = 256 * 2**20  # uncompressed dump bytes per partition (memory per worker ~5x)
+COMPRESSION_RATIO = {".bz2": 10, ".gz": 8}
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class BuildSummary:
+    entities: int
+    files: int
+    triples: int
+    malformed: int
+    seconds: float
+    report: ParseReport
+
+    def line(self) -> str:
+        return (
+            f"indexed {self.entities} entities from {self.triples} triples in {self.files} files "
+            f"({self.malformed} malformed lines skipped) in {self.seconds:.1f} s"
+        )
+
+
+def partitions_for(files: Sequence[Path]) -> int:
+    """Enough partitions that each holds about PARTITION_BYTES of uncompressed statements."""
+    estimate = sum(f.stat().st_size * COMPRESSION_RATIO.get(f.suffix, 1) for f in files)
+    return max(1, min(1024, math.ceil(estimate / PARTITION_BYTES)))
+
+
+def _balanced(files: Sequence[Path], workers: int) -> list[list[Path]]:
+    """Files spread over workers, largest first onto the least loaded (deterministic)."""
+    buckets: list[list[Path]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for path in sorted(files, key=lambda p: (-p.stat().st_size, str(p))):
+        k = loads.index(min(loads))
+        buckets[k].append(path)
+        loads[k] += path.stat().st_size
+    return [sorted(bucket) for bucket in buckets if bucket]
+
+
+def _spill_task(files: list[Path], out_dir: Path, partitions: int) -> tuple[dict[str, str], ParseReport]:
+    result = spill(files, out_dir, partitions)
+    return result.labels, result.report
+
+
+def _count_task(partition_files: list[Path]) -> Counter[str]:
+    return count_predicates(partition_files)
+
+
+def _write_task(
+    partition_files: list[Path], labels: dict[str, str], predicates: frozenset[str], out: Path
+) -> WrittenDocuments:
+    writer = EntityIndexWriter(out)
+    writer.add_all(build_documents(partition_files, labels, predicates))
+    writer.close(merge=False)
+    return writer.written
+
+
+class _InlineExecutor(Executor):
+    """Runs tasks in this process (small inputs, or --threads 1): no process start-up."""
+
+    def submit(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> Any:
+        from concurrent.futures import Future
+
+        future: Future[R] = Future()
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+
+def _map_ordered(
+    executor: Executor, fn: Callable[..., R], argument_lists: Iterable[tuple[Any, ...]], description: str
+) -> list[R]:
+    futures = [executor.submit(fn, *args) for args in argument_lists]
+    results = []
+    for future in tqdm(futures, desc=description, unit="task", leave=False, disable=None):
+        results.append(future.result())
+    return results
+
+
+def build_dbpedia_index(
+    dumps: Sequence[Path | str],
+    out: Path | str,
+    *,
+    top_predicates_n: int = 1000,
+    threads: int | None = None,
+    overwrite: bool = False,
+    skipped_datasets: Sequence[str] = SKIPPED_DATASETS,
+) -> BuildSummary:
+    """Build the entity index at ``out`` from DBpedia dump files or directories."""
+    started = time.monotonic()
+    out = Path(out)
+    if out.exists() and not overwrite:
+        raise ElqueryError(f"{out}: already exists (use --overwrite to replace it)")
+    files = [f for f in dump_files(dumps) if not is_skipped_dataset(f, skipped_datasets)]
+    if not files:
+        raise ElqueryError("no dump files left to index after skipping link datasets")
+    if top_predicates_n < 1:
+        raise ElqueryError("--top-predicates must be at least 1")
+    workers = max(1, threads or os.cpu_count() or 1)
+    partitions = partitions_for(files)
+    workers = min(workers, max(len(files), partitions))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = out.parent / f".{out.name}.building-{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        with _executor(workers) as executor:
+            summary = _build(files, work, executor, workers, partitions, top_predicates_n)
+        _replace(work / "index", out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return BuildSummary(
+        entities=summary[0],
+        files=len(files),
+        triples=summary[1].triples,
+        malformed=summary[1].malformed,
+        seconds=time.monotonic() - started,
+        report=summary[1],
+    )
+
+
+def _executor(workers: int) -> Executor:
+    if workers == 1:
+        return _InlineExecutor()
+    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+
+
+def _build(
+    files: list[Path], work: Path, executor: Executor, workers: int, partitions: int, top_n: int
+) -> tuple[int, ParseReport]:
+    spill_dirs = [work / "spill" / f"w{k}" for k in range(workers)]
+    groups = _balanced(files, workers)
+    spilled = _map_ordered(
+        executor, _spill_task, [(g, spill_dirs[k], partitions) for k, g in enumerate(groups)], "reading dumps"
+    )
+    labels: dict[str, str] = {}
+    report = ParseReport()
+    for worker_labels, worker_report in spilled:
+        labels.update(worker_labels)
+        report.files.update(worker_report.files)
+    partition_files = [
+        [d / f"part-{p:04d}.tsv" for d in spill_dirs[: len(groups)]] for p in range(partitions)
+    ]
+    counts: Counter[str] = Counter()
+    for partial in _map_ordered(executor, _count_task, [(p,) for p in partition_files], "counting predicates"):
+        counts.update(partial)
+    predicates = frozenset(top_predicates(counts, top_n))
+    sub_indexes = [work / "sub" / f"p{p:04d}" for p in range(partitions)]
+    written = _map_ordered(
+        executor,
+        _write_task,
+        [(partition_files[p], labels, predicates, sub_indexes[p]) for p in range(partitions)],
+        "indexing entities",
+    )
+    shutil.rmtree(work / "spill")
+    everything = WrittenDocuments()
+    for part in written:
+        everything.extend(part)
+    if not everything.entities:
+        raise ElqueryError("no entity in the dumps has both rdfs:label and rdfs:comment: nothing to index")
+    _merge(sub_indexes, everything, work / "index", sorted(predicates, key=lambda p: (-counts[p], p)))
+    return len(everything.entities), report
+
+
+def _merge(sub_indexes: list[Path], written: WrittenDocuments, index: Path, predicates: list[str]) -> None:
+    from indexing.entity_index import EntityIndex
+
+    writer = EntityIndexWriter(index)
+    writer.add_indexes(sub_indexes)
+    writer.close(merge=True)
+    (index / IDS_FILE).write_text("".join(e + "\n" for e in written.entities), encoding="utf-8")
+    for name in FIELDS:
+        np.save(index / length_file(name), np.asarray(written.lengths[name], dtype=np.int32))
+    metadata: dict[str, Any] = {
+        "format": FORMAT_VERSION,
+        "analyzer": ANALYZER_NAME,
+        "entities": len(written.entities),
+        "content_predicates": predicates,
+    }
+    (index / METADATA_FILE).write_text(json.dumps(metadata, indent=1), encoding="utf-8")
+    with EntityIndex(index) as opened:
+        metadata["fields"] = opened.field_statistics()
+    (index / METADATA_FILE).write_text(json.dumps(metadata, indent=1), encoding="utf-8")
+
+
+def _replace(built: Path, out: Path) -> None:
+    """Move the finished index to ``out``, replacing an old one only after the new one exists."""
+    if out.exists():
+        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        out.rename(old)
+        built.rename(out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        built.rename(out)

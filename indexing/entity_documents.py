@@ -1,0 +1,200 @@
+"""Entity documents from DBpedia dumps (methods.md §2), in bounded memory.
+
+The dumps are read once and every statement about a DBpedia resource is *spilled* into one of P
+partition files chosen by a stable hash of its subject, so that a partition holds everything known
+about its entities and fits in memory. Labels that differ from the title written in the URI are
+kept in a (small) dictionary for resolving object URIs. Then each partition is grouped by subject
+to count predicates (for the top-N choice) and, in a second read, to build the documents:
+
+* ``names``: rdfs:label, foaf:name, and the labels of the redirect pages pointing at the entity;
+* ``content``: the values of the top-N predicates (by number of indexed entities having them,
+  owl:sameAs excluded), object URIs resolved to their label, or else to the title in the URI;
+* only entities with both rdfs:label and rdfs:comment are kept.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote
+
+from indexing.ntriples import DBPEDIA_RESOURCE, ObjectKind, ParseReport, entity_id, read_triples
+
+RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
+FOAF_NAME = "http://xmlns.com/foaf/0.1/name"
+REDIRECTS = "http://dbpedia.org/ontology/wikiPageRedirects"
+OWL_SAME_AS = "http://www.w3.org/2002/07/owl#sameAs"
+
+# Datasets that describe links or bookkeeping rather than entities; skipped by file name.
+SKIPPED_DATASETS = (
+    "anchor_text",
+    "page_links",
+    "freebase_links",
+    "page_ids",
+    "out_degree",
+    "revision_ids",
+    "revision_uris",
+    "wikipedia_links",
+    "interlanguage_links",
+    "external_links",
+    "images",
+    "disambiguations",
+)
+
+# Wikipedia namespaces whose prefix is dropped when a URI's title becomes text.
+_NAMESPACES = ("Category:", "File:", "Image:", "Template:", "Portal:", "Wikipedia:", "Help:", "Book:", "Draft:")
+
+# Partition record kinds.
+_LITERAL, _IRI, _REDIRECT = "L", "I", "R"
+
+
+def title_text(iri: str) -> str:
+    """The text a URI names when no label is known (methods.md §2): the title (DBpedia resource)
+    or local name (other IRIs), percent-decoded, underscores as spaces, a Wikipedia namespace
+    prefix such as ``Category:`` dropped (other colons are part of the title)."""
+    if iri.startswith(DBPEDIA_RESOURCE):
+        title = iri[len(DBPEDIA_RESOURCE):]
+    else:
+        title = iri.rstrip("/#").rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+    title = unquote(title).replace("_", " ")
+    for namespace in _NAMESPACES:
+        if title.startswith(namespace):
+            return title[len(namespace):]
+    return title
+
+
+def partition_of(subject: str, partitions: int) -> int:
+    """Stable (process-independent) partition of a subject IRI."""
+    return zlib.crc32(subject.encode("utf-8")) % partitions
+
+
+def _flat(text: str) -> str:
+    """Text on one line, for the partition files; whitespace is a token boundary in every analyzer
+    we use, so this changes no token."""
+    return text.replace("\t", " ").replace("\n", " ").replace("\r", " ")
+
+
+def is_skipped_dataset(path: Path, skipped: Iterable[str] = SKIPPED_DATASETS) -> bool:
+    return path.name.startswith(tuple(skipped))
+
+
+@dataclass
+class SpillResult:
+    """What a spill of some dump files produced: labels differing from the URI title, counts."""
+
+    labels: dict[str, str] = field(default_factory=dict)
+    report: ParseReport = field(default_factory=ParseReport)
+    spilled: int = 0
+
+
+def spill(files: Iterable[Path], out_dir: Path, partitions: int) -> SpillResult:
+    """Read dump files once, appending each statement about a DBpedia resource to its subject's
+    partition file ``out_dir/part-NNNN.tsv`` (lines ``subject TAB kind TAB predicate TAB value``).
+    Redirects are filed under their *target*, carrying the redirect page's IRI."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    handles = [open(out_dir / f"part-{p:04d}.tsv", "w", encoding="utf-8") for p in range(partitions)]
+    result = SpillResult()
+    try:
+        for path in files:
+            for triple in read_triples(path, result.report):
+                subject, predicate, value = triple.subject, triple.predicate, triple.object
+                if not subject.startswith(DBPEDIA_RESOURCE) or predicate == OWL_SAME_AS:
+                    continue
+                if triple.kind is ObjectKind.LITERAL:
+                    if predicate == RDFS_LABEL and value != title_text(subject):
+                        result.labels[subject] = value
+                    record = (subject, _LITERAL, predicate, _flat(value))
+                elif predicate == REDIRECTS:
+                    record = (value, _REDIRECT, predicate, subject)
+                elif triple.kind is ObjectKind.IRI:
+                    record = (subject, _IRI, predicate, value)
+                else:
+                    continue  # blank-node objects carry no text
+                handles[partition_of(record[0], partitions)].write("\t".join(record) + "\n")
+                result.spilled += 1
+    finally:
+        for handle in handles:
+            handle.close()
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class EntityDocument:
+    """One entity's fielded document; field values are kept apart (one string per value)."""
+
+    entity: str
+    names: tuple[str, ...]
+    content: tuple[str, ...]
+
+
+@dataclass
+class _Statements:
+    literals: list[tuple[str, str]] = field(default_factory=list)
+    iris: list[tuple[str, str]] = field(default_factory=list)
+    redirects: list[str] = field(default_factory=list)
+
+    @property
+    def indexable(self) -> bool:
+        predicates = {p for p, _ in self.literals}
+        return RDFS_LABEL in predicates and RDFS_COMMENT in predicates
+
+    def predicates(self) -> set[str]:
+        return {p for p, _ in self.literals} | {p for p, _ in self.iris}
+
+
+def _grouped(partition_files: Iterable[Path]) -> dict[str, _Statements]:
+    groups: dict[str, _Statements] = defaultdict(_Statements)
+    for path in partition_files:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                subject, kind, predicate, value = line.rstrip("\n").split("\t", 3)
+                statements = groups[subject]
+                if kind == _LITERAL:
+                    statements.literals.append((predicate, value))
+                elif kind == _IRI:
+                    statements.iris.append((predicate, value))
+                else:
+                    statements.redirects.append(value)
+    return groups
+
+
+def count_predicates(partition_files: Iterable[Path]) -> Counter[str]:
+    """Number of indexable entities having each predicate, over one partition's files."""
+    counts: Counter[str] = Counter()
+    for statements in _grouped(partition_files).values():
+        if statements.indexable:
+            counts.update(statements.predicates())
+    return counts
+
+
+def top_predicates(counts: Counter[str], n: int) -> list[str]:
+    """The n most frequent predicates; ties broken by the predicate IRI (deterministic)."""
+    return [p for p, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:n]]
+
+
+def build_documents(
+    partition_files: Iterable[Path], labels: dict[str, str], predicates: frozenset[str]
+) -> Iterator[EntityDocument]:
+    """The documents of one partition's indexable entities, sorted by entity id."""
+
+    def resolve(iri: str) -> str:
+        return labels.get(iri) or title_text(iri)
+
+    groups = _grouped(partition_files)
+    documents = []
+    for subject, statements in groups.items():
+        if not statements.indexable:
+            continue
+        names = [v for p, v in statements.literals if p in (RDFS_LABEL, FOAF_NAME)]
+        names += [resolve(r) for r in statements.redirects]
+        content = [v for p, v in statements.literals if p in predicates]
+        content += [resolve(v) for p, v in statements.iris if p in predicates]
+        eid = entity_id(subject)
+        assert eid is not None  # spill() keeps DBpedia resources only
+        documents.append(EntityDocument(eid, tuple(names), tuple(content)))
+    documents.sort(key=lambda d: d.entity)
+    return iter(documents)

@@ -1,0 +1,205 @@
+"""Reading an elquery entity index: the exact statistics MLM needs (methods.md §2).
+
+Per field f: n(t, e_f) (term frequency), |e_f| (exact field length, from the cached ``.npy``
+arrays, never from Lucene's lossy norms), cf(t, f) (collection term frequency) and |C_f| (total
+tokens); entity id <-> Lucene docid; the index's own analyzer for query text.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from indexing.errors import ElqueryError
+from indexing.index_format import (
+    FIELDS,
+    FORMAT_VERSION,
+    ID_FIELD,
+    IDS_FILE,
+    METADATA_FILE,
+    analyzer,
+    length_field,
+    length_file,
+)
+from indexing.jvm import java_class
+
+
+class EntityIndex:
+    """An open entity index. Cheap to keep open; close it (or use ``with``) to release files."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        metadata_path = self.path / METADATA_FILE
+        if not metadata_path.is_file():
+            raise ElqueryError(f"{self.path}: not an elquery index (no {METADATA_FILE}); build one with `elquery index dbpedia`")
+        self.metadata: dict[str, Any] = json.loads(metadata_path.read_text(encoding="utf-8"))
+        if self.metadata.get("format") != FORMAT_VERSION:
+            raise ElqueryError(f"{self.path}: index format {self.metadata.get('format')} is not {FORMAT_VERSION}; rebuild it")
+        directory = java_class("org.apache.lucene.store.FSDirectory").open(
+            java_class("java.nio.file.Paths").get(str(self.path.resolve()))
+        )
+        self.reader = java_class("org.apache.lucene.index.DirectoryReader").open(directory)
+        self._analyzer = analyzer()
+        self._analyze = java_class("io.anserini.analysis.AnalyzerUtils").analyze
+        leaves = self.reader.leaves()
+        if leaves.size() != 1:
+            raise ElqueryError(f"{self.path}: expected a single-segment index, found {leaves.size()}; rebuild it")
+        self.leaf = leaves.get(0).reader()
+        self._stored_fields = self.reader.storedFields()
+        self._lengths: dict[str, np.ndarray] = {}
+        if len(self.entity_ids) != self.reader.maxDoc() or (
+            self.entity_ids and self._stored_id(len(self.entity_ids) - 1) != self.entity_ids[-1]
+        ):
+            raise ElqueryError(f"{self.path}: {IDS_FILE} does not match the Lucene index; rebuild it")
+
+    # --- entities -----------------------------------------------------------------------------
+
+    @property
+    def num_entities(self) -> int:
+        return int(self.reader.numDocs())
+
+    @cached_property
+    def entity_ids(self) -> list[str]:
+        """Entity ids in docid order."""
+        return (self.path / IDS_FILE).read_text(encoding="utf-8").splitlines()
+
+    @cached_property
+    def _docid_of(self) -> dict[str, int]:
+        return {entity: docid for docid, entity in enumerate(self.entity_ids)}
+
+    def docid(self, entity: str) -> int | None:
+        return self._docid_of.get(entity)
+
+    def entity(self, docid: int) -> str:
+        return self.entity_ids[docid]
+
+    def _stored_id(self, docid: int) -> str:
+        return str(self._stored_fields.document(docid).get(ID_FIELD))
+
+    def document(self, entity: str) -> dict[str, str] | None:
+        """The stored fields of an entity (``id``, ``names``, ``content``), or None."""
+        docid = self.docid(entity)
+        if docid is None:
+            return None
+        stored = self._stored_fields.document(docid)
+        return {name: str(stored.get(name) or "") for name in (ID_FIELD, *FIELDS)}
+
+    # --- text ---------------------------------------------------------------------------------
+
+    def analyze(self, text: str) -> list[str]:
+        """Tokens of ``text`` under the index's analyzer (methods.md §2)."""
+        return list(self._analyze(self._analyzer, text).toArray()) if text else []
+
+    # --- statistics ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _check_field(field: str) -> None:
+        if field not in FIELDS:
+            raise ElqueryError(f"unknown field {field!r}; fields are {', '.join(FIELDS)}")
+
+    def lengths(self, field: str) -> np.ndarray:
+        """|e_f| for every docid (int32), exact; rebuilt from doc values if the cache is missing."""
+        self._check_field(field)
+        cached = self._lengths.get(field)
+        if cached is None:
+            path = self.path / length_file(field)
+            if not path.is_file():
+                np.save(path, self._lengths_from_doc_values(field))
+            cached = self._lengths[field] = np.load(path, mmap_mode="r")
+        return cached
+
+    def _lengths_from_doc_values(self, field: str) -> np.ndarray:
+        values = self.leaf.getNumericDocValues(length_field(field))
+        lengths = np.zeros(self.reader.maxDoc(), dtype=np.int32)
+        no_more = java_class("org.apache.lucene.search.DocIdSetIterator").NO_MORE_DOCS
+        docid = values.nextDoc() if values is not None else no_more
+        while docid != no_more:
+            lengths[docid] = values.longValue()
+            docid = values.nextDoc()
+        return lengths
+
+    def field_length(self, field: str, docid: int) -> int:
+        return int(self.lengths(field)[docid])
+
+    def _terms(self, field: str) -> Any:
+        self._check_field(field)
+        return self.leaf.terms(field)
+
+    def collection_length(self, field: str) -> int:
+        """|C_f|: total number of tokens in field f."""
+        terms = self._terms(field)
+        return int(terms.getSumTotalTermFreq()) if terms is not None else 0
+
+    def collection_frequency(self, term: str, field: str) -> int:
+        """cf(t, f): occurrences of term t in field f over all entities."""
+        self._check_field(field)
+        return int(self.reader.totalTermFreq(self._term(field, term)))
+
+    def document_frequency(self, term: str, field: str) -> int:
+        self._check_field(field)
+        return int(self.reader.docFreq(self._term(field, term)))
+
+    def _term(self, field: str, term: str) -> Any:
+        return java_class("org.apache.lucene.index.Term")(field, term)
+
+    def postings(self, term: str, field: str) -> tuple[np.ndarray, np.ndarray]:
+        """(docids, n(t, e_f)) of every entity whose field f contains t, docids ascending."""
+        self._check_field(field)
+        flags = java_class("org.apache.lucene.index.PostingsEnum").FREQS
+        postings = self.leaf.postings(self._term(field, term), flags)
+        docids: list[int] = []
+        freqs: list[int] = []
+        if postings is not None:
+            no_more = java_class("org.apache.lucene.search.DocIdSetIterator").NO_MORE_DOCS
+            docid = postings.nextDoc()
+            while docid != no_more:
+                docids.append(docid)
+                freqs.append(postings.freq())
+                docid = postings.nextDoc()
+        return np.asarray(docids, dtype=np.int32), np.asarray(freqs, dtype=np.int32)
+
+    def term_frequency(self, term: str, field: str, docid: int) -> int:
+        """n(t, e_f) for one entity."""
+        flags = java_class("org.apache.lucene.index.PostingsEnum").FREQS
+        self._check_field(field)
+        postings = self.leaf.postings(self._term(field, term), flags)
+        if postings is None or postings.advance(docid) != docid:
+            return 0
+        return int(postings.freq())
+
+    def field_statistics(self) -> dict[str, dict[str, int]]:
+        """Per field: ``tokens`` (|C_f|) and ``terms`` (vocabulary size)."""
+        statistics = {}
+        for field in FIELDS:
+            terms = self._terms(field)
+            size = int(terms.size()) if terms is not None else 0
+            statistics[field] = {"tokens": self.collection_length(field), "terms": size}
+        return statistics
+
+    def stats(self) -> dict[str, Any]:
+        """What ``elquery index stats`` prints."""
+        return {
+            "entities": self.num_entities,
+            "fields": self.field_statistics(),
+            "analyzer": self.metadata.get("analyzer"),
+            "content_predicates": len(self.metadata.get("content_predicates", [])),
+            "path": str(self.path),
+        }
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.reader.close()
+
+    def __enter__(self) -> EntityIndex:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()

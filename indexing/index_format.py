@@ -1,0 +1,40 @@
+"""The on-disk format of an elquery entity index (a Lucene index plus exact statistics).
+
+``INDEX/`` is a Lucene index (one segment, documents in entity-id order within partitions) with
+the fields ``id`` (entity id, stored, not analyzed), ``names`` and ``content`` (analyzed with
+:func:`analyzer`, positions, stored) and the exact per-field token counts as numeric doc values
+``names_length`` / ``content_length``. Beside the Lucene files:
+
+* ``elquery.json``: format version, analyzer, entity count, per-field token and term counts,
+  the predicates indexed into ``content``;
+* ``entity_ids.txt``: entity ids in Lucene docid order;
+* ``names_length.npy`` / ``content_length.npy``: exact field lengths |e_f| in docid order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from indexing.jvm import java_class
+
+FORMAT_VERSION = 1
+FIELDS = ("names", "content")
+ID_FIELD = "id"
+METADATA_FILE = "elquery.json"
+IDS_FILE = "entity_ids.txt"
+ANALYZER_NAME = "standard-english-stopwords"
+
+
+def length_field(field: str) -> str:
+    return f"{field}_length"
+
+
+def length_file(field: str) -> str:
+    return f"{field}_length.npy"
+
+
+def analyzer() -> Any:
+    """methods.md §2: Lucene's StandardAnalyzer (Unicode word tokenization, lowercase) with the
+    33-word English stop list, no stemming; used for documents and queries alike."""
+    english = java_class("org.apache.lucene.analysis.en.EnglishAnalyzer")
+    return java_class("org.apache.lucene.analysis.standard.StandardAnalyzer")(english.ENGLISH_STOP_WORDS_SET)
