@@ -1,0 +1,90 @@
+"""Mention detection (methods.md §3): query n-grams, M = M_kb ∪ M_w with commonness threshold c,
+optional entity whitelist.
+
+The query is normalized with :func:`indexing.normalize.normalize` (the one normalization shared
+with the surface-form store) and split on spaces; every contiguous token span is a possible
+mention. The surface-form store answers, per span, the entities it may name with
+commonness(m, e) and whether the span is a KB alias of the entity; this module applies the
+candidate rules: (m, e) is a candidate if it is a KB match (M_kb, Eq. 8) or
+commonness(m, e) >= c (M_w, Eq. 10 with '>=' as in the published runs; c = 0 keeps every web
+match), and, with a whitelist, only whitelisted entities remain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from indexing.errors import ElqueryError
+from indexing.normalize import normalize
+from indexing.ntriples import entity_id
+from linking.types import Candidate, Mention
+
+
+@dataclass(frozen=True)
+class SpanMatch:
+    """One entity a span may name, as the surface-form store reports it."""
+
+    entity: str
+    commonness: float
+    in_kb: bool
+
+
+def query_tokens(query: str) -> list[str]:
+    """The normalized query's tokens (methods.md §3)."""
+    return normalize(query).split()
+
+
+def spans(tokens: Sequence[str]) -> Iterator[Mention]:
+    """Every contiguous token span (all lengths), by start then end."""
+    for start in range(len(tokens)):
+        for end in range(start + 1, len(tokens) + 1):
+            yield Mention(" ".join(tokens[start:end]), start, end)
+
+
+def detect(
+    tokens: Sequence[str],
+    matches: Mapping[tuple[int, int], Iterable[SpanMatch]],
+    commonness_threshold: float,
+    whitelist: frozenset[str] | None = None,
+) -> list[Candidate]:
+    """Candidates M = M_kb ∪ M_w (Eq. 8-10) from the store's ``matches`` per span
+    ``(start, end)``; in span order, then by entity id."""
+    candidates = []
+    for (start, end), found in sorted(matches.items()):
+        mention = Mention(" ".join(tokens[start:end]), start, end)
+        for match in sorted(found, key=lambda m: m.entity):
+            if whitelist is not None and match.entity not in whitelist:
+                continue
+            if match.in_kb or match.commonness >= commonness_threshold:
+                candidates.append(Candidate(mention, match.entity, match.commonness, match.in_kb))
+    return candidates
+
+
+def read_whitelist(path: Path | str) -> frozenset[str]:
+    """An entity whitelist: one entity per line, ``<dbpedia:Title>`` or a DBpedia resource URI
+    (bare or in angle brackets); blank lines and ``#`` comments are skipped."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ElqueryError(f"{path}: whitelist file not found") from None
+    except UnicodeDecodeError:
+        raise ElqueryError(f"{path}: whitelist is not UTF-8 text") from None
+    entities = set()
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        entity = _whitelist_entry(text)
+        if entity is None:
+            raise ElqueryError(f"{path}:{number}: not an entity id (expected <dbpedia:Title> or a DBpedia URI): {text[:80]!r}")
+        entities.add(entity)
+    return frozenset(entities)
+
+
+def _whitelist_entry(text: str) -> str | None:
+    if text.startswith("<dbpedia:") and text.endswith(">") and len(text) > len("<dbpedia:>") and " " not in text:
+        return text
+    return entity_id(text[1:-1] if text.startswith("<") and text.endswith(">") else text)

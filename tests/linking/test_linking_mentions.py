@@ -1,0 +1,65 @@
+"""Mention detection (methods.md §3): spans, M_kb ∪ M_w with c ('>='), whitelist."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from indexing.errors import ElqueryError
+from linking.mentions import SpanMatch, detect, query_tokens, read_whitelist, spans
+from linking.types import Mention
+
+
+def test_query_tokens_use_the_shared_normalization() -> None:
+    assert query_tokens("Obama's  Mother") == ["obama", "s", "mother"]
+    assert query_tokens("café, New-York") == ["café", "new", "york"]
+    assert query_tokens(" ?! ") == []
+
+
+def test_all_spans() -> None:
+    assert [(m.text, m.start, m.end) for m in spans(["a", "b", "c"])] == [
+        ("a", 0, 1), ("a b", 0, 2), ("a b c", 0, 3), ("b", 1, 2), ("b c", 1, 3), ("c", 2, 3)]
+    assert list(spans([])) == []
+
+
+TOKENS = ["new", "york", "pizza"]
+MATCHES = {
+    (0, 2): [SpanMatch("NYC", 0.7, False), SpanMatch("NYS", 0.1, True), SpanMatch("Knicks", 0.09, False)],
+    (0, 3): [SpanMatch("Pizza", 0.0, True)],
+    (1, 2): [SpanMatch("York", 0.05, True), SpanMatch("Yorkie", 0.1, False)],
+}
+
+
+def test_candidates_are_kb_matches_or_common_enough() -> None:
+    found = detect(TOKENS, MATCHES, 0.1)
+    assert [(c.mention, c.entity, c.commonness, c.in_kb) for c in found] == [
+        (Mention("new york", 0, 2), "NYC", 0.7, False),
+        (Mention("new york", 0, 2), "NYS", 0.1, True),
+        (Mention("new york pizza", 0, 3), "Pizza", 0.0, True),
+        (Mention("york", 1, 2), "York", 0.05, True),   # KB match kept below c
+        (Mention("york", 1, 2), "Yorkie", 0.1, False),  # commonness == c is kept ('>=')
+    ]
+
+
+def test_threshold_zero_keeps_everything_and_high_threshold_only_kb() -> None:
+    assert len(detect(TOKENS, MATCHES, 0.0)) == 6
+    assert [c.entity for c in detect(TOKENS, MATCHES, 0.9)] == ["NYS", "Pizza", "York"]
+
+
+def test_whitelist_drops_other_entities() -> None:
+    found = detect(TOKENS, MATCHES, 0.0, whitelist=frozenset({"NYC", "York"}))
+    assert [c.entity for c in found] == ["NYC", "York"]
+
+
+def test_read_whitelist(tmp_path: Path) -> None:
+    path = tmp_path / "whitelist.txt"
+    path.write_text("# ERD snapshot\n<dbpedia:New_York_City>\n\nhttp://dbpedia.org/resource/Manhattan\n"
+                    "<http://dbpedia.org/resource/Total_Recall_(1990_film)>\n", encoding="utf-8")
+    assert read_whitelist(path) == {
+        "<dbpedia:New_York_City>", "<dbpedia:Manhattan>", "<dbpedia:Total_Recall_(1990_film)>"}
+    path.write_text("<dbpedia:A>\nNew York\n", encoding="utf-8")
+    with pytest.raises(ElqueryError, match=r"whitelist.txt:2: not an entity id"):
+        read_whitelist(path)
+    with pytest.raises(ElqueryError, match="not found"):
+        read_whitelist(tmp_path / "missing.txt")
