@@ -1,0 +1,119 @@
+"""Run writers of ``elquery link``: ``elq`` (interpretations), ``trec`` (semantic mapping) and
+``jsonl`` (everything). A file is written to a temporary name beside it and renamed on success.
+
+* ``elq``: one line per interpretation ``qid<TAB>score<TAB>entity<TAB>...`` (entities in mention
+  order) and a bare ``qid`` line for a query with none, the format of ``qrels-elq.txt``;
+* ``trec``: ``qid Q0 entity rank score tag`` lines of the semantic-mapping ranking (methods.md §1);
+* ``jsonl``: one JSON object per query with its tokens, scored mentions, interpretations and
+  ranking.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+from indexing.errors import ElqueryError
+from linking.types import Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
+
+FORMATS = ("elq", "trec", "jsonl")
+
+
+def number(value: float) -> str:
+    """Scores as text: 6 significant digits (exp-scores span many orders of magnitude)."""
+    return format(value, ".6g")
+
+
+def elq_lines(result: LinkResult) -> Iterator[str]:
+    if not result.interpretations:
+        yield result.qid
+    for interpretation in result.interpretations:
+        entities = "\t".join(a.entity for a in interpretation.annotations)
+        yield f"{result.qid}\t{number(interpretation.score)}\t{entities}"
+
+
+def trec_lines(result: LinkResult, tag: str) -> Iterator[str]:
+    for rank, ranked in enumerate(result.ranking, start=1):
+        yield f"{result.qid} Q0 {ranked.entity} {rank} {number(ranked.score)} {tag}"
+
+
+def _mention(mention: Mention) -> dict[str, Any]:
+    return {"text": mention.text, "start": mention.start, "end": mention.end}
+
+
+def _annotation(triple: ScoredMention) -> dict[str, Any]:
+    return {"mention": _mention(triple.mention), "entity": triple.entity, "score": triple.score,
+            "commonness": triple.commonness}
+
+
+def _interpretation(interpretation: Interpretation) -> dict[str, Any]:
+    return {"score": interpretation.score, "annotations": [_annotation(a) for a in interpretation.annotations]}
+
+
+def _ranked(ranked: RankedEntity) -> dict[str, Any]:
+    return {"entity": ranked.entity, "score": ranked.score, "mention": _mention(ranked.mention)}
+
+
+def jsonl_lines(result: LinkResult) -> Iterator[str]:
+    yield json.dumps(
+        {
+            "qid": result.qid,
+            "query": result.query,
+            "tokens": list(result.tokens),
+            "mentions": [_annotation(t) for t in result.scored],
+            "interpretations": [_interpretation(i) for i in result.interpretations],
+            "ranking": [_ranked(r) for r in result.ranking],
+        },
+        ensure_ascii=False,
+    )
+
+
+def formatter(fmt: str, tag: str) -> Callable[[LinkResult], Iterator[str]]:
+    """The line generator of format ``fmt`` (one of :data:`FORMATS`)."""
+    if fmt == "elq":
+        return elq_lines
+    if fmt == "trec":
+        return lambda result: trec_lines(result, tag)
+    if fmt == "jsonl":
+        return jsonl_lines
+    raise ValueError(f"unknown format {fmt!r}; formats are {', '.join(FORMATS)}")
+
+
+@contextmanager
+def output(path: Path | str | None) -> Iterator[IO[str]]:
+    """Standard output for ``None``; otherwise a temporary file beside ``path``, renamed to
+    ``path`` when the block succeeds and removed when it fails."""
+    if path is None:
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ElqueryError(f"{path}: output directory {path.parent} does not exist")
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            yield stream
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_results(results: Iterable[LinkResult], path: Path | str | None, fmt: str, tag: str) -> int:
+    """Write ``results`` in format ``fmt`` to ``path`` (stdout if None); returns the number of
+    queries written."""
+    lines = formatter(fmt, tag)
+    count = 0
+    with output(path) as stream:
+        for result in results:
+            for line in lines(result):
+                stream.write(line + "\n")
+            count += 1
+    return count
