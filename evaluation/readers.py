@@ -44,8 +44,8 @@ def _number(path: PathLike, line: int, text: str, what: str) -> float:
         value = float(text)
     except ValueError:
         raise EvaluationInputError(path, line, f"{what} {text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise EvaluationInputError(path, line, f"{what} {text!r} is not a finite number")
+    if math.isnan(value):
+        raise EvaluationInputError(path, line, f"{what} {text!r} is NaN, which has no order")
     return value
 
 

@@ -53,7 +53,7 @@ def test_elq_identical_interpretation_twice_is_an_error(tmp_path: Path) -> None:
     ("q1\t1\t<a>\nq2\tx\t<b>\n", 2, "score 'x' is not a number"),
     ("q1\t1\t\t<a>\n", 1, "empty field"),
     ("q1 1 <a>\n", 1, "bad query id"),
-    ("q1\tnan\t<a>\n", 1, "not a finite number"),
+    ("q1\tnan\t<a>\n", 1, "is NaN"),
 ])
 def test_elq_malformed_line(tmp_path: Path, text: str, line: int, words: str) -> None:
     path = write(tmp_path, text)
@@ -91,8 +91,8 @@ def test_trec_qrels_errors(tmp_path: Path, text: str, line: int, words: str) -> 
 
 
 def test_trec_run(tmp_path: Path) -> None:
-    path = write(tmp_path, "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 -1e3 tag\n")
-    assert read_trec_run(path) == {"q1": {"d1": 2.5, "d2": -1000.0}}
+    path = write(tmp_path, "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 -1e3 tag\nq1 Q0 d3 3 -inf tag\n")
+    assert read_trec_run(path) == {"q1": {"d1": 2.5, "d2": -1000.0, "d3": float("-inf")}}
 
 
 @pytest.mark.parametrize("text, line, words", [
