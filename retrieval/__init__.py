@@ -1,0 +1,64 @@
+"""Entity scoring and ranking over the fielded Lucene entity index (methods.md §4).
+
+Candidate scoring (the linking hot path)::
+
+    from indexing.entity_index import EntityIndex
+    from retrieval import MLMScorer
+    scorer = MLMScorer(EntityIndex(path))                 # names 0.2 / content 0.8, lambda 0.1
+    scorer.score_candidates("obama family", ["<dbpedia:Barack_Obama>", ...])   # {entity: log score}
+    scorer.normalized_query_likelihood("obama family", ids)  # {entity: QueryLikelihood(log_score).score}
+
+Whole-index ranking::
+
+    from retrieval import Searcher, BM25, mlm, lm_dirichlet
+    with Searcher(path) as searcher:
+        searcher.rank("obama family", mlm(), k=100)        # [RankedEntity(rank, entity, score)]
+        searcher.rank("obama family", BM25(k1=0.9, b=0.4))
+        searcher.score("obama family", ids)                # [EntityScore(entity, log_score, score)]
+"""
+
+from retrieval.models import (
+    BM25,
+    BM25F,
+    Dirichlet,
+    FieldModel,
+    JelinekMercer,
+    LanguageModel,
+    Model,
+    Rerank,
+    lm,
+    lm_dirichlet,
+    mlm,
+    model_from_name,
+)
+from retrieval.queries import QueryRecord, read_queries
+from retrieval.runs import write_run
+from retrieval.scoring import AnalyzedQuery, EntityPrior, EntityScorer, MLMScorer, QueryLikelihood, analyze
+from retrieval.searcher import EntityScore, RankedEntity, Searcher
+
+__all__ = [
+    "BM25",
+    "BM25F",
+    "AnalyzedQuery",
+    "Dirichlet",
+    "EntityPrior",
+    "EntityScore",
+    "EntityScorer",
+    "FieldModel",
+    "JelinekMercer",
+    "LanguageModel",
+    "MLMScorer",
+    "Model",
+    "QueryLikelihood",
+    "QueryRecord",
+    "RankedEntity",
+    "Rerank",
+    "Searcher",
+    "analyze",
+    "lm",
+    "lm_dirichlet",
+    "mlm",
+    "model_from_name",
+    "read_queries",
+    "write_run",
+]

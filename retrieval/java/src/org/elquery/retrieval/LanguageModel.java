@@ -1,0 +1,182 @@
+package org.elquery.retrieval;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import org.apache.lucene.index.LeafReader;
+import org.apache.lucene.index.Term;
+import org.apache.lucene.index.Terms;
+
+/**
+ * A query under a fielded language model (methods.md section 4): the mixture of language models
+ * (MLM, Eq. 12-13) with per-field Jelinek-Mercer or Dirichlet smoothing, and the normalized query
+ * likelihood (Eq. 16, Kraaij and Spitters).
+ *
+ * <p>For field f with weight mu_f: JM: p_f(t|e) = (1 - lambda_f) n(t,e_f)/|e_f| + lambda_f P(t|C_f)
+ * (an empty field gives lambda_f P(t|C_f), its smoothing term only); Dirichlet: p_f(t|e) =
+ * (n(t,e_f) + m_f P(t|C_f)) / (|e_f| + m_f). P(t|theta_e) = sum_f mu_f p_f(t|e), P(t|C_f) =
+ * cf(t,f)/|C_f|, P(t|C) = sum_f mu_f P(t|C_f). log score(e,q) = sum over distinct terms t with
+ * P(t|C) > 0 of P(t|q) [log P(t|theta_e) - log P(t|C)], P(t|q) = n(t,q)/|q|, |q| counting every
+ * analyzed query term (also those absent from the collection).
+ *
+ * <p>The request is text, one item per line, tab separated (analyzed terms never hold a tab or a
+ * newline; the term is the last item of its line): {@code field NAME WEIGHT jm|dirichlet PARAM},
+ * {@code length |q|}, {@code term COUNT TERM}, and optionally {@code k K} (ranking) and {@code
+ * docids BASE64} (little-endian int32 docids, ascending; candidate scoring).
+ */
+final class LanguageModel {
+  final String[] fields;
+  final double[] fieldWeights;
+  final boolean[] dirichlet;
+  final double[] smoothing;
+  /** Known terms (P(t|C) > 0), in request order. */
+  final String[] terms;
+  /** P(t|q) of each known term. */
+  final double[] queryWeights;
+  /** P(t|C_f), [term][field]. */
+  final double[][] collection;
+  /** log P(t|C) of each known term. */
+  final double[] logCollection;
+  final int k;
+  final int[] docids;
+
+  private LanguageModel(LeafReader leaf, List<String[]> fieldLines, int length, List<String[]> termLines,
+      int k, int[] docids) throws IOException {
+    int nf = fieldLines.size();
+    fields = new String[nf];
+    fieldWeights = new double[nf];
+    dirichlet = new boolean[nf];
+    smoothing = new double[nf];
+    double[] collectionLength = new double[nf];
+    for (int f = 0; f < nf; f++) {
+      String[] line = fieldLines.get(f);
+      fields[f] = line[1];
+      fieldWeights[f] = Double.parseDouble(line[2]);
+      dirichlet[f] = line[3].equals("dirichlet");
+      smoothing[f] = Double.parseDouble(line[4]);
+      Terms terms = leaf.terms(fields[f]);
+      collectionLength[f] = terms == null ? 0 : terms.getSumTotalTermFreq();
+    }
+    List<Integer> known = new ArrayList<>();
+    List<double[]> probabilities = new ArrayList<>();
+    for (int t = 0; t < termLines.size(); t++) {
+      double[] p = new double[nf];
+      double mixture = 0;
+      for (int f = 0; f < nf; f++) {
+        if (collectionLength[f] > 0) {
+          p[f] = leaf.totalTermFreq(new Term(fields[f], termLines.get(t)[2])) / collectionLength[f];
+        }
+        mixture += fieldWeights[f] * p[f];
+      }
+      if (mixture > 0) {
+        known.add(t);
+        probabilities.add(p);
+      }
+    }
+    terms = new String[known.size()];
+    queryWeights = new double[known.size()];
+    collection = new double[known.size()][];
+    logCollection = new double[known.size()];
+    for (int i = 0; i < terms.length; i++) {
+      String[] line = termLines.get(known.get(i));
+      terms[i] = line[2];
+      queryWeights[i] = Integer.parseInt(line[1]) / (double) length;
+      collection[i] = probabilities.get(i);
+      double mixture = 0;
+      for (int f = 0; f < nf; f++) {
+        mixture += fieldWeights[f] * collection[i][f];
+      }
+      logCollection[i] = Math.log(mixture);
+    }
+    this.k = k;
+    this.docids = docids;
+  }
+
+  static LanguageModel parse(LeafReader leaf, String request) throws IOException {
+    List<String[]> fieldLines = new ArrayList<>();
+    List<String[]> termLines = new ArrayList<>();
+    int length = 0;
+    int k = 0;
+    int[] docids = null;
+    for (String line : request.split("\n")) {
+      String[] items = line.split("\t", line.startsWith("term\t") ? 3 : -1);
+      switch (items[0]) {
+        case "field":
+          fieldLines.add(items);
+          break;
+        case "length":
+          length = Integer.parseInt(items[1]);
+          break;
+        case "term":
+          termLines.add(items);
+          break;
+        case "k":
+          k = Integer.parseInt(items[1]);
+          break;
+        case "docids":
+          docids = ints(items.length > 1 ? items[1] : "");
+          break;
+        default:
+          throw new IllegalArgumentException("unknown request line: " + line);
+      }
+    }
+    return new LanguageModel(leaf, fieldLines, length, termLines, k, docids);
+  }
+
+  static int[] ints(String base64) {
+    byte[] bytes = Base64.getDecoder().decode(base64);
+    int[] values = new int[bytes.length / 4];
+    java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(values);
+    return values;
+  }
+
+  /** Whether an entity without any query term scores the same whatever its field lengths (JM only). */
+  boolean constantBaseline() {
+    for (int f = 0; f < fields.length; f++) {
+      if (dirichlet[f] && fieldWeights[f] > 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The one Dirichlet-smoothed field with a weight when every other field has weight 0, else -1:
+   * then an entity without any query term scores lower the longer that field. */
+  int soleDirichletField() {
+    int sole = -1;
+    for (int f = 0; f < fields.length; f++) {
+      if (fieldWeights[f] > 0) {
+        if (!dirichlet[f] || sole >= 0) {
+          return -1;
+        }
+        sole = f;
+      }
+    }
+    return sole;
+  }
+
+  /** log score(e, q) (Eq. 16) from the entity's term frequencies n(t, e_f) at {@code freqs[t *
+   * fields + f]} and its field lengths {@code lengths[f][doc]}. */
+  double score(int doc, int[] freqs, int[][] lengths) {
+    double score = 0;
+    for (int t = 0; t < terms.length; t++) {
+      double mixture = 0;
+      for (int f = 0; f < fields.length; f++) {
+        mixture += fieldWeights[f] * fieldProbability(t, f, freqs[t * fields.length + f], lengths[f][doc]);
+      }
+      score += queryWeights[t] * (Math.log(mixture) - logCollection[t]);
+    }
+    return score;
+  }
+
+  /** p_f(t|e) (Eq. 12 with JM smoothing, or Dirichlet smoothing). */
+  private double fieldProbability(int t, int f, int freq, int length) {
+    double background = collection[t][f];
+    if (dirichlet[f]) {
+      return (freq + smoothing[f] * background) / (length + smoothing[f]);
+    }
+    double foreground = length == 0 ? 0 : freq / (double) length;
+    return (1 - smoothing[f]) * foreground + smoothing[f] * background;
+  }
+}

@@ -1,0 +1,265 @@
+"""Retrieval models (methods.md §4) as plain parameter objects, and their command-line names.
+
+* :class:`LanguageModel`: a mixture of per-field language models (MLM, Eq. 12-13) scored by the
+  normalized query likelihood (Eq. 16). :func:`mlm` (names 0.2 / content 0.8, Jelinek-Mercer
+  lambda = 0.1), :func:`lm` (one field, Jelinek-Mercer) and :func:`lm_dirichlet` (one field,
+  Dirichlet) are its usual instances.
+* :class:`BM25` (one field) and :class:`BM25F` (Lucene's CombinedFieldQuery over several fields),
+  Lucene's own scoring (its norms are lossy; the exact field lengths matter only to the language
+  models).
+* :class:`Rerank`: BM25 top ``depth``, re-ranked by an exact language model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from indexing.errors import ElqueryError
+from indexing.index_format import FIELDS
+
+DEFAULT_FIELD_WEIGHTS = {"names": 0.2, "content": 0.8}
+DEFAULT_LAMBDA = 0.1
+DEFAULT_MU = 2000.0
+
+
+@dataclass(frozen=True)
+class JelinekMercer:
+    """p_f(t|e) = (1 - lambda) n(t, e_f)/|e_f| + lambda P(t|C_f) (Eq. 12); an empty field gives
+    lambda P(t|C_f)."""
+
+    lambda_: float = DEFAULT_LAMBDA
+
+    def __post_init__(self) -> None:
+        if not 0 < self.lambda_ <= 1:
+            raise ElqueryError(f"Jelinek-Mercer lambda must be in (0, 1], got {self.lambda_}")
+
+    def request(self) -> str:
+        return f"jm\t{self.lambda_!r}"
+
+
+@dataclass(frozen=True)
+class Dirichlet:
+    """p_f(t|e) = (n(t, e_f) + mu P(t|C_f)) / (|e_f| + mu)."""
+
+    mu: float = DEFAULT_MU
+
+    def __post_init__(self) -> None:
+        if not (self.mu > 0 and math.isfinite(self.mu)):
+            raise ElqueryError(f"Dirichlet mu must be positive, got {self.mu}")
+
+    def request(self) -> str:
+        return f"dirichlet\t{self.mu!r}"
+
+
+Smoothing = JelinekMercer | Dirichlet
+
+
+@dataclass(frozen=True)
+class FieldModel:
+    """One field of a mixture: its weight mu_f and its smoothing."""
+
+    field: str
+    weight: float
+    smoothing: Smoothing = JelinekMercer()
+
+
+@dataclass(frozen=True)
+class LanguageModel:
+    """P(t|theta_e) = sum_f mu_f p_f(t|e) (Eq. 12-13), ranked by the normalized query likelihood
+    (Eq. 16). The weights must sum to 1."""
+
+    fields: tuple[FieldModel, ...]
+    name: str = "mlm"
+
+    def __post_init__(self) -> None:
+        names = [f.field for f in self.fields]
+        for name in names:
+            if name not in FIELDS:
+                raise ElqueryError(f"unknown field {name!r}; fields are {', '.join(FIELDS)}")
+        if len(set(names)) != len(names) or not names:
+            raise ElqueryError(f"a language model needs distinct fields, got {names}")
+        if any(not (f.weight >= 0 and math.isfinite(f.weight)) for f in self.fields):
+            raise ElqueryError("field weights must be non-negative")
+        total = sum(f.weight for f in self.fields)
+        if abs(total - 1) > 1e-9:
+            raise ElqueryError(f"field weights must sum to 1, got {total:g}")
+
+    def request_lines(self) -> list[str]:
+        return [f"field\t{f.field}\t{f.weight!r}\t{f.smoothing.request()}" for f in self.fields]
+
+
+@dataclass(frozen=True)
+class BM25:
+    """Lucene BM25 on one field (Anserini's defaults k1 = 0.9, b = 0.4)."""
+
+    field: str = "content"
+    k1: float = 0.9
+    b: float = 0.4
+    name: str = "bm25"
+
+    def __post_init__(self) -> None:
+        if self.field not in FIELDS:
+            raise ElqueryError(f"unknown field {self.field!r}; fields are {', '.join(FIELDS)}")
+        _check_bm25(self.k1, self.b)
+
+    def request_line(self) -> str:
+        return f"bm25\t{self.field}\t{self.k1!r}\t{self.b!r}"
+
+
+@dataclass(frozen=True)
+class BM25F:
+    """Lucene's BM25F (CombinedFieldQuery): field term frequencies and lengths are combined with
+    the field weights (each at least 1) before BM25 saturation."""
+
+    field_weights: tuple[tuple[str, float], ...] = (("names", 2.0), ("content", 1.0))
+    k1: float = 0.9
+    b: float = 0.4
+    name: str = "bm25f"
+
+    def __post_init__(self) -> None:
+        for name, weight in self.field_weights:
+            if name not in FIELDS:
+                raise ElqueryError(f"unknown field {name!r}; fields are {', '.join(FIELDS)}")
+            if not (weight >= 1 and math.isfinite(weight)):
+                raise ElqueryError(f"BM25F field weights must be at least 1, got {name}={weight}")
+        _check_bm25(self.k1, self.b)
+
+    def request_line(self) -> str:
+        weights = "\t".join(f"{name}\t{weight!r}" for name, weight in self.field_weights)
+        return f"bm25f\t{self.k1!r}\t{self.b!r}\t{weights}"
+
+
+def _check_bm25(k1: float, b: float) -> None:
+    if not (k1 >= 0 and math.isfinite(k1)) or not 0 <= b <= 1:
+        raise ElqueryError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
+
+
+@dataclass(frozen=True)
+class Rerank:
+    """First-stage BM25 top ``depth``, re-ranked by the exact language model."""
+
+    first: BM25 | BM25F
+    then: LanguageModel
+    depth: int = 1000
+    name: str = "bm25-mlm"
+
+    def __post_init__(self) -> None:
+        if self.depth < 1:
+            raise ElqueryError(f"re-ranking depth must be at least 1, got {self.depth}")
+
+
+Model = LanguageModel | BM25 | BM25F | Rerank
+
+
+def mlm(
+    field_weights: Mapping[str, float] = DEFAULT_FIELD_WEIGHTS,
+    smoothing: float | Smoothing | Mapping[str, float | Smoothing] = DEFAULT_LAMBDA,
+) -> LanguageModel:
+    """MLM (Eq. 12-13): per-field weights, and one smoothing for all fields (a float is a
+    Jelinek-Mercer lambda) or one per field."""
+
+    def smoothing_of(name: str) -> Smoothing:
+        value = smoothing.get(name, DEFAULT_LAMBDA) if isinstance(smoothing, Mapping) else smoothing
+        return value if isinstance(value, JelinekMercer | Dirichlet) else JelinekMercer(float(value))
+
+    return LanguageModel(tuple(FieldModel(f, float(w), smoothing_of(f)) for f, w in field_weights.items()))
+
+
+def lm(field: str = "content", lambda_: float = DEFAULT_LAMBDA) -> LanguageModel:
+    """Query likelihood with Jelinek-Mercer smoothing on one field."""
+    return LanguageModel((FieldModel(field, 1.0, JelinekMercer(lambda_)),), name="lm")
+
+
+def lm_dirichlet(field: str = "content", mu: float = DEFAULT_MU) -> LanguageModel:
+    """Query likelihood with Dirichlet smoothing on one field."""
+    return LanguageModel((FieldModel(field, 1.0, Dirichlet(mu)),), name="lm-dirichlet")
+
+
+# --- command-line names -------------------------------------------------------------------------
+
+MODEL_HELP = {
+    "mlm": "MLM (Eq. 12-13) + Eq. 16; params weight.FIELD (names 0.2, content 0.8), lambda (0.1), "
+    "lambda.FIELD, mu.FIELD (Dirichlet for that field)",
+    "lm": "Jelinek-Mercer LM; params field (content), lambda (0.1)",
+    "lm-dirichlet": "Dirichlet LM; params field (content), mu (2000)",
+    "bm25": "Lucene BM25; params field (content), k1 (0.9), b (0.4)",
+    "bm25f": "Lucene BM25F; params weight.FIELD (names 2, content 1; >= 1), k1 (0.9), b (0.4)",
+    "bm25-mlm": "BM25 top depth (1000) re-ranked by exact MLM; params depth, bm25.k1, bm25.b, "
+    "bm25.field and the mlm params",
+}
+
+
+def parse_params(items: list[str]) -> dict[str, str]:
+    """``name=value`` strings into a dict (a later value wins)."""
+    params = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ElqueryError(f"--param {item!r}: expected name=value")
+        params[name.strip()] = value.strip()
+    return params
+
+
+class _Params:
+    """``--param`` values, taken one by one; what is left at the end was not understood."""
+
+    def __init__(self, params: Mapping[str, str]) -> None:
+        self.remaining = dict(params)
+
+    def has(self, key: str) -> bool:
+        return key in self.remaining
+
+    def text(self, key: str, default: str) -> str:
+        return self.remaining.pop(key, default)
+
+    def number(self, key: str, default: float) -> float:
+        text = self.remaining.pop(key, None)
+        if text is None:
+            return default
+        try:
+            return float(text)
+        except ValueError:
+            raise ElqueryError(f"--param {key}={text}: not a number") from None
+
+    def whole(self, key: str, default: int) -> int:
+        value = self.number(key, default)
+        if value != int(value):
+            raise ElqueryError(f"--param {key}={value:g}: not a whole number")
+        return int(value)
+
+
+def model_from_name(name: str, params: Mapping[str, str]) -> Model:
+    """The model called ``name`` on the command line, with its ``--param`` values."""
+    if name not in MODEL_HELP:
+        raise ElqueryError(f"unknown model {name!r}; models are {', '.join(MODEL_HELP)}")
+    p = _Params(params)
+    model: Model
+    if name == "lm":
+        model = lm(p.text("field", "content"), p.number("lambda", DEFAULT_LAMBDA))
+    elif name == "lm-dirichlet":
+        model = lm_dirichlet(p.text("field", "content"), p.number("mu", DEFAULT_MU))
+    elif name == "bm25":
+        model = BM25(p.text("field", "content"), p.number("k1", 0.9), p.number("b", 0.4))
+    elif name == "bm25f":
+        weights = tuple((f, p.number(f"weight.{f}", w)) for f, w in BM25F().field_weights)
+        model = BM25F(weights, p.number("k1", 0.9), p.number("b", 0.4))
+    elif name == "mlm":
+        model = _mlm(p)
+    else:
+        first = BM25(p.text("bm25.field", "content"), p.number("bm25.k1", 0.9), p.number("bm25.b", 0.4))
+        model = Rerank(first, _mlm(p), p.whole("depth", 1000))
+    if p.remaining:
+        raise ElqueryError(f"model {name} has no parameter {', '.join(sorted(p.remaining))}; see --help")
+    return model
+
+
+def _mlm(p: _Params) -> LanguageModel:
+    weights = {f: p.number(f"weight.{f}", w) for f, w in DEFAULT_FIELD_WEIGHTS.items()}
+    default = p.number("lambda", DEFAULT_LAMBDA)
+    smoothing: dict[str, Smoothing] = {
+        f: Dirichlet(p.number(f"mu.{f}", DEFAULT_MU)) if p.has(f"mu.{f}") else JelinekMercer(p.number(f"lambda.{f}", default))
+        for f in weights
+    }
+    return mlm(weights, smoothing)

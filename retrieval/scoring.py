@@ -1,0 +1,141 @@
+"""Candidate scoring (methods.md §4): score a given set of entities for a query.
+
+The score of entity e for query q is the normalized query likelihood of Eq. 16,
+
+    log score(e, q) = sum_{t in q} P(t|q) [log P(t|theta_e) - log P(t|C)],
+
+with P(t|theta_e) the model's mixture of smoothed field language models (MLM, Eq. 12-13), plus
+log P(e) when an :class:`EntityPrior` is given (uniform by default: nothing added). Query text is
+analyzed with the index's own analyzer; terms absent from the collection are skipped, but count in
+|q|. The reported score is exp(log score), a likelihood ratio comparable across queries.
+
+This is the linking hot path: the candidates' term frequencies are read in Java by advancing
+each query term's postings over the sorted candidate docids (``retrieval/java``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from indexing.entity_index import EntityIndex
+from indexing.errors import ElqueryError
+from retrieval import lucene
+from retrieval.models import DEFAULT_FIELD_WEIGHTS, DEFAULT_LAMBDA, LanguageModel, Smoothing, mlm
+
+Query = str | Sequence[str]
+"""Query text (analyzed with the index's analyzer) or a sequence of already analyzed terms."""
+
+
+@dataclass(frozen=True)
+class AnalyzedQuery:
+    """The analyzed terms of a query, in order; |q| = len(terms)."""
+
+    terms: tuple[str, ...]
+
+    def counts(self) -> list[tuple[str, int]]:
+        """Distinct terms with n(t, q), in order of first occurrence."""
+        return list(Counter(self.terms).items())
+
+    def request_lines(self) -> list[str]:
+        return [f"length\t{len(self.terms)}", *(f"term\t{n}\t{t}" for t, n in self.counts())]
+
+
+def analyze(index: EntityIndex, query: Query) -> AnalyzedQuery:
+    """Analyze query text with the index's analyzer; a sequence of terms is taken as analyzed."""
+    if isinstance(query, str):
+        return AnalyzedQuery(tuple(index.analyze(query)))
+    terms = tuple(query)
+    if any(not t or any(c in t for c in "\t\n\r") for t in terms):
+        raise ElqueryError(f"query terms must be non-empty and hold no tab or newline: {terms!r}")
+    return AnalyzedQuery(terms)
+
+
+@dataclass(frozen=True)
+class QueryLikelihood:
+    """Eq. 16 for one entity: ``log_score`` and ``score`` = exp(log_score)."""
+
+    log_score: float
+
+    @property
+    def score(self) -> float:
+        return math.exp(self.log_score)
+
+
+@dataclass(frozen=True, eq=False)
+class EntityPrior:
+    """An entity prior: log P(e) for every docid, added to the log score."""
+
+    log_weights: np.ndarray
+
+    @classmethod
+    def from_probabilities(cls, index: EntityIndex, probabilities: Mapping[str, float], default: float) -> EntityPrior:
+        """P(e) for the listed entities, ``default`` for the others; all must be positive."""
+        weights = np.full(len(index.entity_ids), default, dtype=np.float64)
+        for entity, p in probabilities.items():
+            docid = index.docid(entity)
+            if docid is not None:
+                weights[docid] = p
+        if not np.all(weights > 0):
+            raise ElqueryError("prior probabilities must be positive")
+        return cls(np.log(weights))
+
+
+class EntityScorer:
+    """Scores candidate entities under a language model (Eq. 12-13, 16)."""
+
+    def __init__(self, index: EntityIndex, model: LanguageModel | None = None, prior: EntityPrior | None = None) -> None:
+        self.index = index
+        self.model = model or mlm()
+        self.prior = prior
+        if prior is not None and len(prior.log_weights) != len(index.entity_ids):
+            raise ElqueryError(f"the prior has {len(prior.log_weights)} weights for {len(index.entity_ids)} entities")
+
+    def log_scores(self, query: Query, docids: np.ndarray | None) -> lucene.Scores:
+        """Log scores of the given docids (any order, no repeats; None: every entity), aligned
+        with them, and the number of query terms known to the collection."""
+        request = [*self.model.request_lines(), *analyze(self.index, query).request_lines()]
+        if docids is None:
+            result = lucene.score(self.index.leaf, "\n".join(request))
+            scores = result.scores.copy()
+            docids = np.arange(len(scores))
+        else:
+            docids = np.asarray(docids, dtype=np.int32)
+            order = np.argsort(docids, kind="stable")
+            request.append(f"docids\t{lucene.encode_docids(docids[order])}")
+            result = lucene.score(self.index.leaf, "\n".join(request))
+            scores = np.empty(len(docids), dtype=np.float64)
+            scores[order] = result.scores
+        if self.prior is not None:
+            scores += self.prior.log_weights[docids]
+        return lucene.Scores(result.known_terms, scores)
+
+    def score_candidates(self, query: Query, entity_ids: Iterable[str]) -> dict[str, float]:
+        """Log score (Eq. 16) of every given entity that is in the index (others are left out),
+        in the order given."""
+        entities = [e for e in dict.fromkeys(entity_ids) if self.index.docid(e) is not None]
+        docids = np.array([self.index.docid(e) for e in entities], dtype=np.int32)
+        return dict(zip(entities, self.log_scores(query, docids).scores.tolist()))
+
+    def normalized_query_likelihood(self, query: Query, entity_ids: Iterable[str]) -> dict[str, QueryLikelihood]:
+        """Eq. 16 as (log score, exp score) for every given entity that is in the index."""
+        return {e: QueryLikelihood(s) for e, s in self.score_candidates(query, entity_ids).items()}
+
+
+class MLMScorer(EntityScorer):
+    """:class:`EntityScorer` for MLM (Eq. 12-13): field weights and Jelinek-Mercer lambda (one for
+    all fields, or per field; a :class:`~retrieval.models.Dirichlet` value smooths that field
+    with Dirichlet instead)."""
+
+    def __init__(
+        self,
+        index: EntityIndex,
+        field_weights: Mapping[str, float] = DEFAULT_FIELD_WEIGHTS,
+        smoothing: float | Smoothing | Mapping[str, float | Smoothing] = DEFAULT_LAMBDA,
+        prior: EntityPrior | None = None,
+    ) -> None:
+        super().__init__(index, mlm(field_weights, smoothing), prior)

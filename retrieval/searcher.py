@@ -1,0 +1,151 @@
+"""Whole-index entity ranking (methods.md §4, entity retrieval) and the Python API for experiments.
+
+``Searcher(index).rank(query, model, k)`` returns the exact top k entities:
+
+* language models (LM, Dirichlet LM, MLM; Eq. 12-13 ranked by Eq. 16): an entity holding none of
+  the query terms has the smoothing-only score, so only the entities in the terms' postings are
+  scored one by one (in Java); the rest join in entity-id (or field-length) order. A query with no
+  term in the collection ranks nothing (every entity would score 0). With an entity prior every
+  entity is scored.
+* BM25 / BM25F: Lucene's IndexSearcher with BM25Similarity; docids map to entity ids through the
+  index's id list, no stored document is loaded, and tied scores are not rounded.
+* Rerank: BM25 top ``depth``, re-scored exactly by the language model.
+
+Ties are ordered by entity id, always.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from types import TracebackType
+
+import numpy as np
+
+from indexing.entity_index import EntityIndex
+from indexing.errors import ElqueryError
+from retrieval import lucene
+from retrieval.models import BM25, BM25F, LanguageModel, Model, Rerank, mlm
+from retrieval.scoring import AnalyzedQuery, EntityPrior, EntityScorer, Query, analyze
+
+
+@dataclass(frozen=True, slots=True)
+class RankedEntity:
+    """One line of a ranking. ``score`` is the log score of Eq. 16 for language models (plus the
+    log prior, if any) and Lucene's score for BM25."""
+
+    rank: int
+    entity: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class EntityScore:
+    """An entity's normalized query likelihood (Eq. 16): ``log_score`` and ``score`` = exp of it."""
+
+    entity: str
+    log_score: float
+    score: float
+
+
+class Searcher:
+    """Ranks and scores the entities of one index. Safe to share between threads."""
+
+    def __init__(self, index: EntityIndex | Path | str) -> None:
+        self._owned = not isinstance(index, EntityIndex)
+        self.index = EntityIndex(index) if self._owned else index
+        assert isinstance(self.index, EntityIndex)
+
+    # --- tie order ----------------------------------------------------------------------------
+
+    @cached_property
+    def _id_rank(self) -> np.ndarray:
+        """Position of every docid in entity-id order; also given to the Java helper."""
+        ids = self.index.entity_ids
+        by_id = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int32)
+        lucene.install(self.index.leaf, by_id)
+        rank = np.empty(len(ids), dtype=np.int64)
+        rank[by_id] = np.arange(len(ids))
+        return rank
+
+    def prepare(self) -> None:
+        """Do the one-time set-up (entity-id order, Java helper) now rather than on first use."""
+        _ = self._id_rank
+
+    # --- API ----------------------------------------------------------------------------------
+
+    def rank(self, query: Query, model: Model | None = None, k: int = 1000, prior: EntityPrior | None = None) -> list[RankedEntity]:
+        """The top ``k`` entities for ``query`` (default model: MLM, names 0.2 / content 0.8,
+        lambda 0.1), best first, ties by entity id."""
+        if k < 0:
+            raise ElqueryError(f"k must be non-negative, got {k}")
+        model = model or mlm()
+        analyzed = analyze(self.index, query)
+        if isinstance(model, LanguageModel):
+            docids, scores = self._rank_language_model(analyzed, model, k, prior)
+        elif isinstance(model, BM25 | BM25F):
+            if prior is not None:
+                raise ElqueryError("an entity prior applies to language models only")
+            docids, scores = self._bm25(analyzed, model, k)
+        else:
+            docids, scores = self._rerank(analyzed, model, k, prior)
+        entities = self.index.entity_ids
+        return [RankedEntity(r, entities[d], s) for r, (d, s) in enumerate(zip(docids.tolist(), scores.tolist()), 1)]
+
+    def score(
+        self, query: Query, entity_ids: list[str], model: LanguageModel | None = None, prior: EntityPrior | None = None
+    ) -> list[EntityScore]:
+        """Eq. 16 for each given entity that is in the index, in the order given."""
+        scores = EntityScorer(self.index, model, prior).score_candidates(query, entity_ids)
+        return [EntityScore(e, s, float(np.exp(s))) for e, s in scores.items()]
+
+    # --- models -------------------------------------------------------------------------------
+
+    def _rank_language_model(
+        self, query: AnalyzedQuery, model: LanguageModel, k: int, prior: EntityPrior | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        if prior is None:
+            request = [*model.request_lines(), *query.request_lines(), f"k\t{k}"]
+            self.prepare()
+            top = lucene.top(self.index.leaf, "\n".join(request))
+            return top.docids, top.scores
+        result = EntityScorer(self.index, model, prior).log_scores(query.terms, None)
+        if not result.known_terms:
+            return np.empty(0, dtype=np.int32), np.empty(0)
+        return self._best(np.arange(len(result.scores), dtype=np.int32), result.scores, k)
+
+    def _bm25(self, query: AnalyzedQuery, model: BM25 | BM25F, k: int) -> tuple[np.ndarray, np.ndarray]:
+        request = [model.request_line(), f"k\t{k}", *(f"term\t{n}\t{t}" for t, n in query.counts())]
+        self.prepare()
+        top = lucene.top(self.index.leaf, "\n".join(request), bm25=True)
+        return top.docids, top.scores
+
+    def _rerank(self, query: AnalyzedQuery, model: Rerank, k: int, prior: EntityPrior | None) -> tuple[np.ndarray, np.ndarray]:
+        first, _ = self._bm25(query, model.first, model.depth)
+        scores = EntityScorer(self.index, model.then, prior).log_scores(query.terms, first).scores
+        return self._best(first, scores, k)
+
+    def _best(self, docids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The top k of (docids, scores) by score descending, then entity id."""
+        if len(scores) > k:
+            threshold = np.partition(scores, len(scores) - k)[len(scores) - k] if k else np.inf
+            keep = scores >= threshold
+            docids, scores = docids[keep], scores[keep]
+        order = np.lexsort((self._id_rank[docids], -scores))[:k]
+        return docids[order], scores[order]
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the index if this searcher opened it."""
+        if self._owned:
+            self.index.close()
+
+    def __enter__(self) -> Searcher:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
