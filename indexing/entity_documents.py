@@ -189,10 +189,13 @@ def build_documents(
     for subject, statements in groups.items():
         if not statements.indexable:
             continue
-        names = [v for p, v in statements.literals if p in (RDFS_LABEL, FOAF_NAME)]
-        names += [resolve(r) for r in statements.redirects]
-        content = [v for p, v in statements.literals if p in predicates]
-        content += [resolve(v) for p, v in statements.iris if p in predicates]
+        # Sorted: the order of the statements in the partition files depends on how the dump
+        # files were spread over the spill workers (--threads); the documents must not.
+        literals, iris = sorted(statements.literals), sorted(statements.iris)
+        names = [v for p, v in literals if p in (RDFS_LABEL, FOAF_NAME)]
+        names += [resolve(r) for r in sorted(statements.redirects)]
+        content = [v for p, v in literals if p in predicates]
+        content += [resolve(v) for p, v in iris if p in predicates]
         eid = entity_id(subject)
         assert eid is not None  # spill() keeps DBpedia resources only
         documents.append(EntityDocument(eid, tuple(names), tuple(content)))

@@ -52,6 +52,7 @@ _TRIPLE = re.compile(
     re.VERBOSE,
 )
 _ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 
 
@@ -68,10 +69,18 @@ def _unescape_match(match: re.Match[str]) -> str:
 
 
 def unescape(text: str) -> str:
-    """Resolve N-Triples escapes: ``\\t \\b \\n \\r \\f \\" \\' \\\\ \\uXXXX \\UXXXXXXXX``."""
+    """Resolve N-Triples escapes: ``\\t \\b \\n \\r \\f \\" \\' \\\\ \\uXXXX \\UXXXXXXXX``.
+    UTF-16 surrogate pairs written as two ``\\u`` escapes (as Java tools do) become one character;
+    an unpaired surrogate is malformed (``ValueError``): it could not be written as UTF-8."""
     if "\\" not in text:
         return text
-    return _ESCAPE.sub(_unescape_match, text)
+    result = _ESCAPE.sub(_unescape_match, text)
+    if _SURROGATE.search(result):
+        try:
+            result = result.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+        except UnicodeDecodeError:
+            raise ValueError("unpaired UTF-16 surrogate escape") from None
+    return result
 
 
 def parse_line(line: str) -> Triple | None:

