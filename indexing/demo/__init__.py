@@ -12,6 +12,8 @@ See README.md in this folder for the files and the example queries the KB is des
 
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 
 DEMO_DIR = Path(__file__).parent
@@ -39,3 +41,34 @@ def dumps() -> list[Path]:
 def facc_files() -> list[Path]:
     """The demo FACC count files (``surface form<TAB>Freebase mid<TAB>count``, no header)."""
     return [DEMO_DIR / name for name in FACC_NAMES]
+
+
+def cache_dir() -> Path:
+    """Where built demo artefacts live: ``$ELQUERY_CACHE`` or ``~/.cache/elquery``."""
+    return Path(os.environ.get("ELQUERY_CACHE") or Path.home() / ".cache" / "elquery")
+
+
+def _fingerprint() -> str:
+    """A digest of the demo files, so edited demo data is rebuilt, never served stale."""
+    digest = hashlib.sha256()
+    for path in (*dumps(), *facc_files()):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def demo_artefacts() -> tuple[Path, Path]:
+    """(index, surface forms) of the demo KB, built on first use into :func:`cache_dir`.
+
+    Both are built with the same code a user runs on real dumps (``elquery index dbpedia`` and
+    ``elquery index surface-forms --facc``), each into a temporary path renamed on success, so a
+    crashed first run leaves nothing half-built behind."""
+    from indexing.build_index import build_dbpedia_index
+    from indexing.surface_forms import BuildOptions, build_store
+
+    root = cache_dir() / f"demo-{_fingerprint()}"
+    index, surface_forms = root / "index", root / "surface_forms.db"
+    if not index.exists():
+        build_dbpedia_index(dumps(), index, threads=1)
+    if not surface_forms.exists():
+        build_store(surface_forms, BuildOptions(tuple(dumps()), tuple(facc_files()), workers=1, progress=False))
+    return index, surface_forms
