@@ -1,0 +1,68 @@
+"""The linking backend of experiments: :class:`linking.linker.Linker` for CMNS, MLM, MLMc and
+MLMcg (methods.md §3-4), :class:`linking.tagme.TagmeLinker` for TAGME (§6), and the surface-form
+store for mention detection (§3), over the artefacts an experiment description names.
+
+TAGME runs with rho_NA = 0, so its annotations keep their rho and the sweep applies each rho_NA
+threshold afterwards (pruning is the last step of TAGME, so this equals running it with that
+threshold). TAGME ignores the whitelist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from indexing.surface_forms.store import SurfaceFormStore
+from linking.experiments.config import TAGME, ExperimentConfig
+from linking.experiments.sweep import Progress, file_identity
+from linking.linker import Linker
+from linking.mentions import detect, query_tokens, read_whitelist
+from linking.methods import uses_mlm
+from linking.tagme import TagmeLinker
+from linking.types import Candidate, LinkResult
+
+
+class LinkerBackend:
+    """Links queries with the configured artefacts, in ``workers`` processes."""
+
+    def __init__(self, config: ExperimentConfig, workers: int = 1) -> None:
+        self.config = config
+        self.workers = workers
+        self.whitelist = None if config.whitelist is None else read_whitelist(config.whitelist)
+
+    def identity(self, method: str) -> Any:
+        """The artefacts ``method`` reads (``"candidates"``: mention detection)."""
+        config = self.config
+        if method == TAGME:
+            assert config.tagme is not None
+            return {"tagme": file_identity(config.tagme)}
+        whitelist = None if config.whitelist is None else file_identity(config.whitelist)
+        identity = {"surface_forms": file_identity(config.surface_forms), "whitelist": whitelist}
+        if method != "candidates" and uses_mlm(method):
+            identity["index"] = file_identity(config.index)
+        return identity
+
+    def link(self, method: str, commonness_threshold: float | None, queries: Mapping[str, str],
+             progress: Progress) -> Iterator[LinkResult]:
+        if method == TAGME:
+            assert self.config.tagme is not None
+            with TagmeLinker(self.config.tagme, rho_na=0.0) as tagme:
+                yield from self._results(tagme.link_many(queries.items(), workers=self.workers), progress)
+            return
+        linker = Linker(self.config.index if uses_mlm(method) else None, self.config.surface_forms,
+                        method, commonness_threshold=commonness_threshold, whitelist=self.whitelist)
+        yield from self._results(linker.link_many(queries.items(), workers=self.workers), progress)
+
+    @staticmethod
+    def _results(results: Iterator[LinkResult], progress: Progress) -> Iterator[LinkResult]:
+        for result in results:
+            yield result
+            progress(1)
+
+    def candidates(self, queries: Mapping[str, str], progress: Progress
+                   ) -> Iterator[tuple[str, list[Candidate]]]:
+        with SurfaceFormStore(self.config.surface_forms) as store:
+            for qid, query in queries.items():
+                tokens = query_tokens(query)
+                yield qid, detect(tokens, store.lookup_spans(tokens), 0.0, self.whitelist)
+                progress(1)

@@ -1,0 +1,41 @@
+"""Command line: ``elquery experiment CONFIG --out DIR [--workers N]`` (methods.md §7-8)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``experiment`` command to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "experiment", help="parameter sweeps, cross-validation, significance and tables from a config",
+        description="Run an experiment description (TOML): sweep each method's parameters (c, s), "
+        "choose them by cross-validation on the training folds, evaluate the test-fold results, "
+        "test significance against the baseline (paired t-test) and write every run file, the "
+        "chosen parameters per fold, per-query scores and Markdown tables in the layout of the "
+        "ICTIR'15 tables into DIR. Finished runs are reused when re-run (content-hashed by their "
+        "inputs and parameters). Ready configs: linking/experiments/configs/{y-erd,erd-dev}.toml.")
+    parser.add_argument("config", metavar="CONFIG", help="experiment description (TOML)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
+    parser.add_argument("--workers", type=_positive_int, default=1,
+                        help="linking processes (default: 1)")
+    parser.set_defaults(func=_run)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be a positive integer")
+    return value
+
+
+def _run(args: argparse.Namespace) -> int:
+    from linking.experiments.runner import run_experiment
+
+    result = run_experiment(args.config, args.out, workers=args.workers)
+    print(result.report, end="")
+    return 0

@@ -1,0 +1,313 @@
+"""Experiment descriptions (methods.md §7-8): a TOML file naming the index, surface forms, query
+set and qrels, the methods of each task with the parameter values to sweep, the cross-validation
+scheme and the metric to optimize. Read with the standard library's :mod:`tomllib`.
+
+Paths may use ``${NAME}`` or ``${NAME:-default}`` (environment variables); a relative path (after
+expansion) is relative to the config file's folder. Every mistake, including an unknown key, is
+reported in one line naming the file and the config key. Keys (defaults in brackets)::
+
+    name = "Y-ERD"                  # [the file name]
+    index = "..."                   # entity index (MLM, MLMc, MLMcg)
+    surface_forms = "..."           # surface-form store (mention detection, commonness)
+    tagme = "..."                   # TAGME artefact, needed by a TAGME method
+    whitelist = "..."               # optional: keep only these entities (not applied to TAGME)
+    queries = "queries.json"        # {"qid": "text"} JSON or qid<TAB>text lines
+
+    [crossval]
+    scheme = "sessions"             # ["sessions"]: k folds, a session (qid prefix) in one fold;
+                                    # or "leave-one-out"
+    folds = 5                       # [5], sessions only
+    seed = 0                        # [0]
+    session_separator = "_"         # ["_"]
+
+    [interpretation_finding]        # optional; ELQ qrels, strict/lean P R F
+    qrels = "qrels-elq.txt"
+    metric = "strict.F"             # [strict.F]; strict|lean|entity . P|R|F
+    baseline = "TAGME"              # optional: a method label, for significance markers
+    [[interpretation_finding.methods]]
+    method = "mlmcg"                # cmns, mlm, mlmc, mlmcg or tagme
+    finder = "gif"                  # ["gif"] or "top-ranked" (not for tagme)
+    commonness_threshold = 0.1      # [per method]; a number or a list to sweep
+    gif_threshold = [1, 5, 20]      # GIF's s: a number or a list to sweep (required for gif)
+    rho_threshold = 0.1             # TAGME's rho_NA [0.1]; a number or a list to sweep
+    label = "GIF-MLMcg"             # [e.g. GIF-MLMcg, TopRanked-CMNS, TAGME]
+
+    [semantic_mapping]              # optional; TREC qrels, MAP, S@1, MRR
+    qrels = "qrels-er.txt"
+    metric = "map"                  # [map]; any rank metric of ``elquery evaluate rank``
+    baseline = "CMNS"
+    [[semantic_mapping.methods]]
+    method = "cmns"                 # cmns, mlm, mlmc or mlmcg; commonness_threshold, label
+
+    [mention_detection]             # optional; recall per source: KB, Web, KB+Web
+    qrels = "qrels-elq.txt"         # [interpretation_finding.qrels]
+    commonness_threshold = 0        # [0]: Web counts pairs with commonness > 0 and >= this
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluation.rank import parse_metric
+from indexing.errors import ElqueryError
+from linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
+
+TAGME = "tagme"
+GIF = "gif"
+TOP_RANKED = "top-ranked"
+FINDERS = (GIF, TOP_RANKED)
+SESSIONS = "sessions"
+LEAVE_ONE_OUT = "leave-one-out"
+SCHEMES = (SESSIONS, LEAVE_ONE_OUT)
+IF_METRICS = tuple(f"{kind}.{m}" for kind in ("strict", "lean", "entity") for m in "PRF")
+DISPLAY = {"cmns": "CMNS", "mlm": "MLM", "mlmc": "MLMc", "mlmcg": "MLMcg", TAGME: "TAGME"}
+# methods.md §6: TAGME's pruning threshold rho_NA for queries.
+DEFAULT_TAGME_THRESHOLD = 0.1
+
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One method of a task and its parameter grid: commonness thresholds c (§3) and, for GIF
+    and TAGME, score thresholds s (GIF's s of §5, TAGME's rho_NA of §6)."""
+
+    label: str
+    method: str
+    finder: str | None
+    commonness_thresholds: tuple[float, ...]
+    score_thresholds: tuple[float | None, ...]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Interpretation finding or semantic mapping: qrels, the metric optimized by
+    cross-validation, the baseline of the significance tests and the methods."""
+
+    qrels: Path
+    metric: str
+    baseline: str | None
+    methods: tuple[MethodSpec, ...]
+
+
+@dataclass(frozen=True)
+class MentionDetectionSpec:
+    """Mention-detection recall per surface-form source (§7), on the entities of ELQ qrels."""
+
+    qrels: Path
+    commonness_threshold: float
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Session-aware k folds or leave-one-out (§7, "Parameter selection")."""
+
+    scheme: str
+    folds: int
+    seed: int
+    session_separator: str
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """A parsed experiment description; paths are absolute."""
+
+    path: Path
+    name: str
+    index: Path
+    surface_forms: Path
+    tagme: Path | None
+    whitelist: Path | None
+    queries: Path
+    crossval: CrossValidation
+    interpretation_finding: TaskSpec | None
+    semantic_mapping: TaskSpec | None
+    mention_detection: MentionDetectionSpec | None
+
+
+class _Table:
+    """A TOML table being read: typed access by key, errors naming the dotted key."""
+
+    def __init__(self, file: Path, prefix: str, data: Mapping[str, Any]) -> None:
+        self.file, self.prefix, self.data = file, prefix, data
+        self.used: set[str] = set()
+
+    def key(self, name: str) -> str:
+        return f"{self.prefix}{name}"
+
+    def error(self, name: str, message: str) -> ElqueryError:
+        return ElqueryError(f"{self.file}: {self.key(name)}: {message}")
+
+    def get(self, name: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+        self.used.add(name)
+        if name not in self.data:
+            if default is ...:
+                raise self.error(name, "missing")
+            return default
+        value = self.data[name]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+            names = " or ".join(k.__name__ for k in kinds)
+            raise self.error(name, f"expected {names}, got {type(value).__name__} {value!r}")
+        return value
+
+    def table(self, name: str) -> _Table | None:
+        value = self.get(name, dict, None)
+        return None if value is None else _Table(self.file, f"{self.key(name)}.", value)
+
+    def path(self, name: str, required: bool = True) -> Path | None:
+        text = self.get(name, str, ... if required else None)
+        if text is None:
+            return None
+
+        def expand(match: re.Match[str]) -> str:
+            value = os.environ.get(match[1]) or match[2]
+            if value is None:
+                raise self.error(name, f"environment variable {match[1]} is not set")
+            return value
+
+        expanded = Path(_VARIABLE.sub(expand, text)).expanduser()
+        return (expanded if expanded.is_absolute() else self.file.parent / expanded).resolve()
+
+    def numbers(self, name: str, default: tuple[float, ...] | None = None) -> tuple[float, ...]:
+        value = self.get(name, (int, float, list), default if default is not None else ...)
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if not values:
+            raise self.error(name, "no value to sweep")
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v < 0:
+                raise self.error(name, f"expected a non-negative number, got {v!r}")
+        if len(set(values)) != len(values):
+            raise self.error(name, "a value is given twice")
+        return tuple(float(v) for v in values)
+
+    def check_unknown(self) -> None:
+        unknown = sorted(set(self.data) - self.used)
+        if unknown:
+            raise self.error(unknown[0], "unknown key")
+
+
+def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
+    """Read and check an experiment description (TOML)."""
+    file = Path(path).resolve()
+    try:
+        with open(file, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise ElqueryError(f"{file}: experiment config not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ElqueryError(f"{file}: not valid TOML ({exc})") from None
+    return parse_config(file, data)
+
+
+def parse_config(file: Path, data: Mapping[str, Any]) -> ExperimentConfig:
+    """Check an already parsed TOML document; ``file`` names it in errors and anchors relative
+    paths."""
+    top = _Table(file, "", data)
+    name = top.get("name", str, file.stem)
+    index = top.path("index")
+    surface_forms = top.path("surface_forms")
+    tagme = top.path("tagme", required=False)
+    whitelist = top.path("whitelist", required=False)
+    queries = top.path("queries")
+    crossval = _crossval(top.table("crossval") or _Table(file, "crossval.", {}))
+    if_table, sm_table = top.table("interpretation_finding"), top.table("semantic_mapping")
+    interpretation = None if if_table is None else _task(if_table, "if")
+    mapping = None if sm_table is None else _task(sm_table, "sm")
+    md_table = top.table("mention_detection")
+    mention = None
+    if md_table is not None:
+        qrels = md_table.path("qrels", required=interpretation is None)
+        threshold = md_table.numbers("commonness_threshold", (0.0,))
+        if len(threshold) != 1:
+            raise md_table.error("commonness_threshold", "expected one number")
+        md_table.check_unknown()
+        mention = MentionDetectionSpec(qrels or interpretation.qrels, threshold[0])  # type: ignore[union-attr]
+    top.check_unknown()
+    if interpretation is None and mapping is None and mention is None:
+        raise ElqueryError(f"{file}: nothing to run: add [interpretation_finding], "
+                           "[semantic_mapping] or [mention_detection]")
+    uses_tagme = any(m.method == TAGME for m in (interpretation.methods if interpretation else ()))
+    if uses_tagme and tagme is None:
+        raise top.error("tagme", "missing: a TAGME method needs the TAGME artefact")
+    return ExperimentConfig(file, name, index, surface_forms, tagme, whitelist, queries,  # type: ignore[arg-type]
+                            crossval, interpretation, mapping, mention)
+
+
+def _crossval(table: _Table) -> CrossValidation:
+    scheme = table.get("scheme", str, SESSIONS)
+    if scheme not in SCHEMES:
+        raise table.error("scheme", f"unknown scheme {scheme!r}; schemes are {', '.join(SCHEMES)}")
+    folds = table.get("folds", int, 5)
+    if scheme == LEAVE_ONE_OUT and "folds" in table.data:
+        raise table.error("folds", "leave-one-out has one fold per query; remove this key")
+    if folds < 2:
+        raise table.error("folds", f"need at least 2 folds, got {folds}")
+    seed = table.get("seed", int, 0)
+    separator = table.get("session_separator", str, "_")
+    if not separator:
+        raise table.error("session_separator", "must not be empty")
+    table.check_unknown()
+    return CrossValidation(scheme, folds, seed, separator)
+
+
+def _task(table: _Table, task: str) -> TaskSpec:
+    qrels = table.path("qrels")
+    metric = table.get("metric", str, "strict.F" if task == "if" else "map")
+    if task == "if" and metric not in IF_METRICS:
+        raise table.error("metric", f"unknown metric {metric!r}; use one of {', '.join(IF_METRICS)}")
+    if task == "sm":
+        try:
+            parse_metric(metric)
+        except ValueError as exc:
+            raise table.error("metric", str(exc)) from None
+    raw = table.get("methods", list)
+    if not raw:
+        raise table.error("methods", "no method given")
+    methods = []
+    for number, entry in enumerate(raw):
+        if not isinstance(entry, dict):
+            raise table.error(f"methods[{number}]", "expected a table ([[...methods]])")
+        methods.append(_method(_Table(table.file, f"{table.key('methods')}[{number}].", entry), task))
+    labels = [m.label for m in methods]
+    for label in labels:
+        if labels.count(label) > 1:
+            raise table.error("methods", f"label {label!r} is used twice")
+    baseline = table.get("baseline", str, None)
+    if baseline is not None and baseline not in labels:
+        raise table.error("baseline", f"{baseline!r} is not a method label ({', '.join(labels)})")
+    table.check_unknown()
+    return TaskSpec(qrels, metric, baseline, tuple(methods))  # type: ignore[arg-type]
+
+
+def _method(table: _Table, task: str) -> MethodSpec:
+    method = table.get("method", str)
+    allowed = METHODS + ((TAGME,) if task == "if" else ())
+    if method not in allowed:
+        raise table.error("method", f"unknown method {method!r}; methods are {', '.join(allowed)}")
+    finder = None
+    if task == "if" and method != TAGME:
+        finder = table.get("finder", str, GIF)
+        if finder not in FINDERS:
+            raise table.error("finder", f"unknown finder {finder!r}; finders are {', '.join(FINDERS)}")
+    commonness: tuple[float, ...] = ()
+    if method != TAGME:
+        commonness = table.numbers("commonness_threshold", (DEFAULT_COMMONNESS_THRESHOLD[method],))
+    scores: tuple[float | None, ...] = (None,)
+    if finder == GIF:
+        scores = table.numbers("gif_threshold")
+    elif method == TAGME:
+        scores = table.numbers("rho_threshold", (DEFAULT_TAGME_THRESHOLD,))
+    default_label = DISPLAY[method] if finder is None else (
+        f"GIF-{DISPLAY[method]}" if finder == GIF else f"TopRanked-{DISPLAY[method]}")
+    label = table.get("label", str, default_label)
+    if not label.strip() or "|" in label or "/" in label:
+        raise table.error("label", f"{label!r}: a label must be non-empty without '|' or '/'")
+    table.check_unknown()
+    return MethodSpec(label, method, finder, commonness, scores)

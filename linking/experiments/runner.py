@@ -1,0 +1,324 @@
+"""Run an experiment description end to end (methods.md §7-8): sweep every method over its
+parameter grid, choose the parameters by cross-validation on the training folds, evaluate the
+test-fold results, test significance against the baseline and write the tables.
+
+Files written under the output folder (each to a temporary name, renamed on success):
+
+* ``runs/<label>/<setting>.<hash>.{elq,trec}``: every swept run; ``cache/``: scored triples;
+* ``runs/<label>/cross-validated.{elq,trec}``: each query answered with its fold's parameters;
+* ``folds.tsv`` (qid, test fold), ``parameters.tsv`` (chosen setting per method and fold, with its
+  mean training objective), ``sweep.tsv`` (mean objective of every setting over all queries);
+* ``per_query.tsv``: task, method, qid, metric, value of the cross-validated runs and of
+  mention-detection recall per source;
+* ``results.md``: the tables in the layout of the ICTIR'15 tables.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+
+from evaluation.interpretation import evaluate_interpretations
+from evaluation.mentions import MentionRecall, mention_detection_recall
+from evaluation.rank import evaluate_rankings, relevant_entities
+from evaluation.readers import read_elq, read_trec_qrels, read_trec_run
+from indexing.errors import ElqueryError
+from linking.experiments.config import (IF_METRICS, LEAVE_ONE_OUT, ExperimentConfig, MethodSpec,
+                                        TaskSpec, load_config)
+from linking.experiments.crossval import Choice, combine, cross_validate
+from linking.experiments.folds import Fold, leave_one_out, session_folds
+from linking.experiments.sweep import Backend, RunStore, Setting, grid
+from linking.experiments.tables import (IF_COLUMNS, MD_COLUMNS, SM_COLUMNS, markdown_table,
+                                        significance, significance_note)
+from linking.output import output
+from linking.types import Candidate
+
+TASKS = {"if": "Interpretation finding", "sm": "Semantic mapping"}
+SOURCES = ("KB", "Web", "KB+Web")
+Scores = dict[str, dict[str, float]]  # metric -> qid -> score
+
+
+@dataclass(frozen=True)
+class MethodResult:
+    """One method of one task: the sweep, the choices per fold and the cross-validated
+    (test-fold) scores."""
+
+    task: str
+    spec: MethodSpec
+    choices: tuple[Choice[Setting], ...]
+    per_query: Mapping[str, Mapping[str, float]]
+    sweep: Mapping[Setting, Mapping[str, Mapping[str, float]]]
+    run: Path
+    runs: Mapping[Setting, Path]
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    def mean(self, metric: str) -> float:
+        """Macro average of ``metric`` over the scored queries."""
+        return fmean(self.per_query[metric].values())
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """Everything an experiment computed; :meth:`rows` and :meth:`summary` give plain records
+    (e.g. for ``pandas.DataFrame``)."""
+
+    config: ExperimentConfig
+    out_dir: Path
+    queries: int
+    folds: tuple[Fold, ...]
+    methods: tuple[MethodResult, ...]
+    mention_recall: Mapping[str, MentionRecall] = field(default_factory=dict)
+    report: str = ""
+
+    def method(self, task: str, label: str) -> MethodResult:
+        for result in self.methods:
+            if result.task == task and result.label == label:
+                return result
+        raise KeyError(f"no method {label!r} in task {task!r}")
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Per-query scores: task, method, qid, metric, value (mention detection: task ``md``,
+        method = surface-form source, metric ``recall``)."""
+        records = [{"task": m.task, "method": m.label, "qid": qid, "metric": metric, "value": value}
+                   for m in self.methods for metric, scores in m.per_query.items()
+                   for qid, value in scores.items()]
+        records += [{"task": "md", "method": source, "qid": qid, "metric": "recall", "value": value}
+                    for source, recall in self.mention_recall.items()
+                    for qid, value in recall.per_query.items()]
+        return records
+
+    def summary(self) -> list[dict[str, Any]]:
+        """Per task, method and metric: the mean, the number of queries, and the p-value of the
+        paired t-test against the task's baseline (None for the baseline itself)."""
+        records = []
+        for m in self.methods:
+            baseline = self.task_spec(m.task).baseline
+            for metric, scores in m.per_query.items():
+                p_value = None
+                if baseline is not None and baseline != m.label:
+                    p_value = significance(scores, self.method(m.task, baseline).per_query[metric])
+                records.append({"task": m.task, "method": m.label, "metric": metric,
+                                "value": fmean(scores.values()), "queries": len(scores),
+                                "p_value": p_value})
+        records += [{"task": "md", "method": source, "metric": "recall", "value": r.recall,
+                     "queries": r.queries, "p_value": None}
+                    for source, r in self.mention_recall.items()]
+        return records
+
+    def task_spec(self, task: str) -> TaskSpec:
+        """The configuration of task ``"if"`` or ``"sm"``."""
+        spec = self.config.interpretation_finding if task == "if" else self.config.semantic_mapping
+        assert spec is not None
+        return spec
+
+
+def run_experiment(config: ExperimentConfig | str | os.PathLike[str], out_dir: str | os.PathLike[str],
+                   workers: int = 1, backend: Backend | None = None, progress: bool = True
+                   ) -> ExperimentResult:
+    """Run an experiment description (a path or a parsed :class:`ExperimentConfig`) into
+    ``out_dir``. ``backend`` defaults to the linkers over the configured artefacts, run in
+    ``workers`` processes; ``progress`` shows progress bars on a terminal."""
+    if not isinstance(config, ExperimentConfig):
+        config = load_config(config)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    queries = _queries(config)
+    folds = tuple(_folds(config, list(queries)))
+    if backend is None:
+        from linking.experiments.backend import LinkerBackend
+        backend = LinkerBackend(config, workers)
+    store = RunStore(out, backend, queries, progress)
+    methods = []
+    for task, spec in (("if", config.interpretation_finding), ("sm", config.semantic_mapping)):
+        if spec is not None:
+            evaluate = _task_evaluator(task, spec, queries)
+            methods += [_run_method(store, task, spec, method, folds, evaluate)
+                        for method in spec.methods]
+    recall = {} if config.mention_detection is None else _mention_recall(config, store, queries)
+    result = ExperimentResult(config, out, len(queries), folds, tuple(methods), recall)
+    result = replace(result, report=report(result))
+    _write_outputs(result)
+    return result
+
+
+def _queries(config: ExperimentConfig) -> dict[str, str]:
+    from retrieval.queries import read_queries
+
+    queries = {q.qid: q.text for q in read_queries(config.queries)}
+    if not queries:
+        raise ElqueryError(f"{config.queries}: no query")
+    return dict(sorted(queries.items()))
+
+
+def _folds(config: ExperimentConfig, qids: Sequence[str]) -> list[Fold]:
+    cv = config.crossval
+    try:
+        if cv.scheme == LEAVE_ONE_OUT:
+            return leave_one_out(qids)
+        return session_folds(qids, cv.folds, cv.seed, cv.session_separator)
+    except ValueError as exc:
+        raise ElqueryError(f"{config.path}: crossval: {exc}") from None
+
+
+def _task_evaluator(task: str, spec: TaskSpec, queries: Mapping[str, str]
+                    ) -> Callable[[Path], Scores]:
+    """A function run path -> per-query scores of every metric the task reports."""
+    if task == "if":
+        qrels = {q: i for q, i in read_elq(spec.qrels).items() if q in queries}
+        if not qrels:
+            raise ElqueryError(f"{spec.qrels}: no query of the query set is in these qrels")
+
+        def evaluate_if(path: Path) -> Scores:
+            scores: Scores = {metric: {} for metric in IF_METRICS}
+            for qid, query in evaluate_interpretations(qrels, read_elq(path)).per_query.items():
+                for kind, prf in (("strict", query.strict), ("lean", query.lean), ("entity", query.entity)):
+                    scores[f"{kind}.P"][qid], scores[f"{kind}.R"][qid], scores[f"{kind}.F"][qid] = \
+                        prf.p, prf.r, prf.f
+            return scores
+        return evaluate_if
+
+    judged = {q: j for q, j in read_trec_qrels(spec.qrels).items() if q in queries}
+    if not relevant_entities(judged):
+        raise ElqueryError(f"{spec.qrels}: no query of the query set has a relevant entity")
+    metrics = list(dict.fromkeys([*(c.metric for c in SM_COLUMNS), spec.metric]))
+
+    def evaluate_sm(path: Path) -> Scores:
+        run = read_trec_run(path) if _has_lines(path) else {}
+        per_query = evaluate_rankings(judged, run, metrics, complete=True).per_query
+        return {metric: {q: values[metric] for q, values in per_query.items()} for metric in metrics}
+    return evaluate_sm
+
+
+def _has_lines(path: Path) -> bool:
+    with open(path, encoding="utf-8") as handle:
+        return any(line.strip() for line in handle)
+
+
+def _run_method(store: RunStore, task: str, spec: TaskSpec, method: MethodSpec,
+                folds: Sequence[Fold], evaluate: Callable[[Path], Scores]) -> MethodResult:
+    """Sweep ``method``, choose its setting per fold by the task's metric, and evaluate the
+    cross-validated run."""
+    runs = {setting: store.run(task, method, setting) for setting in grid(method)}
+    sweep = {setting: evaluate(path) for setting, path in runs.items()}
+    choices = cross_validate(folds, {s: scores[spec.metric] for s, scores in sweep.items()})
+    lines = combine({s: _lines_by_query(path) for s, path in runs.items()}, choices)
+    combined = store.out_dir / "runs" / method.label / f"cross-validated.{'elq' if task == 'if' else 'trec'}"
+    with output(combined) as stream:
+        for query_lines in lines.values():
+            stream.writelines(line + "\n" for line in query_lines)
+    return MethodResult(task, method, tuple(choices), evaluate(combined), sweep, combined, runs)
+
+
+def _lines_by_query(path: Path) -> dict[str, list[str]]:
+    """A run file's lines grouped by query id (the first tab- or space-separated field)."""
+    grouped: dict[str, list[str]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            line = line.rstrip("\n")
+            if line.strip():
+                grouped.setdefault(line.split(None, 1)[0], []).append(line)
+    return grouped
+
+
+def source_entities(candidates: Mapping[str, Sequence[Candidate]], commonness_threshold: float
+                    ) -> dict[str, dict[str, frozenset[str]]]:
+    """Per surface-form source (methods.md §3), the candidate entities of each query: ``KB``
+    (M_kb: the mention is a KB alias), ``Web`` (M_w: a web count with commonness >= c) and
+    ``KB+Web`` (their union)."""
+    kb = {q: frozenset(c.entity for c in found if c.in_kb) for q, found in candidates.items()}
+    web = {q: frozenset(c.entity for c in found
+                        if c.commonness > 0 and c.commonness >= commonness_threshold)
+           for q, found in candidates.items()}
+    return {"KB": kb, "Web": web, "KB+Web": {q: kb[q] | web[q] for q in candidates}}
+
+
+def _mention_recall(config: ExperimentConfig, store: RunStore, queries: Mapping[str, str]
+                    ) -> dict[str, MentionRecall]:
+    spec = config.mention_detection
+    assert spec is not None
+    gold = {q: frozenset().union(*interpretations)
+            for q, interpretations in read_elq(spec.qrels).items() if q in queries}
+    if not any(gold.values()):
+        raise ElqueryError(f"{spec.qrels}: no query of the query set has a ground-truth entity")
+    by_source = source_entities(store.candidates(), spec.commonness_threshold)
+    return {source: mention_detection_recall(gold, by_source[source]) for source in SOURCES}
+
+
+def report(result: ExperimentResult) -> str:
+    """The Markdown report: one table per task in the ICTIR'15 layout, mention-detection recall
+    per source, and the parameters chosen per fold."""
+    config = result.config
+    cv = config.crossval
+    scheme = ("leave-one-out" if cv.scheme == LEAVE_ONE_OUT else
+              f"{cv.folds} folds keeping search sessions together (seed {cv.seed})")
+    parts = [f"# {config.name}\n",
+             f"{result.queries} queries (`{config.queries.name}`); cross-validation: {scheme}. "
+             "Parameters are chosen on the training folds; the figures are test-fold results "
+             "(methods.md §7).\n"]
+    for task, columns in (("if", IF_COLUMNS), ("sm", SM_COLUMNS)):
+        methods = [m for m in result.methods if m.task == task]
+        if not methods:
+            continue
+        spec = result.task_spec(task)
+        parts.append(f"## {TASKS[task]}\n")
+        parts.append(markdown_table({m.label: m.per_query for m in methods}, columns, spec.baseline))
+        notes = [f"Parameters chosen by {spec.metric}."]
+        if task == "if":
+            notes.append("F is the mean of per-query F.")
+        parts.append(" ".join(notes) + "\n")
+        if spec.baseline is not None:
+            parts.append(significance_note(spec.baseline))
+    if result.mention_recall:
+        assert config.mention_detection is not None
+        parts.append("## Mention detection recall\n")
+        parts.append(markdown_table({s: {"recall": r.per_query} for s, r in result.mention_recall.items()},
+                                    MD_COLUMNS, first_header="source"))
+        parts.append(f"Web: commonness >= {config.mention_detection.commonness_threshold:g}.\n")
+    if result.methods:
+        parts.append("## Chosen parameters\n")
+        parts.append(_chosen_table(result.methods))
+    return "\n".join(parts)
+
+
+def _chosen_table(methods: Sequence[MethodResult]) -> str:
+    lines = ["| task | method | setting (folds) |", "|---|---|---|"]
+    for m in methods:
+        counts = Counter(str(choice.setting) for choice in m.choices)
+        chosen = ", ".join(f"{setting} ({n})" for setting, n in
+                           sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+        lines.append(f"| {m.task} | {m.label} | {chosen} |")
+    return "\n".join(lines) + "\n"
+
+
+def _tsv(path: Path, header: Sequence[str], rows: Iterator[Sequence[Any]]) -> None:
+    with output(path) as stream:
+        stream.write("\t".join(header) + "\n")
+        for row in rows:
+            stream.write("\t".join("" if v is None else format(v, ".10g") if isinstance(v, float)
+                                   else str(v) for v in row) + "\n")
+
+
+def _write_outputs(result: ExperimentResult) -> None:
+    out = result.out_dir
+    _tsv(out / "folds.tsv", ["qid", "fold"],
+         ((qid, fold.index) for fold in result.folds for qid in fold.test))
+    _tsv(out / "parameters.tsv", ["task", "method", "fold", "c", "s", "train_score"],
+         ((m.task, m.label, c.fold.index, c.setting.c, c.setting.s, c.train_score)
+          for m in result.methods for c in m.choices))
+    _tsv(out / "sweep.tsv", ["task", "method", "c", "s", "metric", "value", "queries"],
+         ((m.task, m.label, setting.c, setting.s, metric, fmean(values.values()), len(values))
+          for m in result.methods for setting, scores in m.sweep.items()
+          for metric, values in scores.items() if values))
+    _tsv(out / "per_query.tsv", ["task", "method", "qid", "metric", "value"],
+         (tuple(r.values()) for r in result.rows()))
+    with output(out / "results.md") as stream:
+        stream.write(result.report)

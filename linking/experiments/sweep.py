@@ -1,0 +1,196 @@
+"""Parameter sweeps with a content-hashed run cache (methods.md §4-7).
+
+Candidate ranking is the expensive step and depends on the method and the commonness threshold
+c only, so the scored (mention, entity, score) triples are computed once per query for each
+(method, c) and cached on disk; every score threshold s (GIF's s of §5, TAGME's rho_NA of §6)
+and TopRanked are then cheap passes over the cached triples. A cache entry and a run file are
+named by a hash of everything they depend on: the identity (path, size, modification time) of the
+artefacts the method reads, the queries, the method and its parameters; re-running an experiment
+reuses the entries whose inputs did not change.
+
+Layout under the output folder: ``cache/<method>-c<c>.<hash>.jsonl`` (scored triples and
+semantic-mapping ranking per query, in the ``jsonl`` run format of ``elquery link``) and
+``runs/<label>/<setting>.<hash>.{elq,trec}`` (one run file per swept setting).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from tqdm import tqdm
+
+from evaluation.readers import read_jsonl
+from indexing.errors import ElqueryError
+from linking.experiments.config import GIF, TAGME, MethodSpec
+from linking.gif import gif, top_ranked
+from linking.output import output, write_results
+from linking.tagme import TagmeLinker
+from linking.types import Candidate, Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
+
+CACHE_VERSION = 1
+Progress = Callable[[int], Any]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One point of a parameter grid: commonness threshold ``c`` and score threshold ``s``
+    (None where the method has no such parameter)."""
+
+    c: float | None = None
+    s: float | None = None
+
+    def __str__(self) -> str:
+        parts = [f"{name}={value:g}" for name, value in (("c", self.c), ("s", self.s))
+                 if value is not None]
+        return " ".join(parts) or "default"
+
+    @property
+    def slug(self) -> str:
+        """The setting in a file name: ``c0.1_s0.3``."""
+        return str(self).replace("=", "").replace(" ", "_")
+
+
+def grid(spec: MethodSpec) -> list[Setting]:
+    """Every setting of a method, c-major, in the order the config lists the values."""
+    commonness = spec.commonness_thresholds or (None,)
+    return [Setting(c, s) for c in commonness for s in spec.score_thresholds]
+
+
+class Backend(Protocol):
+    """What a sweep needs from linking: scored candidates per (method, c) and the candidates of
+    mention detection, plus an identity of the artefacts a method reads (for the cache keys)."""
+
+    def identity(self, method: str) -> Any:
+        """A JSON-serializable identity of everything ``method`` reads."""
+
+    def link(self, method: str, commonness_threshold: float | None, queries: Mapping[str, str],
+             progress: Progress) -> Iterable[LinkResult]:
+        """The scored triples and ranking of every query (interpretations are not needed);
+        ``progress(n)`` is called as queries finish."""
+
+    def candidates(self, queries: Mapping[str, str], progress: Progress
+                   ) -> Iterable[tuple[str, list[Candidate]]]:
+        """Every candidate of mention detection with c = 0 (methods.md §3), per query."""
+
+
+def file_identity(path: Path) -> list[Any]:
+    """Path, size and modification time of a file, or of every file under a folder."""
+    if not path.exists():
+        raise ElqueryError(f"{path}: not found")
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    return [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in files]
+
+
+def digest(*parts: Any) -> str:
+    """A short hex hash of JSON-serializable parts."""
+    text = json.dumps([CACHE_VERSION, *parts], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def find_interpretations(spec: MethodSpec, setting: Setting, result: LinkResult
+                         ) -> list[Interpretation]:
+    """Interpretation finding on cached triples: GIF with threshold s (§5), TopRanked (§5), or
+    TAGME's single interpretation of the annotations with rho >= s (§6)."""
+    if spec.method == TAGME:
+        assert setting.s is not None
+        return TagmeLinker.interpretations([t for t in result.scored if t.score >= setting.s])
+    if spec.finder == GIF:
+        assert setting.s is not None
+        return gif(result.scored, setting.s)
+    return top_ranked(result.scored)
+
+
+def _mention(data: Mapping[str, Any]) -> Mention:
+    return Mention(data["text"], data["start"], data["end"])
+
+
+def _link_result(record: Mapping[str, Any]) -> LinkResult:
+    scored = tuple(ScoredMention(_mention(t["mention"]), t["entity"], t["score"], t["commonness"])
+                   for t in record["mentions"])
+    ranking = tuple(RankedEntity(r["entity"], r["score"], _mention(r["mention"]))
+                    for r in record["ranking"])
+    return LinkResult(record["qid"], record["query"], tuple(record["tokens"]), scored, (), ranking)
+
+
+class RunStore:
+    """Scored triples and run files of one experiment under ``out_dir``, computed on demand and
+    reused when their hash-named files exist."""
+
+    def __init__(self, out_dir: Path, backend: Backend, queries: Mapping[str, str],
+                 progress: bool = True) -> None:
+        self.out_dir = out_dir
+        self.backend = backend
+        self.queries = dict(sorted(queries.items()))
+        self.progress = progress
+        self._scored: dict[str, dict[str, LinkResult]] = {}
+
+    def _bar(self, description: str) -> tqdm:
+        """A progress bar over the queries (shown on a terminal only)."""
+        return tqdm(total=len(self.queries), desc=description, unit="query",
+                    disable=None if self.progress else True)
+
+    def scored_key(self, method: str, c: float | None) -> str:
+        return digest("scored", self.backend.identity(method), self.queries, method, c)
+
+    def scored(self, method: str, c: float | None) -> dict[str, LinkResult]:
+        """Per query, the scored triples and ranking of ``method`` with threshold ``c``."""
+        key = self.scored_key(method, c)
+        if key not in self._scored:
+            name = method if c is None else f"{method}-c{c:g}"
+            path = self.out_dir / "cache" / f"{name}.{key}.jsonl"
+            if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with self._bar(f"linking {name}") as bar:
+                    write_results(self.backend.link(method, c, self.queries, bar.update), path,
+                                  "jsonl", name)
+            self._scored[key] = {r.qid: r for r in map(_link_result, read_jsonl(path))} \
+                if path.stat().st_size else {}
+        return self._scored[key]
+
+    def run(self, task: str, spec: MethodSpec, setting: Setting) -> Path:
+        """The run file of one setting: interpretations (``elq``) for task ``"if"``, the
+        semantic-mapping ranking (``trec``) for ``"sm"``."""
+        key = digest("run", self.scored_key(spec.method, setting.c), task, spec.method,
+                     spec.finder, setting.s)
+        fmt = "elq" if task == "if" else "trec"
+        path = self.out_dir / "runs" / spec.label / f"{setting.slug}.{key}.{fmt}"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            results: Iterable[LinkResult] = self.scored(spec.method, setting.c).values()
+            if task == "if":
+                results = (replace(r, interpretations=tuple(find_interpretations(spec, setting, r)))
+                           for r in results)
+            write_results(results, path, fmt, tag(spec.label))
+        return path
+
+    def candidates(self) -> dict[str, list[Candidate]]:
+        """Per query, the candidates of mention detection with c = 0 (cached like triples)."""
+        key = digest("candidates", self.backend.identity("candidates"), self.queries)
+        path = self.out_dir / "cache" / f"candidates.{key}.jsonl"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with self._bar("mention detection") as bar:
+                _write_candidates(self.backend.candidates(self.queries, bar.update), path)
+        return {r["qid"]: [Candidate(_mention(c["mention"]), c["entity"], c["commonness"], c["in_kb"])
+                           for c in r["candidates"]]
+                for r in (read_jsonl(path) if path.stat().st_size else [])}
+
+
+def tag(label: str) -> str:
+    """A method label as a TREC run tag (no whitespace)."""
+    return "_".join(label.split())
+
+
+def _write_candidates(per_query: Iterable[tuple[str, list[Candidate]]], path: Path) -> None:
+    with output(path) as stream:
+        for qid, candidates in per_query:
+            record = {"qid": qid, "candidates": [
+                {"mention": {"text": c.mention.text, "start": c.mention.start, "end": c.mention.end},
+                 "entity": c.entity, "commonness": c.commonness, "in_kb": c.in_kb}
+                for c in candidates]}
+            stream.write(json.dumps(record, ensure_ascii=False) + "\n")
