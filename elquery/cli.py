@@ -40,11 +40,20 @@ def run(registrars: Sequence[Registrar], prog: str, argv: Sequence[str] | None =
 def main(argv: Sequence[str] | None = None) -> int:
     import evaluation.cli
     import indexing.cli
+    import indexing.surface_forms.cli
     import linking.cli
+    import linking.experiments.cli
     import retrieval.cli
 
     return run(
-        [indexing.cli.register, retrieval.cli.register, linking.cli.register, evaluation.cli.register],
+        [
+            indexing.cli.register,
+            indexing.surface_forms.cli.register,
+            retrieval.cli.register,
+            linking.cli.register,
+            linking.experiments.cli.register,
+            evaluation.cli.register,
+        ],
         prog="elquery",
         argv=argv,
     )
