@@ -1,0 +1,284 @@
+"""TAGME benchmark (TAGME issue): per-query latency over the Y-ERD queries (methods.md §6).
+
+Builds, in one run, a synthetic TAGME artefact in the project's format and links every Y-ERD
+query (``ELQUERY_DATA``/elq/y-erd/queries.json) with :class:`linking.tagme.TagmeLinker`:
+
+* in-link graph: ``--entities`` nodes (default 1,000,000) and ``--links`` links drawn
+  (default 50,000,000; duplicates and self-links removed, so slightly fewer remain); targets follow
+  a Zipf-like popularity p(r) ∝ 1 / (r + 100) over a seeded permutation of the nodes (the most
+  linked entity gets about 0.1% of the links, like the largest hubs of Wikipedia), sources are
+  uniform;
+* dictionary: every token n-gram (up to 6 tokens) of the normalized queries is a form with a
+  probability falling with its length (1: 0.9, 2: 0.5, 3: 0.25, longer: 0.1); a form has
+  1 + Zipf(1.6) senses (at most 500) if it is one token, 1 + Zipf(2.0) (at most 50) otherwise,
+  entities drawn by the same popularity, link counts Zipf(2.0); lp(m) is log-uniform in
+  [10^-3.5, 1] for one token and [10^-2, 1] for longer forms (df = link / lp); plus
+  ``--filler-forms`` two-token forms (default 2,000,000) with one sense each, so that SQLite
+  look-ups run against a dictionary of realistic size.
+
+Prints JSON lines: a header describing the artefact, then per measurement ``queries``,
+``mean_ms``, ``p50_ms``, ``p90_ms``, ``p99_ms``, ``max_ms``: the full pipeline
+(``link_result``: :meth:`TagmeLinker.result`) on a first and a second pass over the queries, parsing alone (``spots``), and
+the relatedness block of each query (rows: senses with commonness >= tau, columns: all senses)
+computed as one sparse product against the per-pair ``np.intersect1d`` baseline on the first
+``--baseline-queries`` queries (the two must agree).
+
+With ``--dump-links N[,N...]`` it also measures the build itself (``elquery index tagme`` in a
+subprocess, on synthetic N-Triples dumps of ``--dump-pages`` pages, default 200,000): N page_links
+lines, N / 2 anchor_text lines (two-word anchors, Zipf over 20,000 forms), a label per page, a
+redirect per 5 pages and an abstract of 60 words per 10 pages; it reports the wall time and the
+peak resident memory, which with the pages fixed should not grow with the links.
+
+Usage:
+    python benchmarks/bench_tagme.py [--entities N] [--links N] [--filler-forms N]
+        [--baseline-queries N] [--seed N] [--keep DIR] [--dump-links N,N] [--dump-pages N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from indexing.normalize import normalize  # noqa: E402
+from indexing.tagme.dictionary import FormEntry  # noqa: E402
+from indexing.tagme.layout import DICTIONARY_FILE, INDICES_FILE, INDPTR_FILE, write_meta  # noqa: E402
+from indexing.tagme.store import DictionaryWriter  # noqa: E402
+from linking.tagme import TagmeLinker  # noqa: E402
+from linking.tagme.relatedness import milne_witten, relatedness_matrix  # noqa: E402
+
+FORM_PROBABILITY = {1: 0.9, 2: 0.5, 3: 0.25}
+LONG_FORM_PROBABILITY = 0.1
+_CHUNK = 5_000_000
+
+
+def yerd_queries() -> dict[str, str]:
+    root = Path(os.environ.get("ELQUERY_DATA", REPO.parent / "shared" / "data"))
+    path = root / "elq" / "y-erd" / "queries.json"
+    if not path.is_file():
+        sys.exit(f"bench_tagme: Y-ERD queries not found at {path} (set ELQUERY_DATA)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def popularity(entities: int, rng: np.random.Generator) -> Callable[[int], np.ndarray]:
+    """A sampler of entity nodes: p(rank r) ∝ 1 / (r + 100), ranks on a seeded permutation."""
+    cdf = np.cumsum(1.0 / (np.arange(entities) + 100.0))
+    cdf /= cdf[-1]
+    permutation = rng.permutation(entities).astype(np.int32)
+    return lambda size: permutation[np.minimum(np.searchsorted(cdf, rng.random(size)), entities - 1)]
+
+
+def write_graph(out: Path, entities: int, links: int, draw: Callable[[int], np.ndarray],
+                rng: np.random.Generator) -> int:
+    """CSR in-link arrays of a synthetic graph; returns the number of distinct links."""
+    keys = []
+    for start in range(0, links, _CHUNK):
+        size = min(_CHUNK, links - start)
+        targets = draw(size).astype(np.int64)
+        sources = rng.integers(0, entities, size, dtype=np.int64)
+        keep = targets != sources
+        keys.append((targets[keep] << 32) | sources[keep])
+    key = np.unique(np.concatenate(keys))
+    del keys
+    indptr = np.zeros(entities + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key >> 32, minlength=entities), out=indptr[1:])
+    np.save(out / INDPTR_FILE, indptr)
+    np.save(out / INDICES_FILE, (key & 0xFFFFFFFF).astype(np.int32))
+    return len(key)
+
+
+def ngrams(tokens: list[str]) -> Iterator[str]:
+    for start in range(len(tokens)):
+        for end in range(start + 1, min(start + 6, len(tokens)) + 1):
+            yield " ".join(tokens[start:end])
+
+
+def dictionary_entries(queries: dict[str, str], filler: int, draw: Callable[[int], np.ndarray],
+                       rng: np.random.Generator) -> tuple[list[FormEntry], dict[str, int]]:
+    forms = sorted({g for q in queries.values() for g in ngrams(normalize(q).split())})
+    entries, df = [], {}
+    for form in forms:
+        length = form.count(" ") + 1
+        if rng.random() >= FORM_PROBABILITY.get(length, LONG_FORM_PROBABILITY):
+            continue
+        senses = min(1 + int(rng.zipf(1.6 if length == 1 else 2.0)), 500 if length == 1 else 50)
+        nodes = np.unique(draw(senses))
+        counts = np.minimum(rng.zipf(2.0, len(nodes)), 100_000)
+        link = int(counts.sum())
+        lp = 10 ** rng.uniform(-3.5 if length == 1 else -2.0, 0.0)
+        entries.append(FormEntry(form, link, tuple(zip(nodes.tolist(), counts.tolist()))))
+        df[form] = math.ceil(link / lp)
+    for number in range(filler):
+        entries.append(FormEntry(f"filler {number}", 2, ((int(draw(1)[0]), 2),)))
+    entries.sort(key=lambda e: e.form)
+    return entries, df
+
+
+def build(out: Path, queries: dict[str, str], args: argparse.Namespace) -> dict[str, object]:
+    rng = np.random.default_rng(args.seed)
+    draw = popularity(args.entities, rng)
+    started = time.monotonic()
+    edges = write_graph(out, args.entities, args.links, draw, rng)
+    entries, df = dictionary_entries(queries, args.filler_forms, draw, rng)
+    writer = DictionaryWriter(out / DICTIONARY_FILE)
+    writer.add_forms(entries)
+    writer.set_document_frequencies(df)
+    writer.add_entities((node, f"<dbpedia:Entity_{node}>") for node in range(args.entities))
+    writer.close()
+    meta = {"min_link": 2, "max_tokens": 6, "forms": writer.forms, "pairs": writer.pairs,
+            "entities": args.entities, "nodes": args.entities, "edges": edges, "abstracts": 0, "synthetic": True}
+    write_meta(out, meta)
+    return {**meta, "build_s": round(time.monotonic() - started, 1)}
+
+
+def summary(measure: str, times: list[float], **extra: object) -> str:
+    ms = np.array(times) * 1000
+    return json.dumps({"measure": measure, "queries": len(ms), "mean_ms": round(float(ms.mean()), 3),
+                       "p50_ms": round(float(np.percentile(ms, 50)), 3), "p90_ms": round(float(np.percentile(ms, 90)), 3),
+                       "p99_ms": round(float(np.percentile(ms, 99)), 3), "max_ms": round(float(ms.max()), 3), **extra})
+
+
+def per_pair_baseline(linker: TagmeLinker, rows: list[int], columns: list[int]) -> np.ndarray:
+    graph = linker.artefact.graph
+    inlinks = {n: graph.inlinks(n) for n in set(rows) | set(columns)}
+    rel = np.zeros((len(rows), len(columns)))
+    for i, a in enumerate(rows):
+        for j, b in enumerate(columns):
+            common = len(np.intersect1d(inlinks[a], inlinks[b], assume_unique=True))
+            rel[i, j] = 1.0 if a == b else milne_witten(len(inlinks[a]), len(inlinks[b]), common, graph.entities)
+    return rel
+
+
+def run(artefact: Path, queries: dict[str, str], baseline_queries: int) -> Iterator[str]:
+    started = time.monotonic()
+    linker = TagmeLinker(artefact)
+    yield json.dumps({"measure": "open", "ms": round((time.monotonic() - started) * 1000, 3)})
+    items = sorted(queries.items())
+    for label in ("first", "second"):
+        times, linked = [], 0
+        for qid, query in items:
+            started = time.perf_counter()
+            result = linker.result(query, qid)
+            times.append(time.perf_counter() - started)
+            linked += bool(result.interpretations)
+        yield summary("link_result", times, passes=label, queries_linked=linked)
+    times, spot_counts = [], []
+    for _, query in items:
+        started = time.perf_counter()
+        spots = linker.spots(normalize(query).split())
+        times.append(time.perf_counter() - started)
+        spot_counts.append(len(spots))
+    yield summary("spots", times, spots_mean=round(float(np.mean(spot_counts)), 2))
+    block, pairwise, pairs = [], [], []
+    for _, query in items[:baseline_queries]:
+        spots = linker.spots(normalize(query).split())
+        rows = sorted({s.node for spot in spots for s in spot.senses if s.commonness >= linker.params.tau})
+        columns = sorted({s.node for spot in spots for s in spot.senses})
+        started = time.perf_counter()
+        fast = relatedness_matrix(linker.artefact.graph, rows, columns)
+        block.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        slow = per_pair_baseline(linker, rows, columns)
+        pairwise.append(time.perf_counter() - started)
+        np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-12)
+        pairs.append(len(rows) * len(columns))
+    pair_stats = {"pairs_mean": round(float(np.mean(pairs)), 1), "pairs_max": int(np.max(pairs))}
+    yield summary("relatedness_block", block, **pair_stats)
+    yield summary("relatedness_per_pair_baseline", pairwise, **pair_stats)
+
+
+def write_dumps(out: Path, pages: int, links: int, seed: int) -> None:
+    """Synthetic DBpedia-shaped dumps (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    draw = popularity(pages, rng)
+    out.mkdir(parents=True)
+    resource_iri = "<http://dbpedia.org/resource/Entity_{}>".format
+    ontology = "http://dbpedia.org/ontology/"
+    words = [f"w{n}" for n in range(2000)]
+    with open(out / "page_links_en.ttl", "w", encoding="utf-8") as handle:
+        for start in range(0, links, _CHUNK):
+            size = min(_CHUNK, links - start)
+            for s, t in zip(rng.integers(0, pages, size).tolist(), draw(size).tolist()):
+                handle.write(f"{resource_iri(s)} <{ontology}wikiPageWikiLink> {resource_iri(t)} .\n")
+    forms = rng.integers(0, len(words), (20_000, 2))
+    with open(out / "anchor_text_en.ttl", "w", encoding="utf-8") as handle:
+        size = links // 2
+        ranks = np.minimum(rng.zipf(1.3, size), 20_000) - 1
+        for rank, target in zip(ranks.tolist(), draw(size).tolist()):
+            a, b = forms[rank]
+            handle.write(f'{resource_iri(target)} <{ontology}wikiPageWikiLinkText> "{words[a]} {words[b]}"@en .\n')
+    with open(out / "labels_en.ttl", "w", encoding="utf-8") as handle:
+        handle.writelines(f'{resource_iri(p)} <http://www.w3.org/2000/01/rdf-schema#label> "Entity {p}"@en .\n'
+                          for p in range(pages))
+    with open(out / "transitive_redirects_en.ttl", "w", encoding="utf-8") as handle:
+        handle.writelines(f"<http://dbpedia.org/resource/Redirect_{p}> <{ontology}wikiPageRedirects> {resource_iri(p)} .\n"
+                          for p in range(0, pages, 5))
+    with open(out / "long_abstracts_en.ttl", "w", encoding="utf-8") as handle:
+        for p in range(0, pages, 10):
+            text = " ".join(words[w] for w in rng.integers(0, len(words), 60).tolist())
+            handle.write(f'{resource_iri(p)} <{ontology}abstract> "{text}"@en .\n')
+
+
+def measure_build(pages: int, links: int, seed: int) -> str:
+    directory = Path(tempfile.mkdtemp(prefix="bench-tagme-build-"))
+    try:
+        write_dumps(directory / "dumps", pages, links, seed)
+        started = time.monotonic()
+        with open(directory / "stdout", "w") as stdout, open(directory / "stderr", "w") as stderr:
+            process = subprocess.Popen([sys.executable, "-m", "indexing", "tagme", "--dumps", str(directory / "dumps"),
+                                        "--out", str(directory / "artefact")], cwd=REPO, stdout=stdout, stderr=stderr)
+            _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.monotonic() - started
+        if status != 0:
+            sys.exit(f"bench_tagme: build failed: {(directory / 'stderr').read_text()[-2000:]}")
+        built = json.loads((directory / "stdout").read_text())
+        return json.dumps({"measure": "build_from_dumps", "pages": pages, "page_links_lines": links,
+                           "anchor_lines": links // 2, "seconds": round(seconds, 1),
+                           "page_links_lines_per_s": round(links / seconds), "peak_rss_mb": round(usage.ru_maxrss / 1024),
+                           "forms": built["forms"], "edges": built["edges"], "entities": built["entities"]})
+    finally:
+        shutil.rmtree(directory)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entities", type=int, default=1_000_000)
+    parser.add_argument("--links", type=int, default=50_000_000)
+    parser.add_argument("--filler-forms", type=int, default=2_000_000)
+    parser.add_argument("--baseline-queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--keep", type=Path, help="build the artefact here and keep it")
+    parser.add_argument("--dump-links", default="", metavar="N,N", help="also measure builds from dumps")
+    parser.add_argument("--dump-pages", type=int, default=200_000)
+    args = parser.parse_args(argv)
+    for links in [int(n) for n in args.dump_links.split(",") if n]:
+        print(measure_build(args.dump_pages, links, args.seed), flush=True)
+    queries = yerd_queries()
+    directory = args.keep or Path(tempfile.mkdtemp(prefix="bench-tagme-"))
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        print(json.dumps({"bench": "tagme", **build(directory, queries, args)}), flush=True)
+        for line in run(directory, queries, args.baseline_queries):
+            print(line, flush=True)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(directory)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""The SQLite anchor dictionary of the TAGME artefact (methods.md §6): writing and reading.
+
+Tables: ``forms(form, link, df)`` with link(m) and df(m); ``candidates(form, node, link)`` with
+link(e, m); ``entities(node, entity)`` naming every graph node that is not a redirect page.
+
+Link probability lp(m) = link(m) / df(m), with df(m) the number of documents containing the
+phrase. The documents here are DBpedia's long abstracts, an approximation of the full Wikipedia
+text TAGME counts over: an abstract is a small part of its article, so df(m) is smaller than it
+would be, and can be smaller than link(m) (which counts links over all of Wikipedia). As in the
+TAGME source code, the denominator is max(df(m), link(m)), so lp(m) <= 1; a form found in no
+abstract has lp(m) = 1.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from indexing.errors import ElqueryError
+from indexing.tagme.dictionary import FormEntry
+
+_SCHEMA = """
+CREATE TABLE forms (form TEXT PRIMARY KEY, link INTEGER NOT NULL, df INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE candidates (form TEXT NOT NULL, node INTEGER NOT NULL, link INTEGER NOT NULL,
+                         PRIMARY KEY (form, node)) WITHOUT ROWID;
+CREATE TABLE entities (node INTEGER PRIMARY KEY, entity TEXT NOT NULL UNIQUE);
+"""
+_BATCH = 50_000
+
+
+class DictionaryWriter:
+    """Creates ``dictionary.db``; every write happens in one transaction, committed by
+    :meth:`close`."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(path, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode = OFF")
+        self._db.execute("PRAGMA synchronous = OFF")
+        self._db.executescript(_SCHEMA)
+        self._db.execute("BEGIN")
+        self.forms = 0
+        self.pairs = 0
+
+    def add_forms(self, entries: Iterable[FormEntry]) -> None:
+        forms: list[tuple[str, int, int]] = []
+        pairs: list[tuple[str, int, int]] = []
+        for entry in entries:
+            forms.append((entry.form, entry.link, 0))
+            pairs.extend((entry.form, node, count) for node, count in entry.counts)
+            if len(pairs) >= _BATCH:
+                self._insert(forms, pairs)
+                forms, pairs = [], []
+        self._insert(forms, pairs)
+
+    def _insert(self, forms: list[tuple[str, int, int]], pairs: list[tuple[str, int, int]]) -> None:
+        self._db.executemany("INSERT INTO forms VALUES (?, ?, ?)", forms)
+        self._db.executemany("INSERT INTO candidates VALUES (?, ?, ?)", pairs)
+        self.forms += len(forms)
+        self.pairs += len(pairs)
+
+    def set_document_frequencies(self, df: Mapping[str, int]) -> None:
+        self._db.executemany("UPDATE forms SET df = ? WHERE form = ?", ((n, form) for form, n in sorted(df.items())))
+
+    def add_entities(self, entities: Iterable[tuple[int, str]]) -> None:
+        self._db.executemany("INSERT INTO entities VALUES (?, ?)", entities)
+
+    def forms_in_order(self) -> Iterable[str]:
+        return (row[0] for row in self._db.execute("SELECT form FROM forms ORDER BY form"))
+
+    def close(self) -> None:
+        self._db.execute("COMMIT")
+        self._db.close()
+
+
+@dataclass(frozen=True)
+class FormStats:
+    """A dictionary form with link(m) and df(m) (in long abstracts)."""
+
+    form: str
+    link: int
+    df: int
+
+    @property
+    def link_probability(self) -> float:
+        """lp(m) = link(m) / max(df(m), link(m)) (see the module docstring)."""
+        return self.link / max(self.df, self.link)
+
+
+@dataclass(frozen=True)
+class Sense:
+    """An entity a form links to: link(e, m) and commonness(m, e) = link(e, m) / link(m)."""
+
+    entity: str
+    node: int
+    link: int
+    commonness: float
+
+
+class AnchorDictionary:
+    """Read-only access to ``dictionary.db``."""
+
+    def __init__(self, path: Path) -> None:
+        if not path.is_file():
+            raise ElqueryError(f"{path}: no such file; build the TAGME artefact with `elquery index tagme`")
+        self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+
+    def form(self, form: str) -> FormStats | None:
+        """The statistics of a normalized form, or None if it is not in the dictionary."""
+        row = self._db.execute("SELECT link, df FROM forms WHERE form = ?", (form,)).fetchone()
+        return None if row is None else FormStats(form, row[0], row[1])
+
+    def senses(self, stats: FormStats, min_commonness: float = 0.0) -> list[Sense]:
+        """The entities of a form with commonness >= ``min_commonness``, by commonness
+        descending, then entity id."""
+        rows = self._db.execute(
+            "SELECT e.entity, c.node, c.link FROM candidates c JOIN entities e ON e.node = c.node WHERE c.form = ?",
+            (stats.form,),
+        ).fetchall()
+        senses = [Sense(entity, node, link, link / stats.link) for entity, node, link in rows]
+        return sorted((s for s in senses if s.commonness >= min_commonness), key=lambda s: (-s.commonness, s.entity))
+
+    def node(self, entity: str) -> int | None:
+        """The graph node of an entity id ``<dbpedia:Title>``, or None."""
+        row = self._db.execute("SELECT node FROM entities WHERE entity = ?", (entity,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,5 @@
+"""TAGME baseline (methods.md §6) over the artefact of ``elquery index tagme``."""
+
+from linking.tagme.annotator import TagmeLinker, TagmeParams
+
+__all__ = ["TagmeLinker", "TagmeParams"]

@@ -1,0 +1,249 @@
+"""The TAGME annotator (methods.md §6), as re-implemented for the ECIR 2016 reproducibility study.
+
+1. **Parsing**: every span of the normalized query of up to ``max_tokens`` tokens that is a
+   dictionary form with lp(m) >= ``min_lp`` is a spot; its senses are the entities with
+   commonness(m, e) >= ``min_commonness``. A spot contained in a longer spot with higher lp is
+   dropped (token spans, not strings).
+2. **Voting**: vote(m', e) = Σ_{e' in E(m')} rel(e, e') commonness(m', e') / |E(m')|;
+   rel(m, e) = Σ over the other spots m' (with senses) of vote(m', e).
+3. **Disambiguation by threshold**: among the senses with commonness >= ``tau``, take the top
+   ``epsilon`` share by rel(m, e), k = max(1, round(epsilon n)) rounding halves up, counting
+   distinct rel values so that ties at the cut stay in, as the published re-implementation does;
+   pick the highest commonness (ties: smallest entity id). A spot without such a sense is not
+   annotated.
+4. **Pruning**: ρ = (lp(m) + coherence(e)) / 2, coherence = mean relatedness of e to the entities
+   chosen for the other spots (0 when there are none); keep ρ >= ``rho_na``.
+
+For interpretation finding the annotations form a single interpretation (methods.md §6). TAGME's
+annotations may overlap (a spot is kept when the longer spot holding it has lower lp), but an
+interpretation's mentions may not (methods.md §1): :meth:`TagmeLinker.link` keeps annotations in
+descending ρ (then span start, entity id) and drops any that overlaps one already kept.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from indexing.errors import ElqueryError
+from indexing.normalize import normalize
+from indexing.tagme.artefact import TagmeArtefact
+from indexing.tagme.store import Sense
+from linking.gif import interpretation, triple_order
+from linking.methods import rank_entities
+from linking.tagme.relatedness import relatedness_matrix
+from linking.types import Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
+
+
+@dataclass(frozen=True)
+class TagmeParams:
+    """The parameters of methods.md §6 with their published values (ρ_NA = 0.1 for queries)."""
+
+    max_tokens: int = 6
+    min_lp: float = 0.001
+    min_commonness: float = 0.001
+    tau: float = 0.02
+    epsilon: float = 0.3
+    rho_na: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise ElqueryError(f"TAGME max_tokens must be at least 1, not {self.max_tokens}")
+        if not 0 < self.epsilon <= 1:
+            raise ElqueryError(f"TAGME epsilon must be in (0, 1], not {self.epsilon}")
+        for name in ("min_lp", "min_commonness", "tau", "rho_na"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ElqueryError(f"TAGME {name} must be in [0, 1], not {getattr(self, name)}")
+
+
+@dataclass(frozen=True)
+class Spot:
+    """A parsed span: lp(m) and its senses (commonness >= min_commonness), most common first."""
+
+    mention: Mention
+    link_probability: float
+    senses: tuple[Sense, ...]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The sense disambiguation chose for a spot, with its vote total rel(m, e)."""
+
+    spot: Spot
+    sense: Sense
+    relatedness: float
+
+
+def top_share(count: int, epsilon: float) -> int:
+    """k of disambiguation by threshold: round(epsilon count), halves up, at least 1."""
+    return max(1, math.floor(epsilon * count + 0.5))
+
+
+class _Relatedness:
+    """rel between the senses that may be chosen (rows) and every sense (columns) of one query."""
+
+    def __init__(self, artefact: TagmeArtefact, spots: list[Spot], tau: float) -> None:
+        rows = sorted({s.node for spot in spots for s in spot.senses if s.commonness >= tau})
+        columns = sorted({s.node for spot in spots for s in spot.senses})
+        self._row = {node: i for i, node in enumerate(rows)}
+        self._column = {node: j for j, node in enumerate(columns)}
+        self.matrix = relatedness_matrix(artefact.graph, rows, columns)
+
+    def votes(self, spot: Spot) -> np.ndarray:
+        """vote(m', e) of ``spot`` for every row entity e."""
+        columns = [self._column[s.node] for s in spot.senses]
+        commonness = np.array([s.commonness for s in spot.senses])
+        return self.matrix[:, columns] @ commonness / len(spot.senses)
+
+    def row(self, node: int) -> int:
+        return self._row[node]
+
+    def rel(self, a: int, b: int) -> float:
+        return float(self.matrix[self._row[a], self._column[b]])
+
+
+class TagmeLinker:
+    """TAGME over an artefact directory; keyword arguments are :class:`TagmeParams` fields."""
+
+    def __init__(self, artefact_dir: Path | str, **params: Any) -> None:
+        self.params = TagmeParams(**params)
+        self.artefact = TagmeArtefact(artefact_dir)
+        if self.params.max_tokens > self.artefact.max_tokens:
+            raise ElqueryError(f"{artefact_dir}: built with spans of up to {self.artefact.max_tokens} tokens, "
+                               f"cannot parse spans of {self.params.max_tokens}")
+
+    # --- the steps of methods.md §6 -----------------------------------------------------------
+
+    def spots(self, tokens: list[str]) -> list[Spot]:
+        """Parsing: dictionary spans with lp >= min_lp, containment rule applied; by span."""
+        found = []
+        dictionary = self.artefact.dictionary
+        for start in range(len(tokens)):
+            for end in range(start + 1, min(start + self.params.max_tokens, len(tokens)) + 1):
+                stats = dictionary.form(" ".join(tokens[start:end]))
+                if stats is None or stats.link_probability < self.params.min_lp:
+                    continue
+                senses = tuple(dictionary.senses(stats, self.params.min_commonness))
+                found.append(Spot(Mention(stats.form, start, end), stats.link_probability, senses))
+        return [
+            spot for spot in found
+            if not any(other.mention.length > spot.mention.length and other.mention.contains(spot.mention)
+                       and other.link_probability > spot.link_probability for other in found)
+        ]
+
+    def disambiguate(self, spots: list[Spot], related: _Relatedness) -> list[Choice]:
+        """Voting and disambiguation by threshold; one choice per spot that has a sense with
+        commonness >= tau."""
+        voters = [spot for spot in spots if spot.senses]
+        votes = [related.votes(spot) for spot in voters]
+        choices = []
+        for spot in spots:
+            eligible = [s for s in spot.senses if s.commonness >= self.params.tau]
+            if not eligible:
+                continue
+            others = [v for voter, v in zip(voters, votes) if voter is not spot]
+            total = np.sum(others, axis=0) if others else np.zeros(len(related.matrix))
+            rel = {s.node: float(total[related.row(s.node)]) for s in eligible}
+            levels = sorted(set(rel.values()), reverse=True)
+            cut = levels[min(top_share(len(eligible), self.params.epsilon), len(levels)) - 1]
+            best = min((s for s in eligible if rel[s.node] >= cut), key=lambda s: (-s.commonness, s.entity))
+            choices.append(Choice(spot, best, rel[best.node]))
+        return choices
+
+    def prune(self, choices: list[Choice], related: _Relatedness) -> list[ScoredMention]:
+        """Pruning: (mention, entity, ρ) of the choices with ρ >= rho_na, by span."""
+        kept = []
+        for choice in choices:
+            others = [related.rel(choice.sense.node, c.sense.node) for c in choices if c is not choice]
+            coherence = sum(others) / len(others) if others else 0.0
+            rho = (choice.spot.link_probability + coherence) / 2
+            if rho >= self.params.rho_na:
+                kept.append(ScoredMention(choice.spot.mention, choice.sense.entity, rho, choice.sense.commonness))
+        return sorted(kept, key=lambda t: (t.mention.start, t.mention.end, t.entity))
+
+    # --- API ----------------------------------------------------------------------------------
+
+    def annotate_tokens(self, tokens: list[str]) -> list[ScoredMention]:
+        """TAGME's annotations (mention, entity, score = ρ) of normalized query tokens."""
+        spots = self.spots(tokens)
+        related = _Relatedness(self.artefact, spots, self.params.tau)
+        return self.prune(self.disambiguate(spots, related), related)
+
+    def annotate(self, query: str) -> list[ScoredMention]:
+        """TAGME's annotations of a query (methods.md §3 normalization), by span; they may overlap."""
+        return self.annotate_tokens(normalize(query).split())
+
+    @staticmethod
+    def interpretations(annotations: list[ScoredMention]) -> list[Interpretation]:
+        """The single interpretation of the annotations (overlaps dropped in ρ order), or []."""
+        kept: list[ScoredMention] = []
+        for triple in sorted(annotations, key=triple_order):
+            if not any(triple.mention.overlaps(k.mention) for k in kept):
+                kept.append(triple)
+        return [interpretation(kept)] if kept else []
+
+    def link(self, query: str) -> list[Interpretation]:
+        """Interpretation finding: one interpretation, or none (methods.md §6)."""
+        return self.interpretations(self.annotate(query))
+
+    def result(self, query: str, qid: str = "") -> LinkResult:
+        """Everything ``elquery link`` writes for one query: the annotations as scored mentions,
+        the single interpretation, and the annotated entities ranked by ρ (semantic mapping)."""
+        tokens = normalize(query).split()
+        annotations = self.annotate_tokens(tokens)
+        return LinkResult(qid, query, tuple(tokens), tuple(annotations),
+                          tuple(self.interpretations(annotations)), tuple(rank_entities("tagme", annotations)))
+
+    def rank(self, query: str) -> list[RankedEntity]:
+        """Semantic mapping: the annotated entities by ρ, each with its best mention."""
+        return list(self.result(query).ranking)
+
+    def link_many(self, queries: Iterable[tuple[str, str]], workers: int = 1) -> Iterator[LinkResult]:
+        """Results of ``(qid, query)`` pairs, in input order; ``workers`` > 1 spreads them over
+        that many processes, each opening the artefact itself."""
+        if workers < 1:
+            raise ElqueryError(f"workers must be at least 1, got {workers}")
+        if workers == 1:
+            for qid, query in queries:
+                yield self.result(query, qid)
+            return
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_start_worker,
+                                 initargs=(self.artefact.directory, self.params)) as pool:
+            yield from pool.map(_link_in_worker, queries, chunksize=32)
+
+    def describe(self) -> str:
+        """The method and its parameters, e.g. ``TAGME (rho_na=0.1, tau=0.02, ...)``."""
+        return "TAGME (" + ", ".join(f"{name}={value:g}" for name, value in asdict(self.params).items()) + ")"
+
+    def close(self) -> None:
+        self.artefact.close()
+
+    def __enter__(self) -> TagmeLinker:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+_worker_linker: TagmeLinker | None = None
+
+
+def _start_worker(directory: Path, params: TagmeParams) -> None:
+    global _worker_linker
+    _worker_linker = TagmeLinker(directory, **asdict(params))
+
+
+def _link_in_worker(item: tuple[str, str]) -> LinkResult:
+    assert _worker_linker is not None
+    qid, query = item
+    return _worker_linker.result(query, qid)

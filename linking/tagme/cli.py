@@ -1,0 +1,43 @@
+"""Command-line options of ``elquery link --method tagme`` (methods.md §6): ``--tagme DIR`` and
+``--tagme-param NAME=VALUE`` (repeatable; names are the :class:`TagmeParams` fields)."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import fields
+
+from indexing.errors import ElqueryError
+from linking.tagme.annotator import TagmeLinker, TagmeParams
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the TAGME options to the ``link`` command's parser."""
+    defaults = TagmeParams()
+    names = ", ".join(f"{f.name}={getattr(defaults, f.name)}" for f in fields(TagmeParams))
+    parser.add_argument("--tagme", metavar="DIR", help="TAGME artefact built by `elquery index tagme` "
+                        "(required by --method tagme)")
+    parser.add_argument("--tagme-param", action="append", default=[], metavar="NAME=VALUE",
+                        help=f"a TAGME parameter, repeatable (defaults: {names})")
+
+
+def parse_params(pairs: list[str]) -> dict[str, int | float]:
+    """``["rho_na=0.2", ...]`` -> keyword arguments of :class:`TagmeParams`."""
+    types = {f.name: str(f.type) for f in fields(TagmeParams)}
+    params: dict[str, int | float] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in types:
+            raise ElqueryError(f"--tagme-param {pair!r}: expected NAME=VALUE with NAME one of {', '.join(types)}")
+        try:
+            params[name] = int(value) if types[name] == "int" else float(value)
+        except ValueError:
+            raise ElqueryError(f"--tagme-param {pair!r}: {value!r} is not a number") from None
+    return params
+
+
+def linker(args: argparse.Namespace) -> TagmeLinker:
+    """The linker the options describe; a one-line error without ``--tagme``."""
+    if not args.tagme:
+        raise ElqueryError("--method tagme needs --tagme DIR (build it with `elquery index tagme`)")
+    return TagmeLinker(args.tagme, **parse_params(args.tagme_param))

@@ -1,0 +1,255 @@
+"""TAGME (methods.md §6) on the real DBpedia 2015-10 sample: the artefact's counts and
+relatedness against independent computations from the dumps, and linking."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexing.cli import main as index_main
+from indexing.normalize import normalize
+from indexing.ntriples import read_triples
+from indexing.tagme.artefact import TagmeArtefact
+from indexing.tagme.build import build_tagme
+from linking.tagme import TagmeLinker
+from linking.tagme.relatedness import relatedness, relatedness_matrix
+
+RESOURCE = "http://dbpedia.org/resource/"
+QUERY = "british airways flights to rome"
+
+
+@pytest.fixture(scope="module")
+def artefact_dir(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tagme") / "artefact"
+    build_tagme([dbpedia_sample], out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def artefact(artefact_dir: Path) -> TagmeArtefact:
+    return TagmeArtefact(artefact_dir)
+
+
+@pytest.fixture(scope="module")
+def linker(artefact_dir: Path) -> TagmeLinker:
+    return TagmeLinker(artefact_dir)
+
+
+def _objects(path: Path) -> list[tuple[str, str]]:
+    return [(t.subject, t.object) for t in read_triples(path)]
+
+
+@pytest.fixture(scope="module")
+def redirects(dbpedia_sample: Path) -> dict[str, str]:
+    return dict(_objects(dbpedia_sample / "transitive_redirects_en.ttl.bz2"))
+
+
+@pytest.fixture(scope="module")
+def expected_counts(dbpedia_sample: Path, redirects: dict[str, str]) -> dict[str, Counter[str]]:
+    """Independent link(e, m) per form: one per anchor line, plus one per (form, entity) named by
+    a title, a title cut at "(" or ",", or a redirect title."""
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for target, text in _objects(dbpedia_sample / "anchor_text_en.ttl.bz2"):
+        counts[normalize(text)][redirects.get(target, target)] += 1
+    named: set[tuple[str, str]] = set()
+    for page, label in _objects(dbpedia_sample / "labels_en.ttl.bz2"):
+        if page not in redirects:
+            named.add((normalize(label), page))
+            named.add((normalize(label.split("(")[0].split(",")[0]), page))
+    for source, target in redirects.items():
+        named.add((normalize(source[len(RESOURCE):].replace("_", " ")), target))
+    for form, page in named:
+        counts[form][page] += 1
+    return {form: c for form, c in counts.items()
+            if len(form) > 1 and not form.replace(" ", "").isdigit() and len(form.split()) <= 6
+            and sum(c.values()) >= 2}
+
+
+@pytest.fixture(scope="module")
+def abstracts(dbpedia_sample: Path) -> list[str]:
+    return [f" {normalize(text)} " for _, text in _objects(dbpedia_sample / "long_abstracts_en.ttl.bz2")]
+
+
+def _entity(iri: str) -> str:
+    return f"<dbpedia:{iri[len(RESOURCE):]}>"
+
+
+def test_dictionary_equals_independent_counts(artefact: TagmeArtefact, expected_counts, abstracts) -> None:
+    dictionary = artefact.dictionary
+    assert artefact.meta["forms"] == len(expected_counts)
+    for form, counts in expected_counts.items():
+        stats = dictionary.form(form)
+        assert stats is not None, form
+        assert stats.link == sum(counts.values())
+        assert stats.df == sum(f" {form} " in text for text in abstracts)
+        senses = {s.entity: (s.link, s.commonness) for s in dictionary.senses(stats)}
+        assert senses == {_entity(e): (n, n / stats.link) for e, n in counts.items()}
+    assert dictionary.form("flights") is None
+
+
+def test_link_probability_and_commonness_of_chosen_spans(linker: TagmeLinker, expected_counts, abstracts) -> None:
+    annotations = linker.annotate("the city of rome in italy and british airways")
+    assert {a.mention.text for a in annotations} >= {"rome", "british airways"}
+    spots = {s.mention.text: s for s in linker.spots(normalize("the city of rome in italy and british airways").split())}
+    for annotation in annotations:
+        form = annotation.mention.text
+        link = sum(expected_counts[form].values())
+        df = sum(f" {form} " in text for text in abstracts)
+        assert spots[form].link_probability == pytest.approx(link / max(df, link))
+        entity_count = expected_counts[form][RESOURCE + annotation.entity[len("<dbpedia:"):-1]]
+        assert annotation.commonness == pytest.approx(entity_count / link)
+    assert spots["italy"].link_probability == pytest.approx(3 / 6)  # df > link: a true ratio
+
+
+def test_relatedness_equals_independent_computation(artefact: TagmeArtefact, dbpedia_sample: Path, redirects) -> None:
+    inlinks: dict[str, set[str]] = defaultdict(set)
+    pages: set[str] = set()
+    for source, target in _objects(dbpedia_sample / "page_links_en.ttl.bz2"):
+        source, target = redirects.get(source, source), redirects.get(target, target)
+        if source != target:
+            inlinks[target].add(source)
+            pages.update((source, target))
+    assert artefact.graph.entities == len(pages)
+
+    def expected(a: str, b: str) -> float:
+        if a == b:
+            return 1.0
+        in_a, in_b = inlinks[a], inlinks[b]
+        common = len(in_a & in_b)
+        if not in_a or not in_b or common == 0:
+            return 0.0
+        big, small = max(len(in_a), len(in_b)), min(len(in_a), len(in_b))
+        value = 1 - (math.log(big) - math.log(common)) / (math.log(len(pages)) - math.log(small))
+        return min(1.0, max(0.0, value))
+
+    labelled = {redirects.get(s, s) for s, _ in _objects(dbpedia_sample / "labels_en.ttl.bz2")}
+    titles = sorted(labelled | {RESOURCE + "Heathrow_Airport"})
+    nodes = [_node(artefact, _entity(t)) for t in titles]
+    matrix = relatedness_matrix(artefact.graph, nodes, nodes)
+    want = np.array([[expected(a, b) for b in titles] for a in titles])
+    np.testing.assert_allclose(matrix, want, rtol=1e-12, atol=1e-12)
+    assert 0 < want.mean() < 1 and (want == 0).any()
+    rome, ba = _node(artefact, "<dbpedia:Rome>"), _node(artefact, "<dbpedia:British_Airways>")
+    assert relatedness(artefact.graph, rome, ba) == pytest.approx(expected(RESOURCE + "Rome", RESOURCE + "British_Airways"))
+
+
+def _node(artefact: TagmeArtefact, entity: str) -> int:
+    node = artefact.dictionary.node(entity)
+    assert node is not None, entity
+    return node
+
+
+def test_british_airways_flights_to_rome(linker: TagmeLinker, artefact: TagmeArtefact) -> None:
+    annotations = linker.annotate(QUERY)
+    assert [(a.mention.text, a.mention.start, a.mention.end, a.entity) for a in annotations] == [
+        ("british airways", 0, 2, "<dbpedia:British_Airways>"),
+        ("rome", 4, 5, "<dbpedia:Rome>"),
+    ]
+    rel = relatedness(artefact.graph, _node(artefact, "<dbpedia:Rome>"), _node(artefact, "<dbpedia:British_Airways>"))
+    for annotation in annotations:  # lp = 1 for both spans: ρ = (1 + coherence) / 2
+        assert annotation.score == pytest.approx((1 + rel) / 2)
+    [interpretation] = linker.link(QUERY)
+    assert interpretation.entities == {"<dbpedia:British_Airways>", "<dbpedia:Rome>"}
+    assert interpretation.score == pytest.approx((1 + rel) / 2)
+    result = linker.result(QUERY, "q1")
+    assert result.tokens == tuple(QUERY.split())
+    assert [r.entity for r in result.ranking] == ["<dbpedia:British_Airways>", "<dbpedia:Rome>"]
+
+
+def test_parameter_effects(artefact_dir: Path) -> None:
+    assert TagmeLinker(artefact_dir, rho_na=1.0).link(QUERY) == []
+    assert TagmeLinker(artefact_dir, rho_na=1.0).annotate(QUERY) == []
+    # tau = 1: only senses with commonness 1 can be chosen; Rome's is 0.9998
+    assert [a.entity for a in TagmeLinker(artefact_dir, tau=1.0).annotate(QUERY)] == ["<dbpedia:British_Airways>"]
+    # spans of one token: "british airways" is not parsed
+    assert [a.entity for a in TagmeLinker(artefact_dir, max_tokens=1).annotate(QUERY)] == ["<dbpedia:Rome>"]
+    # lp("italy") = 0.5 < 0.6
+    assert TagmeLinker(artefact_dir, min_lp=0.6).annotate("italy") == []
+    [italy] = TagmeLinker(artefact_dir, min_lp=0.5).annotate("italy")
+    assert italy.score == pytest.approx(0.25)  # (lp + no coherence) / 2
+    assert TagmeLinker(artefact_dir, min_lp=0.5, rho_na=0.26).annotate("italy") == []
+    # commonness("rome", Rome) = 26524/26529: a threshold above it leaves "rome" no sense
+    assert TagmeLinker(artefact_dir, min_commonness=0.99999).annotate("rome") == []
+
+
+def test_single_token_query(linker: TagmeLinker) -> None:
+    [annotation] = linker.annotate("Rome")
+    assert annotation.entity == "<dbpedia:Rome>"
+    assert annotation.score == pytest.approx(0.5)  # (lp + no coherence) / 2
+    assert len(linker.link("Rome")) == 1
+
+
+@pytest.mark.parametrize("query", ["of the and", "the a an to in", "", "   ", "?!"])
+def test_stopwords_and_empty_queries(linker: TagmeLinker, query: str) -> None:
+    assert linker.annotate(query) == []
+    assert linker.link(query) == []
+    assert linker.result(query, "q").interpretations == ()
+
+
+def test_entity_without_inlinks(artefact_dir: Path, artefact: TagmeArtefact) -> None:
+    degree = np.diff(artefact.graph.indptr)
+    with sqlite3.connect(artefact_dir / "dictionary.db") as db:
+        rows = db.execute("SELECT DISTINCT node FROM candidates").fetchall()
+    orphans = [node for (node,) in rows if degree[node] == 0]
+    assert orphans, "the sample has candidate entities without in-links"
+    rome = _node(artefact, "<dbpedia:Rome>")
+    for node in orphans:
+        assert relatedness(artefact.graph, node, rome) == 0.0
+        assert relatedness(artefact.graph, node, node) == 1.0
+
+
+def test_index_cli_missing_dataset(dbpedia_sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    labels = dbpedia_sample / "labels_en.ttl.bz2"
+    assert index_main(["tagme", "--dumps", str(labels), "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "anchor_text_en.ttl" in err
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("fmt", ["elq", "trec", "jsonl"])
+def test_output_formats(linker: TagmeLinker, tmp_path: Path, fmt: str) -> None:
+    from linking.output import write_results
+
+    queries = {"q1": QUERY, "q2": "of the and"}
+    path = tmp_path / f"run.{fmt}"
+    assert write_results((linker.result(text, q) for q, text in queries.items()), path, fmt, "tagme") == 2
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if fmt == "elq":
+        assert lines[0].split("\t")[2:] == ["<dbpedia:British_Airways>", "<dbpedia:Rome>"] and lines[1] == "q2"
+    elif fmt == "trec":
+        assert [line.split()[2] for line in lines] == ["<dbpedia:British_Airways>", "<dbpedia:Rome>"]
+    else:
+        records = [json.loads(line) for line in lines]
+        assert len(records[0]["interpretations"]) == 1 and records[1]["interpretations"] == []
+
+
+def test_link_options() -> None:
+    import argparse
+
+    from indexing.errors import ElqueryError
+    from linking.tagme.cli import add_arguments, linker as make_linker, parse_params
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--tagme-param", "rho_na=0.2", "--tagme-param", "max-tokens=3"])
+    assert parse_params(args.tagme_param) == {"rho_na": 0.2, "max_tokens": 3}
+    with pytest.raises(ElqueryError, match="needs --tagme DIR"):
+        make_linker(args)
+    for bad in ("rho=1", "tau", "tau=x"):
+        with pytest.raises(ElqueryError, match="--tagme-param"):
+            parse_params([bad])
+
+
+def test_batches_and_workers(linker: TagmeLinker, artefact_dir: Path) -> None:
+    queries = [("q1", QUERY), ("q2", "rome"), ("q3", "of the and")]
+    serial = list(linker.link_many(queries))
+    assert [r.qid for r in serial] == ["q1", "q2", "q3"]
+    assert list(TagmeLinker(artefact_dir).link_many(queries, workers=2)) == serial
+    assert [r.entity for r in linker.rank(QUERY)] == ["<dbpedia:British_Airways>", "<dbpedia:Rome>"]
+    assert linker.describe() == "TAGME (max_tokens=6, min_lp=0.001, min_commonness=0.001, tau=0.02, epsilon=0.3, rho_na=0.1)"
