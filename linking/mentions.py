@@ -3,32 +3,33 @@ optional entity whitelist.
 
 The query is normalized with :func:`indexing.normalize.normalize` (the one normalization shared
 with the surface-form store) and split on spaces; every contiguous token span is a possible
-mention. The surface-form store answers, per span, the entities it may name with
-commonness(m, e) and whether the span is a KB alias of the entity; this module applies the
-candidate rules: (m, e) is a candidate if it is a KB match (M_kb, Eq. 8) or
+mention. The surface-form store looks up all spans at once and answers, per span, the entities it
+may name with commonness(m, e) and the sources of the pair (``kb`` when the span is a KB alias of
+the entity); this module applies the candidate rules: (m, e) is a candidate if it is a KB match (M_kb, Eq. 8) or
 commonness(m, e) >= c (M_w, Eq. 10 with '>=' as in the published runs; c = 0 keeps every web
 match), and, with a whitelist, only whitelisted entities remain.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from indexing.errors import ElqueryError
 from indexing.normalize import normalize
 from indexing.ntriples import entity_id
+from indexing.surface_forms.store import KB
 from linking.types import Candidate, Mention
 
 
-@dataclass(frozen=True)
-class SpanMatch:
-    """One entity a span may name, as the surface-form store reports it."""
+class FormCandidate(Protocol):
+    """An entity a span may name, as the surface-form store reports it
+    (:class:`indexing.surface_forms.store.Candidate`)."""
 
     entity: str
     commonness: float
-    in_kb: bool
+    sources: tuple[str, ...]
 
 
 def query_tokens(query: str) -> list[str]:
@@ -36,16 +37,9 @@ def query_tokens(query: str) -> list[str]:
     return normalize(query).split()
 
 
-def spans(tokens: Sequence[str]) -> Iterator[Mention]:
-    """Every contiguous token span (all lengths), by start then end."""
-    for start in range(len(tokens)):
-        for end in range(start + 1, len(tokens) + 1):
-            yield Mention(" ".join(tokens[start:end]), start, end)
-
-
 def detect(
     tokens: Sequence[str],
-    matches: Mapping[tuple[int, int], Iterable[SpanMatch]],
+    matches: Mapping[tuple[int, int], Iterable[FormCandidate]],
     commonness_threshold: float,
     whitelist: frozenset[str] | None = None,
 ) -> list[Candidate]:
@@ -57,8 +51,9 @@ def detect(
         for match in sorted(found, key=lambda m: m.entity):
             if whitelist is not None and match.entity not in whitelist:
                 continue
-            if match.in_kb or match.commonness >= commonness_threshold:
-                candidates.append(Candidate(mention, match.entity, match.commonness, match.in_kb))
+            in_kb = KB in match.sources
+            if in_kb or match.commonness >= commonness_threshold:
+                candidates.append(Candidate(mention, match.entity, match.commonness, in_kb))
     return candidates
 
 

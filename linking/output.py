@@ -21,13 +21,15 @@ from typing import IO, Any, Iterator
 
 from indexing.errors import ElqueryError
 from linking.types import Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
+from retrieval.runs import run_lines
+from retrieval.searcher import RankedEntity as RankedHit
 
 FORMATS = ("elq", "trec", "jsonl")
 
 
 def number(value: float) -> str:
-    """Scores as text: 6 significant digits (exp-scores span many orders of magnitude)."""
-    return format(value, ".6g")
+    """Scores as text, exactly (shortest round-trip form), so rounding never creates ties."""
+    return repr(float(value))
 
 
 def elq_lines(result: LinkResult) -> Iterator[str]:
@@ -39,8 +41,9 @@ def elq_lines(result: LinkResult) -> Iterator[str]:
 
 
 def trec_lines(result: LinkResult, tag: str) -> Iterator[str]:
-    for rank, ranked in enumerate(result.ranking, start=1):
-        yield f"{result.qid} Q0 {ranked.entity} {rank} {number(ranked.score)} {tag}"
+    ranking = [RankedHit(rank, r.entity, r.score) for rank, r in enumerate(result.ranking, start=1)]
+    for line in run_lines(result.qid, ranking, tag):
+        yield line.rstrip("\n")
 
 
 def _mention(mention: Mention) -> dict[str, Any]:

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from indexing.errors import ElqueryError
-from linking.mentions import SpanMatch, detect, query_tokens, read_whitelist, spans
+from indexing.surface_forms.store import Candidate as FormCandidate
+from linking.mentions import detect, query_tokens, read_whitelist
 from linking.types import Mention
 
 
@@ -17,17 +18,17 @@ def test_query_tokens_use_the_shared_normalization() -> None:
     assert query_tokens(" ?! ") == []
 
 
-def test_all_spans() -> None:
-    assert [(m.text, m.start, m.end) for m in spans(["a", "b", "c"])] == [
-        ("a", 0, 1), ("a b", 0, 2), ("a b c", 0, 3), ("b", 1, 2), ("b c", 1, 3), ("c", 2, 3)]
-    assert list(spans([])) == []
-
-
 TOKENS = ["new", "york", "pizza"]
+
+
+def form(entity: str, commonness: float, in_kb: bool) -> FormCandidate:
+    return FormCandidate(entity, int(commonness * 100), commonness, ("kb", "facc") if in_kb else ("facc",))
+
+
 MATCHES = {
-    (0, 2): [SpanMatch("NYC", 0.7, False), SpanMatch("NYS", 0.1, True), SpanMatch("Knicks", 0.09, False)],
-    (0, 3): [SpanMatch("Pizza", 0.0, True)],
-    (1, 2): [SpanMatch("York", 0.05, True), SpanMatch("Yorkie", 0.1, False)],
+    (0, 2): [form("NYC", 0.7, False), form("NYS", 0.1, True), form("Knicks", 0.09, False)],
+    (0, 3): [form("Pizza", 0.0, True)],
+    (1, 2): [form("York", 0.05, True), form("Yorkie", 0.1, False)],
 }
 
 

@@ -37,7 +37,7 @@ def test_trec(tmp_path: Path) -> None:
     out = tmp_path / "run.trec"
     write_results(RESULTS, out, "trec", "elquery-mlmcg")
     assert out.read_text().splitlines() == [
-        "q1 Q0 <dbpedia:New_York_City> 1 24 elquery-mlmcg",
+        "q1 Q0 <dbpedia:New_York_City> 1 24.0 elquery-mlmcg",
         "q1 Q0 <dbpedia:Manhattan> 2 12.5 elquery-mlmcg",
     ]
 

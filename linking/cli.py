@@ -1,0 +1,93 @@
+"""``elquery link``: entity linking in queries (methods.md §1, §3-5) into an elq, trec or jsonl run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+from indexing.errors import ElqueryError
+from linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
+from linking.output import FORMATS
+
+SINGLE_QUERY_ID = "q1"
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add ``link`` to the top-level ``elquery`` commands."""
+    from linking.linker import DEFAULT_GIF_THRESHOLD, DEFAULT_METHOD, DEMO_GIF_THRESHOLD
+
+    def defaults(table: dict[str, float]) -> str:
+        return ", ".join(f"{m} {table[m]:g}" for m in METHODS)
+
+    link = commands.add_parser(
+        "link",
+        help="link entities in queries (interpretations and entity ranking)",
+        description="Annotate queries with interpretations (sets of non-overlapping linked mentions) "
+        "and rank the entities they mention: mention detection over all token spans (KB aliases and "
+        "web surface forms with commonness >= c), candidate ranking (CMNS, MLM, MLMc, MLMcg), "
+        "interpretation finding (GIF with threshold s, or TopRanked); methods.md §3-5. Without "
+        "--index/--surface-forms the bundled demo knowledge base is used (built on first use).",
+    )
+    link.add_argument("query", nargs="?", help=f"one query (its qid is {SINGLE_QUERY_ID})")
+    link.add_argument("--queries", metavar="FILE", help="query file: .json {qid: query}, or TSV qid<TAB>query")
+    link.add_argument("--index", help="entity index directory (elquery index dbpedia)")
+    link.add_argument("--surface-forms", metavar="SF.db", help="surface-form store (elquery index surface-forms)")
+    link.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
+                      help=f"candidate ranking (default {DEFAULT_METHOD})")
+    finding = link.add_mutually_exclusive_group()
+    finding.add_argument("--gif-threshold", type=float, metavar="S",
+                         help=f"GIF score threshold s (default per method: {defaults(DEFAULT_GIF_THRESHOLD)}; "
+                         f"on the demo KB: {defaults(DEMO_GIF_THRESHOLD)})")
+    finding.add_argument("--top-ranked", action="store_true",
+                         help="TopRanked baseline instead of GIF: one interpretation, the top entity")
+    link.add_argument("--commonness-threshold", type=float, metavar="C",
+                      help=f"commonness threshold c of web matches, '>=' (default per method: "
+                      f"{defaults(DEFAULT_COMMONNESS_THRESHOLD)})")
+    link.add_argument("--whitelist", metavar="FILE", help="keep only these entities (one id per line)")
+    link.add_argument("--format", choices=FORMATS, default="elq",
+                      help="elq: qid<TAB>score<TAB>entity... per interpretation; trec: entity ranking; "
+                      "jsonl: mentions, spans, scores, interpretations and ranking (default elq)")
+    link.add_argument("--out", metavar="RUN", help="file to write (default: standard output)")
+    link.add_argument("--tag", help="run tag of the trec format (default elquery-METHOD)")
+    link.add_argument("--workers", type=int, default=1, metavar="N",
+                      help="worker processes for a query file (default 1)")
+    link.set_defaults(func=_link)
+
+
+def _link(args: argparse.Namespace) -> int:
+    from linking.linker import Linker
+    from linking.mentions import read_whitelist
+    from linking.output import write_results
+
+    started = time.monotonic()
+    if (args.query is None) == (args.queries is None):
+        raise ElqueryError("give either one QUERY or --queries FILE")
+    if (args.index is None) != (args.surface_forms is None):
+        raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
+    if args.queries is not None:
+        from retrieval.queries import read_queries
+
+        queries = [(q.qid, q.text) for q in read_queries(args.queries)]
+    else:
+        queries = [(SINGLE_QUERY_ID, args.query)]
+    whitelist = read_whitelist(args.whitelist) if args.whitelist else None
+    settings = dict(method=args.method, commonness_threshold=args.commonness_threshold,
+                    gif_threshold=args.gif_threshold, top_ranked=args.top_ranked, whitelist=whitelist)
+    if args.index is None:
+        linker = Linker.demo(**settings)
+    else:
+        linker = Linker(args.index, args.surface_forms, **settings)
+    count = write_results(linker.link_many(queries, workers=args.workers), args.out, args.format,
+                          args.tag or f"elquery-{args.method}")
+    if args.out is not None:
+        print(f"linked {count} queries with {linker.describe()} in {time.monotonic() - started:.1f} s -> {args.out}",
+              file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from elquery.cli import run
+
+    return run([register], prog="python -m linking", argv=argv)

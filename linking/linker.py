@@ -1,0 +1,227 @@
+"""Entity linking in queries (methods.md §1): mention detection (§3) -> candidate entity ranking
+(§4) -> interpretation finding (§5, GIF or TopRanked).
+
+``Linker(index, surface_forms, method="mlmcg").link("new york pizza manhattan")`` returns the
+interpretations, ``.rank(query)`` the semantic-mapping ranking, ``.result(query)`` both (and the
+scored candidates), ``.link_many(queries, workers=N)`` runs a batch over worker processes.
+
+Default GIF thresholds s (:data:`DEFAULT_GIF_THRESHOLD`): interpretation finding keeps a
+(mention, entity) pair whose score is at least s. For CMNS the score is a commonness, and s = 0.1
+keeps the senses a mention has in at least one web annotation in ten. For MLMcg the score is
+commonness x exp(MLM log score), a likelihood ratio: how much more likely the query is under the
+entity's model than under the collection's, times the sense's share. The published runs used
+s = 20 over all of DBpedia; elquery's default is s = 2 (a pair must make the query at least
+twice as likely as the collection does, after commonness weighting), which keeps the meaningful
+pairs on the bundled demo KB (whose small collection gives smaller ratios than DBpedia) and on
+the DBpedia sample. MLM and MLMc use the same s as MLMcg. Tune s by cross-validation
+(methods.md §7) for real data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Protocol
+
+from indexing.errors import ElqueryError
+from linking import methods
+from linking.gif import gif, top_ranked
+from linking.mentions import FormCandidate, detect, query_tokens
+from linking.types import Interpretation, LinkResult, RankedEntity
+
+DEFAULT_METHOD = "mlmcg"
+DEFAULT_GIF_THRESHOLD = {"cmns": 0.1, "mlm": 20.0, "mlmc": 20.0, "mlmcg": 20.0}
+DEMO_GIF_THRESHOLD = {"cmns": 0.1, "mlm": 1.0, "mlmc": 1.0, "mlmcg": 0.25}
+
+
+class SpanMatcher(Protocol):
+    """What the linker needs from a surface-form store
+    (:class:`indexing.surface_forms.store.SurfaceFormStore`): for every span ``(start, end)`` of
+    the normalized tokens that is a known surface form, the entities it may name."""
+
+    def lookup_spans(self, tokens: Sequence[str]) -> Mapping[tuple[int, int], Sequence[FormCandidate]]: ...
+
+
+class CandidateScorer(Protocol):
+    """What the linker needs from the retrieval scorer: exp(log score(e, q)) of Eq. 16 for each
+    candidate entity of a query."""
+
+    def exp_scores(self, query: str, entities: Sequence[str]) -> Mapping[str, float]: ...
+
+
+@dataclass(frozen=True)
+class LinkerConfig:
+    """The settings of a :class:`Linker`; with artefact paths, enough to rebuild it in a worker."""
+
+    index: Path | None
+    surface_forms: Path | None
+    method: str = DEFAULT_METHOD
+    commonness_threshold: float | None = None
+    gif_threshold: float | None = None
+    top_ranked: bool = False
+    whitelist: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.method not in methods.METHODS:
+            raise ElqueryError(f"unknown method {self.method!r}; methods are {', '.join(methods.METHODS)}")
+        for name in ("commonness_threshold", "gif_threshold"):
+            value = getattr(self, name)
+            if value is not None and not value >= 0:
+                raise ElqueryError(f"{name.replace('_', ' ')} must be a number >= 0, got {value}")
+        if self.top_ranked and self.gif_threshold is not None:
+            raise ElqueryError("a GIF threshold does not apply to TopRanked")
+
+    @property
+    def c(self) -> float:
+        """Commonness threshold c: the given one, else the method's default."""
+        if self.commonness_threshold is not None:
+            return self.commonness_threshold
+        return methods.DEFAULT_COMMONNESS_THRESHOLD[self.method]
+
+    @property
+    def s(self) -> float:
+        """GIF threshold s: the given one, else the method's default."""
+        return self.gif_threshold if self.gif_threshold is not None else DEFAULT_GIF_THRESHOLD[self.method]
+
+
+class Linker:
+    """Links queries against one knowledge base: an entity index (for MLM scores) and a
+    surface-form store (for candidates and commonness).
+
+    ``index`` and ``surface_forms`` are paths (opened here) or open objects implementing
+    :class:`CandidateScorer` / :class:`SpanMatcher`; CMNS needs no index (``None``). ``commonness_threshold`` and
+    ``gif_threshold`` default per method (:data:`methods.DEFAULT_COMMONNESS_THRESHOLD`,
+    :data:`DEFAULT_GIF_THRESHOLD`); ``top_ranked`` replaces GIF by the TopRanked baseline;
+    ``whitelist`` keeps only the listed entities.
+    """
+
+    def __init__(
+        self,
+        index: Path | str | CandidateScorer | None,
+        surface_forms: Path | str | SpanMatcher,
+        method: str = DEFAULT_METHOD,
+        commonness_threshold: float | None = None,
+        gif_threshold: float | None = None,
+        top_ranked: bool = False,
+        whitelist: Iterable[str] | None = None,
+    ) -> None:
+        self.config = LinkerConfig(
+            index=_path_of(index),
+            surface_forms=_path_of(surface_forms),
+            method=method,
+            commonness_threshold=commonness_threshold,
+            gif_threshold=gif_threshold,
+            top_ranked=top_ranked,
+            whitelist=frozenset(whitelist) if whitelist is not None else None,
+        )
+        self._matcher = _open_matcher(surface_forms)
+        self._scorer = _open_scorer(index, method) if methods.uses_mlm(method) else None
+
+    @classmethod
+    def from_config(cls, config: LinkerConfig) -> Linker:
+        assert config.surface_forms is not None
+        return cls(config.index, config.surface_forms, config.method, config.commonness_threshold,
+                   config.gif_threshold, config.top_ranked, config.whitelist)
+
+    @classmethod
+    def demo(cls, method: str = DEFAULT_METHOD, commonness_threshold: float | None = None,
+             gif_threshold: float | None = None, top_ranked: bool = False,
+             whitelist: Iterable[str] | None = None) -> Linker:
+        """A linker over the bundled demo knowledge base (its index and surface forms are built
+        on first use), with the demo's GIF thresholds (:data:`DEMO_GIF_THRESHOLD`) by default."""
+        from indexing.demo import demo_artefacts
+
+        index, surface_forms = demo_artefacts()
+        if gif_threshold is None and not top_ranked:
+            gif_threshold = DEMO_GIF_THRESHOLD.get(method)
+        return cls(index, surface_forms, method, commonness_threshold, gif_threshold, top_ranked, whitelist)
+
+    def describe(self) -> str:
+        """The method and its settings, e.g. ``GIF-MLMcg (c=0.1, s=20)``."""
+        config = self.config
+        name = {"cmns": "CMNS", "mlm": "MLM", "mlmc": "MLMc", "mlmcg": "MLMcg"}[config.method]
+        if config.top_ranked:
+            return f"TopRanked-{name} (c={config.c:g})"
+        return f"GIF-{name} (c={config.c:g}, s={config.s:g})"
+
+    # --- one query ------------------------------------------------------------------------------
+
+    def result(self, query: str, qid: str = "") -> LinkResult:
+        """Mentions, scored candidates, interpretations and ranking of one query."""
+        config = self.config
+        tokens = query_tokens(query)
+        candidates = detect(tokens, self._matcher.lookup_spans(tokens), config.c, config.whitelist)
+        mlm_scores: Mapping[str, float] = {}
+        if self._scorer is not None:
+            # MLM scores the whole query: once per entity; entities outside the index drop out
+            mlm_scores = self._scorer.exp_scores(query, sorted({c.entity for c in candidates})) if candidates else {}
+            candidates = [c for c in candidates if c.entity in mlm_scores]
+        scored = methods.score(config.method, candidates, mlm_scores)
+        ranking = methods.rank_entities(config.method, scored)
+        interpretations = top_ranked(scored) if config.top_ranked else gif(scored, config.s)
+        return LinkResult(qid, query, tuple(tokens), tuple(scored), tuple(interpretations), tuple(ranking))
+
+    def link(self, query: str) -> list[Interpretation]:
+        """Interpretation finding (methods.md §1): the query's interpretations, best first."""
+        return list(self.result(query).interpretations)
+
+    def rank(self, query: str) -> list[RankedEntity]:
+        """Semantic mapping (methods.md §1): the entities the query mentions, best first."""
+        return list(self.result(query).ranking)
+
+    # --- batches --------------------------------------------------------------------------------
+
+    def link_many(self, queries: Iterable[tuple[str, str]], workers: int = 1) -> Iterator[LinkResult]:
+        """Results of ``(qid, query)`` pairs, in input order; ``workers`` > 1 spreads the queries
+        over that many processes (each opens the artefacts itself, so the linker must have been
+        built from paths)."""
+        if workers < 1:
+            raise ElqueryError(f"workers must be at least 1, got {workers}")
+        if workers == 1:
+            for qid, query in queries:
+                yield self.result(query, qid)
+            return
+        if self.config.surface_forms is None or (self._scorer is not None and self.config.index is None):
+            raise ElqueryError("linking with several workers needs a linker built from artefact paths")
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_start_worker,
+                                 initargs=(self.config,)) as pool:
+            yield from pool.map(_link_in_worker, queries, chunksize=32)
+
+
+def _path_of(artefact: object) -> Path | None:
+    return Path(artefact) if isinstance(artefact, str | Path) else getattr(artefact, "path", None)
+
+
+def _open_matcher(surface_forms: Path | str | SpanMatcher) -> SpanMatcher:
+    if not isinstance(surface_forms, str | Path):
+        return surface_forms
+    from indexing.surface_forms.store import SurfaceFormStore
+
+    return SurfaceFormStore(surface_forms)
+
+
+def _open_scorer(index: Path | str | CandidateScorer | None, method: str) -> CandidateScorer:
+    if index is None:
+        raise ElqueryError(f"method {method} needs an entity index")
+    if not isinstance(index, str | Path):
+        return index
+    from linking.mlm_scores import IndexScorer
+
+    return IndexScorer(index)
+
+
+_worker_linker: Linker | None = None
+
+
+def _start_worker(config: LinkerConfig) -> None:
+    global _worker_linker
+    _worker_linker = Linker.from_config(config)
+
+
+def _link_in_worker(item: tuple[str, str]) -> LinkResult:
+    assert _worker_linker is not None
+    qid, query = item
+    return _worker_linker.result(query, qid)
