@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.WeakHashMap;
 import org.apache.lucene.index.LeafReader;
+import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.NumericDocValues;
 import org.apache.lucene.index.PostingsEnum;
 import org.apache.lucene.index.Term;
@@ -18,7 +19,10 @@ import org.apache.lucene.search.BoostQuery;
 import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
-import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.Collector;
+import org.apache.lucene.search.LeafCollector;
+import org.apache.lucene.search.Scorable;
+import org.apache.lucene.search.ScoreMode;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.similarities.BM25Similarity;
 import org.apache.lucene.util.FixedBitSet;
@@ -92,29 +96,48 @@ public final class EntityScores {
 
   /**
    * The exact top k entities of the whole index by log score (Eq. 16), best first, ties by entity
-   * id. Entities holding a query term are scored document at a time over the union of the terms'
-   * postings. An entity without any has the smoothing-only score: the same for all of them when
-   * every field is Jelinek-Mercer smoothed, falling with the field length for a single Dirichlet
-   * field; then only the first of them in entity-id (or length) order are visited, otherwise all.
+   * id. Only the entities holding a query term are scored one by one: term at a time when every
+   * field is Jelinek-Mercer smoothed, document at a time otherwise. An entity without any query
+   * term has the smoothing-only score: the same for all of them under Jelinek-Mercer smoothing
+   * (the first in entity-id order fill the ranking), falling with the field length for a single
+   * Dirichlet field (visited by length until none can enter); otherwise all are scored.
    */
   public static byte[] top(LeafReader leaf, String request) throws IOException {
     LanguageModel model = LanguageModel.parse(leaf, request);
     IndexState state = state(leaf);
     TopEntities top = new TopEntities(Math.min(model.k, leaf.maxDoc()), state.idRank());
-    if (model.terms.length > 0 && model.k > 0) {
-      int[][] lengths = state.lengths(leaf, model.fields);
-      FixedBitSet matched = scoreMatching(leaf, model, lengths, top);
+    if (model.terms.length == 0 || model.k == 0) {
+      return top.toBytes(model.terms.length);
+    }
+    int[][] lengths = state.lengths(leaf, model.fields);
+    if (model.jelinekMercer()) {
+      double[] sum = termAtATime(leaf, model, lengths);
+      try {
+        for (int doc = 0; doc < leaf.maxDoc(); doc++) {
+          if (sum[doc] > 0) {
+            top.offer(doc, model.baseline + sum[doc]);
+          }
+        }
+        for (int doc : state.byId()) {
+          if (sum[doc] == 0 && !top.offer(doc, model.baseline)) {
+            break;
+          }
+        }
+      } finally {
+        Arrays.fill(sum, 0, leaf.maxDoc(), 0);
+      }
+    } else {
+      FixedBitSet matched = documentAtATime(leaf, model, lengths, top);
       int[] zero = new int[model.terms.length * model.fields.length];
       int sole = model.soleDirichletField();
-      boolean monotone = model.constantBaseline() || sole >= 0;
-      int[] order = model.constantBaseline() ? state.byId() : sole >= 0 ? state.byLength(leaf, model.fields[sole]) : null;
+      int[] order = sole >= 0 ? state.byLength(leaf, model.fields[sole]) : null;
       for (int i = 0; i < leaf.maxDoc(); i++) {
         int doc = order == null ? i : order[i];
         if (matched.get(doc)) {
           continue;
         }
         double score = model.score(doc, zero, lengths);
-        if (monotone && top.full() && score < top.worstScore()) {
+        if (order != null && top.full() && score < top.worstScore()) {
           break;
         }
         top.offer(doc, score);
@@ -123,9 +146,104 @@ public final class EntityScores {
     return top.toBytes(model.terms.length);
   }
 
-  /** Offers every entity holding a query term to {@code top}; returns the set of those entities. */
-  private static FixedBitSet scoreMatching(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top)
+  /** Per-thread dense work arrays for term-at-a-time scoring, zero (clear) between uses. */
+  private static final class Scratch {
+    double[] foreground = new double[0];
+    double[] sum = new double[0];
+    FixedBitSet pending = new FixedBitSet(0);
+
+    Scratch sized(int maxDoc) {
+      if (sum.length < maxDoc) {
+        foreground = new double[maxDoc];
+        sum = new double[maxDoc];
+        pending = new FixedBitSet(maxDoc);
+      }
+      return this;
+    }
+  }
+
+  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+  /** Postings longer than this get a table of the deltas of the common (freq, length) pairs. */
+  private static final int MEMO_MIN_POSTINGS = 1024;
+  private static final int MEMO_FREQS = 8;
+  private static final int MEMO_LENGTHS = 2048;
+
+  /**
+   * JM models: the dense array (per thread; the caller zeroes it) of sum over the query terms an
+   * entity holds of {@link LanguageModel#delta}, positive exactly for the entities holding a query
+   * term. Term by term: the foregrounds of a term's earlier fields collect in a dense array; in the
+   * last field's postings, an entity not seen before gets its delta at once (from a table of the
+   * frequent (freq, length) pairs for long postings), the others after the pass. The sums add
+   * the same numbers in the same order as {@link LanguageModel#score}.
+   */
+  private static double[] termAtATime(LeafReader leaf, LanguageModel model, int[][] lengths) throws IOException {
+    Scratch scratch = SCRATCH.get().sized(leaf.maxDoc());
+    double[] foreground = scratch.foreground;
+    double[] sum = scratch.sum;
+    FixedBitSet pendingSet = scratch.pending;
+    int fields = model.fields.length;
+    int last = -1;
+    for (int f = 0; f < fields; f++) {
+      last = model.hasForeground(f) ? f : last;
+    }
+    int[] pending = new int[16];
+    for (int t = 0; t < model.terms.length; t++) {
+      int pendingSize = 0;
+      for (int f = 0; f <= last; f++) {
+        PostingsEnum postings = model.hasForeground(f) ? postings(leaf, model, t * fields + f) : null;
+        if (postings == null) {
+          continue;
+        }
+        int[] length = lengths[f];
+        if (f < last) {
+          for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
+            if (!pendingSet.getAndSet(doc)) {
+              if (pendingSize == pending.length) {
+                pending = Arrays.copyOf(pending, 2 * pendingSize);
+              }
+              pending[pendingSize++] = doc;
+            }
+            foreground[doc] += model.foreground(f, postings.freq(), length[doc]);
+          }
+          continue;
+        }
+        double[] memo = null;
+        if (postings.cost() > MEMO_MIN_POSTINGS) {
+          memo = new double[MEMO_FREQS * MEMO_LENGTHS];
+          Arrays.fill(memo, Double.NaN);
+        }
+        for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
+          int freq = postings.freq();
+          if (pendingSize > 0 && pendingSet.get(doc)) {
+            foreground[doc] += model.foreground(f, freq, length[doc]);
+          } else if (memo != null && freq < MEMO_FREQS && length[doc] < MEMO_LENGTHS) {
+            int slot = freq * MEMO_LENGTHS + length[doc];
+            double delta = memo[slot];
+            if (delta != delta) {
+              delta = memo[slot] = model.delta(t, model.foreground(f, freq, length[doc]));
+            }
+            sum[doc] += delta;
+          } else {
+            sum[doc] += model.delta(t, model.foreground(f, freq, length[doc]));
+          }
+        }
+      }
+      for (int i = 0; i < pendingSize; i++) {
+        int doc = pending[i];
+        sum[doc] += model.delta(t, foreground[doc]);
+        foreground[doc] = 0;
+        pendingSet.clear(doc);
+      }
+    }
+    return sum;
+  }
+
+  /** Other models: offers every entity holding a query term to {@code top}, scoring one document
+   * at a time over the union of the terms' postings; returns the set of those entities. */
+  private static FixedBitSet documentAtATime(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top)
       throws IOException {
+    FixedBitSet matched = new FixedBitSet(leaf.maxDoc());
     int pairs = model.terms.length * model.fields.length;
     PostingsEnum[] postings = new PostingsEnum[pairs];
     int[] current = new int[pairs];
@@ -133,7 +251,6 @@ public final class EntityScores {
       postings[pair] = postings(leaf, model, pair);
       current[pair] = postings[pair] == null ? DocIdSetIterator.NO_MORE_DOCS : postings[pair].nextDoc();
     }
-    FixedBitSet matched = new FixedBitSet(leaf.maxDoc());
     int[] freqs = new int[pairs];
     while (true) {
       int doc = DocIdSetIterator.NO_MORE_DOCS;
@@ -159,8 +276,8 @@ public final class EntityScores {
   /**
    * Lucene BM25 top k over one field ({@code bm25 FIELD K1 B}) or BM25F over several
    * ({@code bm25f K1 B FIELD WEIGHT ...}, Lucene's CombinedFieldQuery), then a {@code k K} line and
-   * {@code term COUNT TERM} lines (a repeated query term is boosted by its count). Every hit tied
-   * with the k-th score is fetched so that ties are ordered by entity id, not docid.
+   * {@code term COUNT TERM} lines (a repeated query term is boosted by its count). Hits are
+   * collected so that ties are ordered by entity id, not docid.
    */
   public static byte[] bm25(LeafReader leaf, String request) throws IOException {
     String[] similarity = null;
@@ -186,23 +303,47 @@ public final class EntityScores {
     IndexSearcher searcher = new IndexSearcher(leaf);
     searcher.setSimilarity(new BM25Similarity(
         Float.parseFloat(similarity[combined ? 1 : 2]), Float.parseFloat(similarity[combined ? 2 : 3])));
-    Query query = builder.build();
     TopEntities top = new TopEntities(Math.min(k, leaf.maxDoc()), state(leaf).idRank());
     if (terms > 0 && k > 0) {
-      ScoreDoc[] hits;
-      int n = k;
-      while (true) {
-        hits = searcher.search(query, n).scoreDocs;
-        if (hits.length < n || hits[n - 1].score < hits[k - 1].score) {
-          break;
-        }
-        n *= 2;
-      }
-      for (ScoreDoc hit : hits) {
-        top.offer(hit.doc, hit.score);
-      }
+      searcher.search(builder.build(), new TopCollector(top));
     }
     return top.toBytes(terms);
+  }
+
+  /** Collects into {@link TopEntities}, letting Lucene skip (block-max WAND / MaxScore) only the
+   * documents scoring below the k-th best so far, so that ties with it are kept. */
+  private static final class TopCollector implements Collector {
+    private final TopEntities top;
+
+    TopCollector(TopEntities top) {
+      this.top = top;
+    }
+
+    @Override
+    public ScoreMode scoreMode() {
+      return ScoreMode.TOP_SCORES;
+    }
+
+    @Override
+    public LeafCollector getLeafCollector(LeafReaderContext context) {
+      return new LeafCollector() {
+        private Scorable scorer;
+        private float minimum = Float.NEGATIVE_INFINITY;
+
+        @Override
+        public void setScorer(Scorable scorer) {
+          this.scorer = scorer;
+        }
+
+        @Override
+        public void collect(int doc) throws IOException {
+          if (top.offer(context.docBase + doc, scorer.score()) && top.full() && (float) top.worstScore() > minimum) {
+            minimum = (float) top.worstScore();
+            scorer.setMinCompetitiveScore(minimum);
+          }
+        }
+      };
+    }
   }
 
   private static Query termQuery(String[] similarity, String term) {

@@ -20,6 +20,13 @@ import org.apache.lucene.index.Terms;
  * P(t|C) > 0 of P(t|q) [log P(t|theta_e) - log P(t|C)], P(t|q) = n(t,q)/|q|, |q| counting every
  * analyzed query term (also those absent from the collection).
  *
+ * <p>When every weighted field is Jelinek-Mercer smoothed, P(t|theta_e) = c_t + g_t(e) with the
+ * background c_t = sum_f mu_f lambda_f P(t|C_f) and the foreground g_t(e) = sum_f mu_f (1 -
+ * lambda_f) n(t,e_f)/|e_f|, so log score(e,q) = B + sum over the terms e holds of P(t|q) [log(c_t +
+ * g_t(e)) - log c_t], B = sum_t P(t|q) [log c_t - log P(t|C)] being the score of an entity without
+ * any query term; scores are computed in that form (ranking and candidate scoring alike, so both
+ * give the same numbers).
+ *
  * <p>The request is text, one item per line, tab separated (analyzed terms never hold a tab or a
  * newline; the term is the last item of its line): {@code field NAME WEIGHT jm|dirichlet PARAM},
  * {@code length |q|}, {@code term COUNT TERM}, and optionally {@code k K} (ranking) and {@code
@@ -40,6 +47,14 @@ final class LanguageModel {
   final double[] logCollection;
   final int k;
   final int[] docids;
+  private final boolean jelinekMercer;
+  /** JM: mu_f (1 - lambda_f) per field. */
+  private final double[] foregroundWeights;
+  /** JM: c_t and log c_t per known term. */
+  private final double[] background;
+  private final double[] logBackground;
+  /** JM: B, the score of an entity holding no query term. */
+  final double baseline;
 
   private LanguageModel(LeafReader leaf, List<String[]> fieldLines, int length, List<String[]> termLines,
       int k, int[] docids) throws IOException {
@@ -91,6 +106,24 @@ final class LanguageModel {
     }
     this.k = k;
     this.docids = docids;
+    boolean allJm = true;
+    foregroundWeights = new double[nf];
+    for (int f = 0; f < nf; f++) {
+      allJm &= !dirichlet[f] || fieldWeights[f] == 0;
+      foregroundWeights[f] = dirichlet[f] ? 0 : fieldWeights[f] * (1 - smoothing[f]);
+    }
+    jelinekMercer = allJm;
+    background = new double[terms.length];
+    logBackground = new double[terms.length];
+    double b = 0;
+    for (int t = 0; t < terms.length; t++) {
+      for (int f = 0; f < nf; f++) {
+        background[t] += dirichlet[f] ? 0 : fieldWeights[f] * smoothing[f] * collection[t][f];
+      }
+      logBackground[t] = Math.log(background[t]);
+      b += queryWeights[t] * (logBackground[t] - logCollection[t]);
+    }
+    baseline = b;
   }
 
   static LanguageModel parse(LeafReader leaf, String request) throws IOException {
@@ -131,18 +164,14 @@ final class LanguageModel {
     return values;
   }
 
-  /** Whether an entity without any query term scores the same whatever its field lengths (JM only). */
-  boolean constantBaseline() {
-    for (int f = 0; f < fields.length; f++) {
-      if (dirichlet[f] && fieldWeights[f] > 0) {
-        return false;
-      }
-    }
-    return true;
+  /** Whether every weighted field is Jelinek-Mercer smoothed: then an entity without any query
+   * term scores {@link #baseline}, whatever its field lengths. */
+  boolean jelinekMercer() {
+    return jelinekMercer;
   }
 
-  /** The one Dirichlet-smoothed field with a weight when every other field has weight 0, else -1:
-   * then an entity without any query term scores lower the longer that field. */
+  /** The one weighted field when it is Dirichlet smoothed, else -1: then an entity without any
+   * query term scores lower the longer that field. */
   int soleDirichletField() {
     int sole = -1;
     for (int f = 0; f < fields.length; f++) {
@@ -156,14 +185,45 @@ final class LanguageModel {
     return sole;
   }
 
+  /** JM: whether field f can add to the foreground (mu_f (1 - lambda_f) > 0). */
+  boolean hasForeground(int f) {
+    return foregroundWeights[f] > 0;
+  }
+
+  /** JM: the part of g_t(e) from field f: mu_f (1 - lambda_f) n(t,e_f)/|e_f| (0 for an empty field). */
+  double foreground(int f, int freq, int length) {
+    return length == 0 ? 0 : foregroundWeights[f] * freq / length;
+  }
+
+  /** JM: what a term the entity holds adds to the baseline: P(t|q) [log(c_t + g_t(e)) - log c_t]. */
+  double delta(int t, double foreground) {
+    return queryWeights[t] * (Math.log(background[t] + foreground) - logBackground[t]);
+  }
+
   /** log score(e, q) (Eq. 16) from the entity's term frequencies n(t, e_f) at {@code freqs[t *
    * fields + f]} and its field lengths {@code lengths[f][doc]}. */
   double score(int doc, int[] freqs, int[][] lengths) {
+    int nf = fields.length;
+    if (jelinekMercer) {
+      double sum = 0;
+      for (int t = 0; t < terms.length; t++) {
+        double g = 0;
+        for (int f = 0; f < nf; f++) {
+          if (hasForeground(f) && freqs[t * nf + f] > 0) {
+            g += foreground(f, freqs[t * nf + f], lengths[f][doc]);
+          }
+        }
+        if (g > 0) {
+          sum += delta(t, g);
+        }
+      }
+      return baseline + sum;
+    }
     double score = 0;
     for (int t = 0; t < terms.length; t++) {
       double mixture = 0;
-      for (int f = 0; f < fields.length; f++) {
-        mixture += fieldWeights[f] * fieldProbability(t, f, freqs[t * fields.length + f], lengths[f][doc]);
+      for (int f = 0; f < nf; f++) {
+        mixture += fieldWeights[f] * fieldProbability(t, f, freqs[t * nf + f], lengths[f][doc]);
       }
       score += queryWeights[t] * (Math.log(mixture) - logCollection[t]);
     }

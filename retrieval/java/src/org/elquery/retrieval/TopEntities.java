@@ -31,7 +31,8 @@ final class TopEntities {
     return scoreA < scoreB || (scoreA == scoreB && idRank[docA] > idRank[docB]);
   }
 
-  void offer(int doc, double score) {
+  /** Keeps (doc, score) if it ranks among the best k so far; returns whether it was kept. */
+  boolean offer(int doc, double score) {
     if (size < capacity) {
       int slot = size++;
       while (slot > 0 && worse(score, doc, scores[(slot - 1) / 2], docs[(slot - 1) / 2])) {
@@ -41,9 +42,13 @@ final class TopEntities {
       }
       docs[slot] = doc;
       scores[slot] = score;
-    } else if (capacity > 0 && worse(scores[0], docs[0], score, doc)) {
-      replaceRoot(doc, score);
+      return true;
     }
+    if (capacity > 0 && worse(scores[0], docs[0], score, doc)) {
+      replaceRoot(doc, score);
+      return true;
+    }
+    return false;
   }
 
   private void replaceRoot(int doc, double score) {

@@ -1,0 +1,125 @@
+"""``elquery rank``: batch-rank a query file against an entity index into a TREC run."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, TypeVar
+
+from indexing.errors import ElqueryError
+from retrieval.models import MODEL_HELP, Model
+from retrieval.queries import QueryRecord
+from retrieval.searcher import RankedEntity, Searcher
+
+T = TypeVar("T")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add ``rank`` to the top-level ``elquery`` commands."""
+    models = "; ".join(f"{name}: {text}" for name, text in MODEL_HELP.items())
+    rank = commands.add_parser(
+        "rank",
+        help="rank entities for a file of queries into a TREC run",
+        description="Rank the entities of an index for every query of a TSV (qid<TAB>query) or JSON "
+        "({qid: query}) file and write a TREC run (qid Q0 entity rank score tag). Language-model "
+        "scores are the normalized query likelihood (methods.md §4, Eq. 16); ties are ordered by "
+        f"entity id. Models: {models}.",
+    )
+    rank.add_argument("--index", required=True, help="entity index directory (elquery index dbpedia)")
+    rank.add_argument("--queries", required=True, help="query file: .json, or TSV qid<TAB>query")
+    rank.add_argument("--model", default="mlm", choices=list(MODEL_HELP), help="retrieval model (default mlm)")
+    rank.add_argument("--k", type=int, default=1000, help="entities per query (default 1000)")
+    rank.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                      help="model parameter, repeatable (see the model list above)")
+    rank.add_argument("--out", required=True, help="TREC run file to write")
+    rank.add_argument("--tag", default=None, help="run tag (default elquery-MODEL)")
+    rank.add_argument("--threads", type=int, default=None, metavar="N",
+                      help="worker processes ranking queries in parallel (default: number of cores)")
+    rank.set_defaults(func=_rank)
+
+
+def _rank(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from retrieval.models import model_from_name, parse_params
+    from retrieval.queries import read_queries
+    from retrieval.runs import write_run
+
+    started = time.monotonic()
+    model = model_from_name(args.model, parse_params(args.param))
+    if args.k < 1:
+        raise ElqueryError(f"--k must be at least 1, got {args.k}")
+    workers = args.threads or os.cpu_count() or 1
+    if workers < 1:
+        raise ElqueryError(f"--threads must be at least 1, got {workers}")
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise ElqueryError(f"{out}: the directory {out.parent} does not exist")
+    queries = read_queries(args.queries)
+    workers = min(workers, max(1, len(queries) // 20))
+    size = max(1, min(50, -(-len(queries) // (4 * workers))))
+    chunks = [queries[i : i + size] for i in range(0, len(queries), size)]
+    progress = tqdm(total=len(queries), desc="ranking", unit="query", disable=None)
+    with progress, _executor(workers, args.index) as executor:
+        futures = [executor.submit(_rank_chunk, chunk, model, args.k) for chunk in chunks]
+        lines = write_run(out, _in_order(futures, progress), args.tag or f"elquery-{args.model}")
+    print(f"ranked {len(queries)} queries ({lines} lines) with {args.model} in {time.monotonic() - started:.1f} s "
+          f"-> {out}", file=sys.stderr)
+    return 0
+
+
+# pyjnius calls are not thread-safe (a bound Java method keeps its receiver on a shared object), so
+# queries run in parallel in worker processes, each with its own JVM and searcher.
+_searcher: Searcher | None = None
+
+
+def _open_searcher(index: str) -> None:
+    global _searcher
+    _searcher = Searcher(index)
+    _searcher.prepare()
+
+
+def _rank_chunk(chunk: list[QueryRecord], model: Model, k: int) -> list[tuple[str, list[RankedEntity]]]:
+    assert _searcher is not None
+    return [(q.qid, _searcher.rank(q.text, model, k)) for q in chunk]
+
+
+def _in_order(futures: list[Future[list[tuple[str, list[RankedEntity]]]]], progress: Any) -> Iterator[tuple[str, list[RankedEntity]]]:
+    for future in futures:
+        ranked = future.result()
+        yield from ranked
+        progress.update(len(ranked))
+
+
+def _executor(workers: int, index: str) -> Executor:
+    if workers == 1:
+        _open_searcher(index)
+        return _InlineExecutor()
+    return ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_open_searcher, initargs=(index,))
+
+
+class _InlineExecutor(Executor):
+    """Runs tasks in this process (one worker): no process start-up."""
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        future: Future[T] = Future()
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        global _searcher
+        if _searcher is not None:
+            _searcher.close()
+            _searcher = None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from elquery.cli import run
+
+    return run([register], prog="python -m retrieval", argv=argv)
