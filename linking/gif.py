@@ -9,7 +9,7 @@ code, see methods.md §5): "york" is not contained in "new yorker", and "new yor
 from __future__ import annotations
 
 from collections.abc import Iterable
-from statistics import fmean
+from math import fsum
 
 from linking.types import Interpretation, ScoredMention
 
@@ -56,7 +56,7 @@ def create_interpretations(ordered: Iterable[ScoredMention]) -> list[list[Scored
 def interpretation(members: Iterable[ScoredMention]) -> Interpretation:
     """An interpretation of ``members`` (ordered by span) scored by the mean member score."""
     annotations = tuple(sorted(members, key=lambda t: (t.mention.start, t.mention.end, t.entity)))
-    return Interpretation(annotations, fmean(t.score for t in annotations))
+    return Interpretation(annotations, fsum(t.score for t in annotations) / len(annotations))
 
 
 def distinct(interpretations: Iterable[Interpretation]) -> list[Interpretation]:

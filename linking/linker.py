@@ -5,16 +5,23 @@
 interpretations, ``.rank(query)`` the semantic-mapping ranking, ``.result(query)`` both (and the
 scored candidates), ``.link_many(queries, workers=N)`` runs a batch over worker processes.
 
-Default GIF thresholds s (:data:`DEFAULT_GIF_THRESHOLD`): interpretation finding keeps a
-(mention, entity) pair whose score is at least s. For CMNS the score is a commonness, and s = 0.1
-keeps the senses a mention has in at least one web annotation in ten. For MLMcg the score is
-commonness x exp(MLM log score), a likelihood ratio: how much more likely the query is under the
-entity's model than under the collection's, times the sense's share. The published runs used
-s = 20 over all of DBpedia; elquery's default is s = 2 (a pair must make the query at least
-twice as likely as the collection does, after commonness weighting), which keeps the meaningful
-pairs on the bundled demo KB (whose small collection gives smaller ratios than DBpedia) and on
-the DBpedia sample. MLM and MLMc use the same s as MLMcg. Tune s by cross-validation
-(methods.md §7) for real data.
+Default GIF thresholds s (methods.md §5; interpretation finding keeps a (mention, entity) pair
+whose score is at least s):
+
+* CMNS scores are commonness values, independent of the knowledge base's size: s = 0.1 keeps the
+  senses that at least one web annotation in ten gives the mention (:data:`DEFAULT_GIF_THRESHOLD`
+  and :data:`DEMO_GIF_THRESHOLD` alike).
+* MLM, MLMc and MLMcg scores contain exp(log score(e, q)) of Eq. 16, a likelihood ratio against
+  the collection model, so their scale grows with the collection: a query term the entity
+  matches scores about P(t|theta_e) / P(t|C), and P(t|C) shrinks as the collection grows. Over
+  all of DBpedia the published MLMcg runs used s = 20, elquery's default
+  (:data:`DEFAULT_GIF_THRESHOLD`). The bundled demo KB (54 entities) gives ratios two orders of
+  magnitude smaller, so :meth:`Linker.demo` (the CLI without ``--index``) uses
+  :data:`DEMO_GIF_THRESHOLD`: s = 0.25 for MLMcg (below the weakest intended pair of the demo
+  queries, Barack_Obama for "obama's mother" at 0.31, above the wrong senses that survive
+  containment pruning) and s = 1 for MLM and MLMc (no commonness factor).
+
+For any other knowledge base choose s by cross-validation (methods.md §7, ``elquery experiment``).
 """
 
 from __future__ import annotations
@@ -91,11 +98,11 @@ class Linker:
     """Links queries against one knowledge base: an entity index (for MLM scores) and a
     surface-form store (for candidates and commonness).
 
-    ``index`` and ``surface_forms`` are paths (opened here) or open objects implementing
-    :class:`CandidateScorer` / :class:`SpanMatcher`; CMNS needs no index (``None``). ``commonness_threshold`` and
-    ``gif_threshold`` default per method (:data:`methods.DEFAULT_COMMONNESS_THRESHOLD`,
-    :data:`DEFAULT_GIF_THRESHOLD`); ``top_ranked`` replaces GIF by the TopRanked baseline;
-    ``whitelist`` keeps only the listed entities.
+    ``index`` and ``surface_forms`` are paths (opened here; close them with :meth:`close` or
+    ``with``) or open objects implementing :class:`CandidateScorer` / :class:`SpanMatcher`; CMNS
+    needs no index (``None``). ``commonness_threshold`` and ``gif_threshold`` default per method
+    (:data:`methods.DEFAULT_COMMONNESS_THRESHOLD`, :data:`DEFAULT_GIF_THRESHOLD`); ``top_ranked``
+    replaces GIF by the TopRanked baseline; ``whitelist`` keeps only the listed entities.
     """
 
     def __init__(
@@ -119,6 +126,20 @@ class Linker:
         )
         self._matcher = _open_matcher(surface_forms)
         self._scorer = _open_scorer(index, method) if methods.uses_mlm(method) else None
+        opened = ((self._matcher, surface_forms), (self._scorer, index))
+        self._owned = [source for source, given in opened if source is not None and isinstance(given, str | Path)]
+
+    def close(self) -> None:
+        """Close the artefacts this linker opened from paths."""
+        for artefact in self._owned:
+            artefact.close()
+        self._owned = []
+
+    def __enter__(self) -> Linker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @classmethod
     def from_config(cls, config: LinkerConfig) -> Linker:

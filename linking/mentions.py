@@ -5,9 +5,9 @@ The query is normalized with :func:`indexing.normalize.normalize` (the one norma
 with the surface-form store) and split on spaces; every contiguous token span is a possible
 mention. The surface-form store looks up all spans at once and answers, per span, the entities it
 may name with commonness(m, e) and the sources of the pair (``kb`` when the span is a KB alias of
-the entity); this module applies the candidate rules: (m, e) is a candidate if it is a KB match (M_kb, Eq. 8) or
-commonness(m, e) >= c (M_w, Eq. 10 with '>=' as in the published runs; c = 0 keeps every web
-match), and, with a whitelist, only whitelisted entities remain.
+the entity); this module applies the candidate rules: (m, e) is a candidate if it is a KB match
+(M_kb, Eq. 8) or commonness(m, e) >= c (M_w, Eq. 10 with '>=' as in the published runs; c = 0
+keeps every web match), and, with a whitelist, only whitelisted entities remain.
 """
 
 from __future__ import annotations

@@ -22,3 +22,6 @@ class IndexScorer:
 
     def exp_scores(self, query: str, entities: Sequence[str]) -> Mapping[str, float]:
         return {e: math.exp(s) for e, s in self._scorer.score_candidates(query, entities).items()}
+
+    def close(self) -> None:
+        self.index.close()

@@ -5,6 +5,7 @@ errors, workers). The demo artefacts are built once per session by :func:`indexi
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,12 @@ def test_malformed_query_line_names_file_and_line(demo, tmp_path: Path, capsys: 
     queries.write_text("a\tnew york\nno tab here\n", encoding="utf-8")
     assert elquery(["link", "--queries", str(queries)]) == 2
     assert f"{queries}:2:" in capsys.readouterr().err
+
+
+def test_linker_closes_what_it_opened(demo_artefacts: tuple[Path, Path]) -> None:
+    index, sf = demo_artefacts
+    with Linker(index, sf, method="cmns") as linker:  # CMNS opens no index even when given one
+        # "fl" (commonness 1) outscores "jacksonville fl" (0.98), so containment keeps "fl"
+        assert entity_sets(linker.link("jacksonville fl")) == [{"<dbpedia:Jacksonville,_Florida>", "<dbpedia:Florida>"}]
+    with pytest.raises(sqlite3.ProgrammingError):
+        linker.link("jacksonville fl")

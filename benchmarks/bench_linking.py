@@ -1,0 +1,198 @@
+"""Linking benchmark (linking issue): GIF-MLMcg per-query latency, warm, and batch throughput.
+
+Knowledge base: a synthetic DBpedia of ``--entities`` entities (default 1,000,000) from
+``benchmarks/synthetic_dbpedia.py`` with its extras (anchor texts, Freebase links), indexed with
+``build_dbpedia_index`` and turned into a surface-form store of KB aliases and anchor counts
+(``build_store(..., anchors=True)``), all kept in ``--work`` and reused; or existing artefacts
+(``--index`` and ``--surface-forms``).
+
+Queries:
+
+* ``y-erd``: the 2,398 Y-ERD queries (``$ELQUERY_DATA/elq/y-erd/queries.json``), real query text;
+  against a synthetic KB few of their spans are surface forms, so they mostly measure mention
+  detection;
+* ``kb``: seeded synthetic queries built from the KB's own entity titles (one or two titles,
+  sometimes with an extra word), so every query has candidates and MLM scoring runs.
+
+Per query set, one JSON line per measurement, each next to its baselines from the same run:
+``lookup`` (the surface-form span lookup alone), ``gif-cmns`` (no MLM scoring) and
+``gif-mlmcg`` (the full pipeline): p50 / p99 / mean latency in ms after a warm-up pass, and the
+mean number of candidates per query. Then the batch throughput of ``Linker.link_many`` with 1
+and ``--workers`` processes (queries/s, with and without the workers' start-up).
+
+Usage: ``python benchmarks/bench_linking.py [--work DIR] [--entities N] [--index INDEX
+--surface-forms SF.db] [--kb-queries N] [--workers N] [--gif-threshold S]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from urllib.parse import unquote
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+
+def emit(record: dict[str, object]) -> None:
+    print(json.dumps(record), flush=True)
+
+
+def build_artefacts(work: Path, entities: int) -> tuple[Path, Path]:
+    """Synthetic dumps, index and surface forms for ``entities`` entities under ``work`` (reused)."""
+    import synthetic_dbpedia
+
+    from indexing.build_index import build_dbpedia_index
+    from indexing.surface_forms import BuildOptions, build_store
+
+    started = time.perf_counter()
+    dumps = synthetic_dbpedia.generate(work / f"dumps-{entities}", entities, extras=True, reuse=True)
+    index, surface_forms = work / f"index-{entities}", work / f"surface-forms-{entities}.db"
+    steps = {"dumps_s": round(time.perf_counter() - started, 1)}
+    if not index.exists():
+        started = time.perf_counter()
+        build_dbpedia_index(dumps.core_dumps, index)
+        steps["index_s"] = round(time.perf_counter() - started, 1)
+    if not surface_forms.exists():
+        started = time.perf_counter()
+        build_store(surface_forms, BuildOptions(tuple(dumps.dumps), anchors=True, progress=False))
+        steps["surface_forms_s"] = round(time.perf_counter() - started, 1)
+    emit({"bench": "linking_artefacts", "entities": entities, "index": str(index),
+          "surface_forms": str(surface_forms), **steps})
+    return index, surface_forms
+
+
+def yerd_queries() -> list[tuple[str, str]]:
+    root = Path(os.environ.get("ELQUERY_DATA", REPO.parent / "shared" / "data"))
+    path = root / "elq" / "y-erd" / "queries.json"
+    if not path.is_file():
+        return []
+    return list(json.loads(path.read_text(encoding="utf-8")).items())
+
+
+def kb_queries(index: Path, count: int, seed: int) -> list[tuple[str, str]]:
+    """Queries made of one or two entity titles of the index (underscores to spaces, qualifiers
+    in parentheses dropped), a third of them with one more word from another title."""
+    ids = (index / "entity_ids.txt").read_text(encoding="utf-8").splitlines()
+    rng = random.Random(seed)
+
+    def title() -> str:
+        text = unquote(rng.choice(ids)[len("<dbpedia:"):-1]).replace("_", " ")
+        return text.split(" (")[0]
+
+    queries = []
+    for number in range(count):
+        parts = [title() for _ in range(rng.choice((1, 2)))]
+        if rng.random() < 1 / 3:
+            parts.append(rng.choice(title().split()))
+        queries.append((f"kb-{number}", " ".join(parts).lower()))
+    return queries
+
+
+def latencies(function: Callable[[str], object], queries: Sequence[tuple[str, str]]) -> list[float]:
+    for _, query in queries:  # warm-up pass
+        function(query)
+    times = []
+    for _, query in queries:
+        started = time.perf_counter()
+        function(query)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def summary(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    return {
+        "queries": len(times),
+        "p50_ms": round(1000 * ordered[len(ordered) // 2], 3),
+        "p99_ms": round(1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 3),
+        "mean_ms": round(1000 * statistics.fmean(ordered), 3),
+        "max_ms": round(1000 * ordered[-1], 3),
+    }
+
+
+def throughput(linker: object, queries: Sequence[tuple[str, str]], workers: int) -> dict[str, float]:
+    """Queries/s of ``link_many``; the start-up (a pool linking two queries) is timed apart."""
+    started = time.perf_counter()
+    list(linker.link_many(queries[:2], workers=workers))
+    startup = time.perf_counter() - started
+    started = time.perf_counter()
+    results = list(linker.link_many(queries, workers=workers))
+    seconds = time.perf_counter() - started
+    assert len(results) == len(queries)
+    return {
+        "workers": workers,
+        "queries": len(queries),
+        "seconds": round(seconds, 2),
+        "queries_per_s": round(len(queries) / seconds, 1),
+        "startup_s": round(startup, 2),
+        "queries_per_s_after_startup": round(len(queries) / max(seconds - startup, 1e-9), 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/elquery-bench-linking"),
+                        help="where the synthetic artefacts are built and reused")
+    parser.add_argument("--entities", type=int, default=1_000_000)
+    parser.add_argument("--index", type=Path, help="an existing entity index (with --surface-forms)")
+    parser.add_argument("--surface-forms", type=Path, help="an existing surface-form store (with --index)")
+    parser.add_argument("--kb-queries", type=int, default=2000, help="synthetic queries from the KB's titles")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--gif-threshold", type=float, default=20.0)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if (args.index is None) != (args.surface_forms is None):
+        parser.error("give --index and --surface-forms together")
+
+    from indexing.surface_forms import SurfaceFormStore
+    from linking.linker import Linker
+    from linking.mentions import query_tokens
+
+    if args.index is None:
+        args.work.mkdir(parents=True, exist_ok=True)
+        index, surface_forms = build_artefacts(args.work, args.entities)
+    else:
+        index, surface_forms = args.index, args.surface_forms
+    started = time.perf_counter()
+    mlmcg = Linker(index, surface_forms, method="mlmcg", gif_threshold=args.gif_threshold)
+    cmns = Linker(None, surface_forms, method="cmns")
+    store = SurfaceFormStore(surface_forms)
+    emit({"bench": "linking_open", "seconds": round(time.perf_counter() - started, 2), "index": str(index),
+          "surface_forms": str(surface_forms), "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2)})
+
+    query_sets = {"y-erd": yerd_queries(), "kb": kb_queries(index, args.kb_queries, args.seed)}
+    for name, queries in query_sets.items():
+        if not queries:
+            emit({"bench": "linking_latency", "query_set": name, "skipped": "no queries (ELQUERY_DATA?)"})
+            continue
+        candidates = [len(mlmcg.result(q).scored) for _, q in queries]
+        stages = {
+            "lookup": lambda q: store.lookup_spans(query_tokens(q)),
+            "gif-cmns": cmns.link,
+            "gif-mlmcg": mlmcg.link,
+        }
+        for stage, function in stages.items():
+            emit({"bench": "linking_latency", "query_set": name, "stage": stage, **summary(latencies(function, queries)),
+                  "mean_candidates": round(statistics.fmean(candidates), 2),
+                  "with_candidates": round(sum(1 for c in candidates if c) / len(candidates), 3),
+                  "load_avg_1m": round(os.getloadavg()[0], 2)})
+
+    batch = [q for queries in query_sets.values() for q in queries] * 2
+    for workers in sorted({1, args.workers}):
+        emit({"bench": "linking_throughput", "method": "gif-mlmcg", **throughput(mlmcg, batch, workers),
+              "load_avg_1m": round(os.getloadavg()[0], 2)})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
