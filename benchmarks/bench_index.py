@@ -136,6 +136,9 @@ def stage_build(dumps: Path, out: Path, threads: int | None) -> dict[str, Any]:
         "triples_per_s": round(summary.triples / wall, 1),
         "cpu_s": round(usage["cpu_s"], 1),
         "cpu_utilization": round(usage["cpu_s"] / wall / (os.cpu_count() or 1), 2),
+        # What the same CPU time would give on otherwise idle cores with perfect parallelism (an
+        # upper bound; useful when other jobs share the machine).
+        "entities_per_s_if_idle_upper_bound": round(summary.entities * (os.cpu_count() or 1) / usage["cpu_s"], 1),
         "peak_rss_mb": {
             "self": round(usage["rss_self_mb"], 1),
             "largest_child": round(usage["rss_children_mb"], 1),
@@ -292,6 +295,7 @@ def stage_anserini(collection: Path, index: Path, threads: int, documents: int) 
         "wall_s": round(wall, 2),
         "entities_per_s": round(documents / wall, 1),
         "cpu_s": round(usage["cpu_s"], 1),
+        "entities_per_s_if_idle_upper_bound": round(documents * (os.cpu_count() or 1) / usage["cpu_s"], 1),
         "peak_rss_mb": {"java": round(usage["rss_children_mb"], 1)},
         "index_bytes": _tree_bytes(index),
         "args": command[command.index("io.anserini.index.IndexCollection"):],
@@ -370,9 +374,12 @@ def main(argv: list[str] | None = None) -> int:
         "build_entities_per_s": build["entities_per_s"],
         "target_entities_per_s": TARGET_ENTITIES_PER_S,
         "meets_target": build["entities_per_s"] >= TARGET_ENTITIES_PER_S,
+        "build_entities_per_s_if_idle_upper_bound": build["entities_per_s_if_idle_upper_bound"],
+        "loadavg_during_build": build["machine"]["loadavg"],
     }
     if not args.skip_anserini:
         summary["anserini_entities_per_s"] = records[2]["entities_per_s"]
+        summary["build_over_anserini_cpu"] = round(build["cpu_s"] / records[2]["cpu_s"], 2)
         summary["build_over_anserini_time"] = round(build["wall_s"] / records[2]["wall_s"], 2)
     if build.get("phases_s"):
         total = sum(build["phases_s"].values())

@@ -559,7 +559,6 @@ def generate(
     indexable = redirects = 0
     handles = {name: open(path, "wb") for name, path in files.items()}
     processes = processes or os.cpu_count() or 1
-    make_vocabulary(seed)  # once, inherited by forked workers
     try:
         for name, handle in handles.items():
             handle.write(bz2.compress(f"# started synthetic {name} seed={seed} entities={entities}\n".encode(), 1))
@@ -569,8 +568,9 @@ def generate(
             )
             executor = None
         else:
-            context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-            executor = ProcessPoolExecutor(max_workers=processes, mp_context=context)
+            # spawn, not fork: the caller may run a JVM (the benchmarks and tests do), and forking
+            # a process with foreign threads can deadlock.
+            executor = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn"))
             # map() submits everything at once; results come back in order, a few chunks of
             # compressed bytes held at a time.
             results = executor.map(_chunk, _chunks(seed, entities, extras))
