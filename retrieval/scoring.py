@@ -86,7 +86,8 @@ class EntityPrior:
 
 
 class EntityScorer:
-    """Scores candidate entities under a language model (Eq. 12-13, 16)."""
+    """Scores candidate entities under a language model (Eq. 12-13, 16). One per thread (see
+    :class:`retrieval.searcher.Searcher`)."""
 
     def __init__(self, index: EntityIndex, model: LanguageModel | None = None, prior: EntityPrior | None = None) -> None:
         self.index = index
@@ -117,9 +118,13 @@ class EntityScorer:
     def score_candidates(self, query: Query, entity_ids: Iterable[str]) -> dict[str, float]:
         """Log score (Eq. 16) of every given entity that is in the index (others are left out),
         in the order given."""
-        entities = [e for e in dict.fromkeys(entity_ids) if self.index.docid(e) is not None]
-        docids = np.array([self.index.docid(e) for e in entities], dtype=np.int32)
-        return dict(zip(entities, self.log_scores(query, docids).scores.tolist()))
+        docids: dict[str, int] = {}
+        for entity in entity_ids:
+            docid = self.index.docid(entity)
+            if docid is not None:
+                docids.setdefault(entity, docid)
+        scores = self.log_scores(query, np.fromiter(docids.values(), dtype=np.int32, count=len(docids))).scores
+        return dict(zip(docids, scores.tolist()))
 
     def normalized_query_likelihood(self, query: Query, entity_ids: Iterable[str]) -> dict[str, QueryLikelihood]:
         """Eq. 16 as (log score, exp score) for every given entity that is in the index."""

@@ -16,6 +16,7 @@ Ties are ordered by entity id, always.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -50,12 +51,16 @@ class EntityScore:
 
 
 class Searcher:
-    """Ranks and scores the entities of one index. Safe to share between threads."""
+    """Ranks and scores the entities of one index (opened here from a path, or given open).
+
+    Not for sharing between threads: pyjnius keeps the receiver of a Java method call on a shared
+    object, so concurrent calls can mix up their receivers. Run queries in parallel in processes,
+    one searcher each (as ``elquery rank`` does).
+    """
 
     def __init__(self, index: EntityIndex | Path | str) -> None:
         self._owned = not isinstance(index, EntityIndex)
-        self.index = EntityIndex(index) if self._owned else index
-        assert isinstance(self.index, EntityIndex)
+        self.index: EntityIndex = index if isinstance(index, EntityIndex) else EntityIndex(index)
 
     # --- tie order ----------------------------------------------------------------------------
 
@@ -94,7 +99,7 @@ class Searcher:
         return [RankedEntity(r, entities[d], s) for r, (d, s) in enumerate(zip(docids.tolist(), scores.tolist()), 1)]
 
     def score(
-        self, query: Query, entity_ids: list[str], model: LanguageModel | None = None, prior: EntityPrior | None = None
+        self, query: Query, entity_ids: Iterable[str], model: LanguageModel | None = None, prior: EntityPrior | None = None
     ) -> list[EntityScore]:
         """Eq. 16 for each given entity that is in the index, in the order given."""
         scores = EntityScorer(self.index, model, prior).score_candidates(query, entity_ids)

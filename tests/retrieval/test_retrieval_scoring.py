@@ -165,6 +165,7 @@ def write_synthetic_dumps(directory: Path, entities: int = 60, seed: int = 3) ->
     label, comment = "<http://www.w3.org/2000/01/rdf-schema#label>", "<http://www.w3.org/2000/01/rdf-schema#comment>"
     files: dict[str, list[str]] = {name: [] for name in ("labels_en", "short_abstracts_en",
                                                          "transitive_redirects_en", "mappingbased_objects_en")}
+    previous = ("", "")
     for i in range(entities):
         title = f"Thing_{(i * 37) % entities:03d}"
         if i % 10 == 9:  # a twin of the previous entity

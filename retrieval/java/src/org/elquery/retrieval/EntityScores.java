@@ -16,15 +16,16 @@ import org.apache.lucene.sandbox.search.CombinedFieldQuery;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.BoostQuery;
+import org.apache.lucene.search.Collector;
 import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.search.IndexSearcher;
-import org.apache.lucene.search.Query;
-import org.apache.lucene.search.Collector;
 import org.apache.lucene.search.LeafCollector;
+import org.apache.lucene.search.Query;
 import org.apache.lucene.search.Scorable;
 import org.apache.lucene.search.ScoreMode;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.similarities.BM25Similarity;
+import org.apache.lucene.util.BytesRef;
 import org.apache.lucene.util.FixedBitSet;
 
 /**
@@ -111,21 +112,7 @@ public final class EntityScores {
     }
     int[][] lengths = state.lengths(leaf, model.fields);
     if (model.jelinekMercer()) {
-      double[] sum = termAtATime(leaf, model, lengths);
-      try {
-        for (int doc = 0; doc < leaf.maxDoc(); doc++) {
-          if (sum[doc] > 0) {
-            top.offer(doc, model.baseline + sum[doc]);
-          }
-        }
-        for (int doc : state.byId()) {
-          if (sum[doc] == 0 && !top.offer(doc, model.baseline)) {
-            break;
-          }
-        }
-      } finally {
-        Arrays.fill(sum, 0, leaf.maxDoc(), 0);
-      }
+      rankJelinekMercer(leaf, model, lengths, top, state.byId());
     } else {
       FixedBitSet matched = documentAtATime(leaf, model, lengths, top);
       int[] zero = new int[model.terms.length * model.fields.length];
@@ -146,17 +133,21 @@ public final class EntityScores {
     return top.toBytes(model.terms.length);
   }
 
-  /** Per-thread dense work arrays for term-at-a-time scoring, zero (clear) between uses. */
+  /** Per-thread work arrays for term-at-a-time scoring, zero (clear) between uses. */
   private static final class Scratch {
     double[] foreground = new double[0];
     double[] sum = new double[0];
+    int[] union = new int[0];
     FixedBitSet pending = new FixedBitSet(0);
+    FixedBitSet matched = new FixedBitSet(0);
 
     Scratch sized(int maxDoc) {
       if (sum.length < maxDoc) {
         foreground = new double[maxDoc];
         sum = new double[maxDoc];
+        union = new int[maxDoc];
         pending = new FixedBitSet(maxDoc);
+        matched = new FixedBitSet(maxDoc);
       }
       return this;
     }
@@ -170,73 +161,103 @@ public final class EntityScores {
   private static final int MEMO_LENGTHS = 2048;
 
   /**
-   * JM models: the dense array (per thread; the caller zeroes it) of sum over the query terms an
-   * entity holds of {@link LanguageModel#delta}, positive exactly for the entities holding a query
-   * term. Term by term: the foregrounds of a term's earlier fields collect in a dense array; in the
-   * last field's postings, an entity not seen before gets its delta at once (from a table of the
-   * frequent (freq, length) pairs for long postings), the others after the pass. The sums add
-   * the same numbers in the same order as {@link LanguageModel#score}.
+   * JM models: offers to {@code top} every entity holding a query term, with score B + the sum of
+   * {@link LanguageModel#delta} over the terms it holds, then the others (score B) in entity-id
+   * order until one is turned away. The sums run term by term in dense arrays: the foregrounds
+   * of a term's earlier fields collect first; in the last field's postings an entity not seen for
+   * the term gets its delta at once (from a table of the frequent (freq, length) pairs for long
+   * postings), the others after the pass. They add the same numbers in the same order as
+   * {@link LanguageModel#score}, so ranking and candidate scoring agree to the last bit.
    */
-  private static double[] termAtATime(LeafReader leaf, LanguageModel model, int[][] lengths) throws IOException {
+  private static void rankJelinekMercer(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top,
+      int[] byId) throws IOException {
     Scratch scratch = SCRATCH.get().sized(leaf.maxDoc());
     double[] foreground = scratch.foreground;
     double[] sum = scratch.sum;
+    int[] union = scratch.union;
     FixedBitSet pendingSet = scratch.pending;
+    FixedBitSet matched = scratch.matched;
+    int unionSize = 0;
     int fields = model.fields.length;
     int last = -1;
     for (int f = 0; f < fields; f++) {
       last = model.hasForeground(f) ? f : last;
     }
     int[] pending = new int[16];
-    for (int t = 0; t < model.terms.length; t++) {
-      int pendingSize = 0;
-      for (int f = 0; f <= last; f++) {
-        PostingsEnum postings = model.hasForeground(f) ? postings(leaf, model, t * fields + f) : null;
-        if (postings == null) {
-          continue;
-        }
-        int[] length = lengths[f];
-        if (f < last) {
-          for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
-            if (!pendingSet.getAndSet(doc)) {
-              if (pendingSize == pending.length) {
-                pending = Arrays.copyOf(pending, 2 * pendingSize);
-              }
-              pending[pendingSize++] = doc;
-            }
-            foreground[doc] += model.foreground(f, postings.freq(), length[doc]);
+    try {
+      for (int t = 0; t < model.terms.length; t++) {
+        int pendingSize = 0;
+        for (int f = 0; f <= last; f++) {
+          PostingsEnum postings = model.hasForeground(f) ? postings(leaf, model, t * fields + f) : null;
+          if (postings == null) {
+            continue;
           }
-          continue;
-        }
-        double[] memo = null;
-        if (postings.cost() > MEMO_MIN_POSTINGS) {
-          memo = new double[MEMO_FREQS * MEMO_LENGTHS];
-          Arrays.fill(memo, Double.NaN);
-        }
-        for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
-          int freq = postings.freq();
-          if (pendingSize > 0 && pendingSet.get(doc)) {
-            foreground[doc] += model.foreground(f, freq, length[doc]);
-          } else if (memo != null && freq < MEMO_FREQS && length[doc] < MEMO_LENGTHS) {
-            int slot = freq * MEMO_LENGTHS + length[doc];
-            double delta = memo[slot];
-            if (delta != delta) {
-              delta = memo[slot] = model.delta(t, model.foreground(f, freq, length[doc]));
+          int[] length = lengths[f];
+          if (f < last) {
+            for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
+              if (!pendingSet.getAndSet(doc)) {
+                if (pendingSize == pending.length) {
+                  pending = Arrays.copyOf(pending, 2 * pendingSize);
+                }
+                pending[pendingSize++] = doc;
+              }
+              foreground[doc] += model.foreground(f, postings.freq(), length[doc]);
+            }
+            continue;
+          }
+          double[] memo = null;
+          if (postings.cost() > MEMO_MIN_POSTINGS) {
+            memo = new double[MEMO_FREQS * MEMO_LENGTHS];
+            Arrays.fill(memo, Double.NaN);
+          }
+          for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
+            int freq = postings.freq();
+            if (pendingSize > 0 && pendingSet.get(doc)) {
+              foreground[doc] += model.foreground(f, freq, length[doc]);
+              continue;
+            }
+            double delta;
+            if (memo != null && freq < MEMO_FREQS && length[doc] < MEMO_LENGTHS) {
+              int slot = freq * MEMO_LENGTHS + length[doc];
+              delta = memo[slot];
+              if (delta != delta) {
+                delta = memo[slot] = model.delta(t, model.foreground(f, freq, length[doc]));
+              }
+            } else {
+              delta = model.delta(t, model.foreground(f, freq, length[doc]));
+            }
+            if (!matched.getAndSet(doc)) {
+              union[unionSize++] = doc;
             }
             sum[doc] += delta;
-          } else {
-            sum[doc] += model.delta(t, model.foreground(f, freq, length[doc]));
           }
         }
+        for (int i = 0; i < pendingSize; i++) {
+          int doc = pending[i];
+          if (!matched.getAndSet(doc)) {
+            union[unionSize++] = doc;
+          }
+          sum[doc] += model.delta(t, foreground[doc]);
+          foreground[doc] = 0;
+          pendingSet.clear(doc);
+        }
       }
-      for (int i = 0; i < pendingSize; i++) {
-        int doc = pending[i];
-        sum[doc] += model.delta(t, foreground[doc]);
-        foreground[doc] = 0;
-        pendingSet.clear(doc);
+      for (int i = 0; i < unionSize; i++) {
+        top.offer(union[i], model.baseline + sum[union[i]]);
       }
+      for (int doc : byId) {
+        if (!matched.get(doc) && !top.offer(doc, model.baseline)) {
+          break;
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      SCRATCH.remove(); // its arrays may not be zero any more
+      throw e;
     }
-    return sum;
+    for (int i = 0; i < unionSize; i++) {
+      sum[union[i]] = 0;
+      matched.clear(union[i]);
+    }
   }
 
   /** Other models: offers every entity holding a query term to {@code top}, scoring one document
@@ -354,7 +375,7 @@ public final class EntityScores {
     for (int i = 3; i + 1 < similarity.length; i += 2) {
       builder.addField(similarity[i], Float.parseFloat(similarity[i + 1]));
     }
-    return builder.addTerm(new org.apache.lucene.util.BytesRef(term)).build();
+    return builder.addTerm(new BytesRef(term)).build();
   }
 
   static ByteBuffer buffer(int size) {

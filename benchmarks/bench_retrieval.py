@@ -1,0 +1,271 @@
+"""Retrieval benchmark (retrieval issue): candidate scoring and whole-index ranking latency.
+
+Measures, on one index and in one run, per query:
+
+* candidate scoring (MLM, Eq. 16) of 50 and 200 candidates for 3-term queries;
+* whole-index exact MLM top-1000 against Lucene BM25 top-1000;
+
+for queries of common, mid-frequency and rare terms, and prints one JSON line per measurement
+(``p50_ms``, ``p99_ms``, ``mean_ms``) plus a header line describing the index.
+
+The index is a synthetic one built with :class:`indexing.lucene_writer.EntityIndexWriter` from
+seeded Zipfian documents (``--entities``, default 1,000,000), or an existing index (``--index``).
+
+Synthetic shape: vocabulary of ``--vocabulary`` pronounceable words (consonant-vowel syllables,
+never an English stopword), term ranks drawn from a Zipf law (s = 1.0) bounded by the vocabulary;
+``names`` holds 1-3 values of 1-4 words, ``content`` a log-normal number of words (median 90).
+Entity ids are ``<dbpedia:Entity_N>`` with N a seeded permutation, so docid order is not id order.
+
+Usage:
+    python benchmarks/bench_retrieval.py [--entities N] [--index PATH] [--keep PATH]
+        [--queries N] [--seed N] [--threads N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+if TYPE_CHECKING:
+    from indexing.entity_documents import EntityDocument
+    from indexing.entity_index import EntityIndex
+    from retrieval.searcher import Searcher
+
+_CONSONANTS = "bdfgklmnprstvz"
+_VOWELS = "aeiou"
+ZIPF_S = 1.0
+
+
+def word(rank: int) -> str:
+    """The synthetic word of a term rank: consonant-vowel syllables (two or more), e.g. ``baba``."""
+    syllables = []
+    rank += len(_CONSONANTS) * len(_VOWELS)  # at least two syllables: no stopword, no 2-letter word
+    while rank:
+        rank, rest = divmod(rank, len(_CONSONANTS) * len(_VOWELS))
+        syllables.append(_CONSONANTS[rest // len(_VOWELS)] + _VOWELS[rest % len(_VOWELS)])
+    return "".join(reversed(syllables))
+
+
+def _zipf_sampler(vocabulary: int, rng: np.random.Generator) -> Callable[[int], np.ndarray]:
+    cdf = np.cumsum(1.0 / np.arange(1, vocabulary + 1) ** ZIPF_S)
+    cdf /= cdf[-1]
+    return lambda size: np.minimum(np.searchsorted(cdf, rng.random(size)), vocabulary - 1)
+
+
+def synthetic_documents(entities: int, vocabulary: int, seed: int) -> Iterator[EntityDocument]:
+    """Seeded Zipfian :class:`EntityDocument` objects, in docid order."""
+    from indexing.entity_documents import EntityDocument
+
+    rng = np.random.default_rng(seed)
+    sample = _zipf_sampler(vocabulary, rng)
+    words = np.array([word(r) for r in range(vocabulary)], dtype=object)
+    numbers = rng.permutation(entities)
+    batch = 10_000
+    for start in range(0, entities, batch):
+        size = min(batch, entities - start)
+        content_lengths = np.maximum(1, rng.lognormal(math.log(90), 0.8, size).astype(int))
+        name_values = rng.integers(1, 4, size)
+        name_words = rng.integers(1, 5, int(name_values.sum()))
+        content_tokens = words[sample(int(content_lengths.sum()))]
+        name_tokens = words[sample(int(name_words.sum()))]
+        c = n = v = 0
+        for i in range(size):
+            names = []
+            for _ in range(name_values[i]):
+                names.append(" ".join(name_tokens[n : n + name_words[v]]))
+                n += name_words[v]
+                v += 1
+            content = " ".join(content_tokens[c : c + content_lengths[i]])
+            c += content_lengths[i]
+            yield EntityDocument(f"<dbpedia:Entity_{numbers[start + i]}>", tuple(names), (content,))
+
+
+def build_synthetic_index(out: Path, entities: int, vocabulary: int, seed: int) -> float:
+    """Write a single-segment elquery index of synthetic documents at ``out``; returns seconds."""
+    from tqdm import tqdm
+
+    from indexing.entity_index import EntityIndex
+    from indexing.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, length_file
+    from indexing.lucene_writer import EntityIndexWriter
+
+    started = time.monotonic()
+    out.mkdir(parents=True)
+    writer = EntityIndexWriter(out)
+    documents = synthetic_documents(entities, vocabulary, seed)
+    writer.add_all(tqdm(documents, total=entities, desc="synthetic index", unit="doc", disable=None))
+    writer.close(merge=True)
+    (out / IDS_FILE).write_text("".join(e + "\n" for e in writer.written.entities), encoding="utf-8")
+    for name in FIELDS:
+        np.save(out / length_file(name), np.asarray(writer.written.lengths[name], dtype=np.int32))
+    metadata = {"format": FORMAT_VERSION, "analyzer": ANALYZER_NAME, "entities": entities, "content_predicates": []}
+    (out / METADATA_FILE).write_text(json.dumps(metadata), encoding="utf-8")
+    with EntityIndex(out) as index:
+        metadata["fields"] = index.field_statistics()
+    (out / METADATA_FILE).write_text(json.dumps(metadata), encoding="utf-8")
+    return time.monotonic() - started
+
+
+# --- query terms by document frequency ------------------------------------------------------------
+
+# Bands of content document frequency as fractions of the entities, [low, high); rare terms are
+# those in 2 to max(10, N / 20,000) entities.
+BANDS = {"common": (0.05, 1.01), "mid": (0.0005, 0.005)}
+RARE_FRACTION = 0.00005
+RARE_MIN_DF, RARE_MIN_MAX_DF = 2, 10
+
+
+def band_of(df: int, entities: int) -> str | None:
+    if RARE_MIN_DF <= df <= max(RARE_MIN_MAX_DF, RARE_FRACTION * entities):
+        return "rare"
+    for name, (low, high) in BANDS.items():
+        if low <= df / entities < high:
+            return name
+    return None
+
+
+def terms_by_band(index: EntityIndex, field: str = "content") -> dict[str, list[str]]:
+    """The field's terms in each document-frequency band (read from the Lucene term dictionary)."""
+    n = index.num_entities
+    bands: dict[str, list[str]] = {"common": [], "mid": [], "rare": []}
+    terms_enum = index.leaf.terms(field).iterator()
+    while terms_enum.next() is not None:
+        band = band_of(terms_enum.docFreq(), n)
+        if band is not None:
+            bands[band].append(terms_enum.term().utf8ToString())
+    return bands
+
+
+def make_queries(terms: list[str], count: int, rng: np.random.Generator, length: int = 3) -> list[str]:
+    if len(terms) < length:
+        return []
+    return [" ".join(rng.choice(terms, length, replace=False)) for _ in range(count)]
+
+
+# --- measurements -----------------------------------------------------------------------------------
+
+
+def percentiles(seconds: list[float]) -> dict[str, float]:
+    ms = np.asarray(seconds) * 1000
+    return {
+        "p50_ms": round(float(np.percentile(ms, 50)), 3),
+        "p99_ms": round(float(np.percentile(ms, 99)), 3),
+        "mean_ms": round(float(ms.mean()), 3),
+    }
+
+
+def timed(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+def run_band(searcher: Searcher, band: str, queries: list[str], k: int, candidate_sizes: list[int],
+             rng: np.random.Generator, warmup: int) -> Iterator[dict[str, object]]:
+    """JSON records for one band: candidate scoring, then MLM vs BM25 top k (interleaved)."""
+    from retrieval import BM25, EntityScorer, mlm
+
+    index = searcher.index
+    model, bm25 = mlm(), BM25()
+    scorer = EntityScorer(index, model)
+    ids = index.entity_ids
+    pools = [[r.entity for r in searcher.rank(q, bm25, 1000)] for q in queries]
+    for size in candidate_sizes:
+        candidates = []
+        for pool in pools:  # candidates holding a query term, topped up at random
+            chosen = [str(e) for e in rng.choice(pool, min(size, len(pool)), replace=False)] if pool else []
+            chosen += [ids[i] for i in rng.integers(0, len(ids), size - len(chosen))]
+            candidates.append(chosen)
+        for query, chosen in list(zip(queries, candidates))[:warmup]:
+            scorer.score_candidates(query, chosen)
+        elapsed = [timed(lambda: scorer.score_candidates(q, c)) for q, c in zip(queries, candidates)]
+        yield {"task": "candidates", "band": band, "model": "mlm", "candidates": size, "queries": len(queries),
+               **percentiles(elapsed)}
+    for query in queries[:warmup]:
+        searcher.rank(query, model, k)
+        searcher.rank(query, bm25, k)
+    seconds: dict[str, list[float]] = {"mlm": [], "bm25": []}
+    results: dict[str, int] = {"mlm": 0, "bm25": 0}
+    for query in queries:  # interleaved, so that both see the same machine load
+        for name, ranking_model in (("mlm", model), ("bm25", bm25)):
+            started = time.perf_counter()
+            ranked = searcher.rank(query, ranking_model, k)
+            seconds[name].append(time.perf_counter() - started)
+            results[name] += len(ranked)
+    figures = {name: percentiles(seconds[name]) for name in seconds}
+    for name in ("mlm", "bm25"):
+        yield {"task": "rank", "band": band, "model": name, "k": k, "queries": len(queries),
+               "mean_results": round(results[name] / len(queries), 1), **figures[name]}
+    yield {"task": "rank-ratio", "band": band,
+           **{f"mlm_over_bm25_{p}": round(figures["mlm"][f"{p}_ms"] / figures["bm25"][f"{p}_ms"], 2) for p in ("p50", "p99")}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entities", type=int, default=1_000_000, help="synthetic entities (default 1,000,000)")
+    parser.add_argument("--vocabulary", type=int, default=200_000, help="synthetic vocabulary (default 200,000)")
+    parser.add_argument("--index", type=Path, help="use this existing index instead of building one")
+    parser.add_argument("--keep", type=Path, help="build the synthetic index here and keep it")
+    parser.add_argument("--queries", type=int, default=200, help="3-term queries per band (default 200)")
+    parser.add_argument("--k", type=int, default=1000, help="ranking depth (default 1000)")
+    parser.add_argument("--candidates", default="50,200", help="candidate set sizes (default 50,200)")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed queries per task first (default 20)")
+    parser.add_argument("--seed", type=int, default=42)
+    args = parser.parse_args(argv)
+
+    from indexing.entity_index import EntityIndex
+    from retrieval import Searcher
+
+    work = None
+    build_seconds = None
+    path = args.index
+    if path is None:
+        path = args.keep if args.keep is not None else Path(tempfile.mkdtemp(prefix="bench-retrieval-")) / "index"
+        work = None if args.keep is not None else path.parent
+        build_seconds = round(build_synthetic_index(path, args.entities, args.vocabulary, args.seed), 1)
+    try:
+        with EntityIndex(path) as index:
+            searcher = Searcher(index)
+            started = time.monotonic()
+            searcher.prepare()
+            bands = terms_by_band(index)
+            print(json.dumps({
+                "benchmark": "retrieval", "index": str(path), "entities": index.num_entities,
+                "fields": index.field_statistics(), "build_seconds": build_seconds,
+                "prepare_seconds": round(time.monotonic() - started, 1),
+                "band_terms": {name: len(terms) for name, terms in bands.items()},
+                "band_df_fractions": {**BANDS, "rare": [RARE_MIN_DF, max(RARE_MIN_MAX_DF, RARE_FRACTION * index.num_entities)]}, "load_average": [round(x, 2) for x in os.getloadavg()],
+                "cpus": os.cpu_count(),
+            }), flush=True)
+            rng = np.random.default_rng(args.seed)
+            sizes = [int(s) for s in args.candidates.split(",") if s]
+            for band, terms in bands.items():
+                queries = make_queries(terms, args.queries, rng)
+                if not queries:
+                    print(json.dumps({"task": "skipped", "band": band, "reason": "fewer than 3 terms"}), flush=True)
+                    continue
+                for record in run_band(searcher, band, queries, args.k, sizes, rng, args.warmup):
+                    print(json.dumps(record), flush=True)
+            print(json.dumps({"task": "end", "load_average": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+    finally:
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,67 @@
+"""Query files (TSV, JSON) and TREC run writing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from indexing.errors import ElqueryError
+from retrieval.queries import QueryRecord, read_queries
+from retrieval.runs import write_run
+from retrieval.searcher import RankedEntity
+
+
+def test_tsv_queries(tmp_path: Path) -> None:
+    path = tmp_path / "q.txt"
+    path.write_text("q1\tobama family\n\nq2\t  tab\tinside  \nq3\t\n", encoding="utf-8")
+    assert read_queries(path) == [QueryRecord("q1", "obama family"), QueryRecord("q2", "tab\tinside"), QueryRecord("q3", "")]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("q1\tok\nno tab here\n", r"q\.txt:2: expected 'qid<TAB>query'"),
+        ("q1\tok\n\tmissing qid\n", r"q\.txt:2: expected"),
+        ("q1\tok\nq1\tagain\n", r"q\.txt:2: query id 'q1' repeats line 1"),
+    ],
+)
+def test_malformed_tsv_names_file_and_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "q.txt"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ElqueryError, match=message):
+        read_queries(path)
+
+
+def test_json_queries(tmp_path: Path) -> None:
+    path = tmp_path / "q.json"
+    path.write_text('{"q2": "second", "q1": " first "}', encoding="utf-8")
+    assert read_queries(path) == [QueryRecord("q2", "second"), QueryRecord("q1", "first")]
+    for text, message in (('{"q1": 3}', "string query"), ("[1]", "JSON object"), ('{"q1": "a",\n', r"q\.json:2: invalid JSON")):
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(ElqueryError, match=message):
+            read_queries(path)
+
+
+def test_undecodable_query_file(tmp_path: Path) -> None:
+    path = tmp_path / "q.txt"
+    path.write_bytes(b"q1\t\xff\xfe\n")
+    with pytest.raises(ElqueryError, match="not UTF-8"):
+        read_queries(path)
+
+
+def test_write_run(tmp_path: Path) -> None:
+    out = tmp_path / "run.txt"
+    rankings = [("q1", [RankedEntity(1, "<dbpedia:A>", 0.1 + 0.2), RankedEntity(2, "<dbpedia:B>", -1.5)]), ("q2", [])]
+    assert write_run(out, rankings, "tag") == 2
+    assert out.read_text() == "q1 Q0 <dbpedia:A> 1 0.30000000000000004 tag\nq1 Q0 <dbpedia:B> 2 -1.5 tag\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.txt"]
+
+
+def test_failed_run_leaves_nothing_behind(tmp_path: Path) -> None:
+    out = tmp_path / "run.txt"
+    with pytest.raises(ElqueryError, match="whitespace"):
+        write_run(out, [("q1", [RankedEntity(1, "<dbpedia:A B>", 1.0)])], "tag")
+    with pytest.raises(ElqueryError, match="tag"):
+        write_run(out, [], "two words")
+    assert list(tmp_path.iterdir()) == []
