@@ -31,7 +31,10 @@ peak resident memory, which with the pages fixed should not grow with the links.
 
 Usage:
     python benchmarks/bench_tagme.py [--entities N] [--links N] [--filler-forms N]
-        [--baseline-queries N] [--seed N] [--keep DIR] [--dump-links N,N] [--dump-pages N]
+        [--baseline-queries N] [--seed N] [--keep DIR | --artefact DIR] [--dump-links N,N] [--dump-pages N]
+
+``--keep DIR`` keeps the synthetic artefact; ``--artefact DIR`` times an existing one instead of
+building (e.g. one kept before, or a real one from ``elquery index tagme``).
 """
 
 from __future__ import annotations
@@ -56,10 +59,10 @@ if str(REPO) not in sys.path:
 
 from indexing.normalize import normalize  # noqa: E402
 from indexing.tagme.dictionary import FormEntry  # noqa: E402
-from indexing.tagme.layout import DICTIONARY_FILE, INDICES_FILE, INDPTR_FILE, write_meta  # noqa: E402
+from indexing.tagme.layout import DICTIONARY_FILE, INDICES_FILE, INDPTR_FILE, read_meta, write_meta  # noqa: E402
 from indexing.tagme.store import DictionaryWriter  # noqa: E402
 from linking.tagme import TagmeLinker  # noqa: E402
-from linking.tagme.relatedness import milne_witten, relatedness_matrix  # noqa: E402
+from linking.tagme.relatedness import milne_witten  # noqa: E402
 
 FORM_PROBABILITY = {1: 0.9, 2: 0.5, 3: 0.25}
 LONG_FORM_PROBABILITY = 0.1
@@ -189,7 +192,7 @@ def run(artefact: Path, queries: dict[str, str], baseline_queries: int) -> Itera
         rows = sorted({s.node for spot in spots for s in spot.senses if s.commonness >= linker.params.tau})
         columns = sorted({s.node for spot in spots for s in spot.senses})
         started = time.perf_counter()
-        fast = relatedness_matrix(linker.artefact.graph, rows, columns)
+        fast = linker.relatedness.matrix(rows, columns)
         block.append(time.perf_counter() - started)
         started = time.perf_counter()
         slow = per_pair_baseline(linker, rows, columns)
@@ -261,21 +264,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--filler-forms", type=int, default=2_000_000)
     parser.add_argument("--baseline-queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--keep", type=Path, help="build the artefact here and keep it")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--keep", type=Path, help="build the artefact here and keep it")
+    source.add_argument("--artefact", type=Path, help="time this existing artefact (no build)")
     parser.add_argument("--dump-links", default="", metavar="N,N", help="also measure builds from dumps")
     parser.add_argument("--dump-pages", type=int, default=200_000)
     args = parser.parse_args(argv)
     for links in [int(n) for n in args.dump_links.split(",") if n]:
         print(measure_build(args.dump_pages, links, args.seed), flush=True)
     queries = yerd_queries()
-    directory = args.keep or Path(tempfile.mkdtemp(prefix="bench-tagme-"))
-    directory.mkdir(parents=True, exist_ok=True)
+    temporary = args.artefact is None and args.keep is None
+    directory = args.artefact or args.keep or Path(tempfile.mkdtemp(prefix="bench-tagme-"))
     try:
-        print(json.dumps({"bench": "tagme", **build(directory, queries, args)}), flush=True)
+        if args.artefact is None:
+            directory.mkdir(parents=True, exist_ok=True)
+            header = build(directory, queries, args)
+        else:
+            header = read_meta(directory)
+        print(json.dumps({"bench": "tagme", **header}), flush=True)
         for line in run(directory, queries, args.baseline_queries):
             print(line, flush=True)
     finally:
-        if args.keep is None:
+        if temporary:
             shutil.rmtree(directory)
     return 0
 

@@ -17,6 +17,7 @@ SINGLE_QUERY_ID = "q1"
 def register(commands: argparse._SubParsersAction) -> None:
     """Add ``link`` to the top-level ``elquery`` commands."""
     from linking.linker import DEFAULT_GIF_THRESHOLD, DEFAULT_METHOD, DEMO_GIF_THRESHOLD
+    from linking.tagme.cli import add_arguments as add_tagme_arguments
 
     def defaults(table: dict[str, float]) -> str:
         return ", ".join(f"{m} {table[m]:g}" for m in METHODS)
@@ -34,8 +35,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     link.add_argument("--queries", metavar="FILE", help="query file: .json {qid: query}, or TSV qid<TAB>query")
     link.add_argument("--index", help="entity index directory (elquery index dbpedia)")
     link.add_argument("--surface-forms", metavar="SF.db", help="surface-form store (elquery index surface-forms)")
-    link.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
-                      help=f"candidate ranking (default {DEFAULT_METHOD})")
+    link.add_argument("--method", choices=(*METHODS, "tagme"), default=DEFAULT_METHOD,
+                      help=f"candidate ranking (default {DEFAULT_METHOD}), or the TAGME baseline (with --tagme DIR)")
+    add_tagme_arguments(link)
     finding = link.add_mutually_exclusive_group()
     finding.add_argument("--gif-threshold", type=float, metavar="S",
                          help=f"GIF score threshold s (default per method: {defaults(DEFAULT_GIF_THRESHOLD)}; "
@@ -60,6 +62,7 @@ def _link(args: argparse.Namespace) -> int:
     from linking.linker import Linker
     from linking.mentions import read_whitelist
     from linking.output import write_results
+    from linking.tagme.cli import linker as tagme_linker
 
     started = time.monotonic()
     if (args.query is None) == (args.queries is None):
@@ -75,7 +78,9 @@ def _link(args: argparse.Namespace) -> int:
     whitelist = read_whitelist(args.whitelist) if args.whitelist else None
     settings = dict(method=args.method, commonness_threshold=args.commonness_threshold,
                     gif_threshold=args.gif_threshold, top_ranked=args.top_ranked, whitelist=whitelist)
-    if args.index is None:
+    if args.method == "tagme":
+        linker = tagme_linker(args)
+    elif args.index is None:
         linker = Linker.demo(**settings)
     else:
         linker = Linker(args.index, args.surface_forms, **settings)

@@ -111,6 +111,11 @@ class InlinkGraph:
         self.indices = np.load(directory / INDICES_FILE, mmap_mode="r")
         self.entities = entities
 
+    @property
+    def nodes(self) -> int:
+        """Number of graph nodes (pages numbered by the build, redirect pages included)."""
+        return len(self.indptr) - 1
+
     def inlinks(self, node: int) -> np.ndarray:
         """Distinct source nodes linking to ``node``, ascending (int32)."""
         return np.asarray(self.indices[self.indptr[node]:self.indptr[node + 1]])

@@ -39,29 +39,9 @@ from indexing.tagme.artefact import TagmeArtefact
 from indexing.tagme.store import Sense
 from linking.gif import interpretation, triple_order
 from linking.methods import rank_entities
-from linking.tagme.relatedness import relatedness_matrix
+from linking.tagme.params import TagmeParams
+from linking.tagme.relatedness import Relatedness
 from linking.types import Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
-
-
-@dataclass(frozen=True)
-class TagmeParams:
-    """The parameters of methods.md §6 with their published values (ρ_NA = 0.1 for queries)."""
-
-    max_tokens: int = 6
-    min_lp: float = 0.001
-    min_commonness: float = 0.001
-    tau: float = 0.02
-    epsilon: float = 0.3
-    rho_na: float = 0.1
-
-    def __post_init__(self) -> None:
-        if self.max_tokens < 1:
-            raise ElqueryError(f"TAGME max_tokens must be at least 1, not {self.max_tokens}")
-        if not 0 < self.epsilon <= 1:
-            raise ElqueryError(f"TAGME epsilon must be in (0, 1], not {self.epsilon}")
-        for name in ("min_lp", "min_commonness", "tau", "rho_na"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ElqueryError(f"TAGME {name} must be in [0, 1], not {getattr(self, name)}")
 
 
 @dataclass(frozen=True)
@@ -87,15 +67,15 @@ def top_share(count: int, epsilon: float) -> int:
     return max(1, math.floor(epsilon * count + 0.5))
 
 
-class _Relatedness:
+class QueryRelatedness:
     """rel between the senses that may be chosen (rows) and every sense (columns) of one query."""
 
-    def __init__(self, artefact: TagmeArtefact, spots: list[Spot], tau: float) -> None:
+    def __init__(self, relatedness: Relatedness, spots: list[Spot], tau: float) -> None:
         rows = sorted({s.node for spot in spots for s in spot.senses if s.commonness >= tau})
         columns = sorted({s.node for spot in spots for s in spot.senses})
         self._row = {node: i for i, node in enumerate(rows)}
         self._column = {node: j for j, node in enumerate(columns)}
-        self.matrix = relatedness_matrix(artefact.graph, rows, columns)
+        self.matrix = relatedness.matrix(rows, columns)
 
     def votes(self, spot: Spot) -> np.ndarray:
         """vote(m', e) of ``spot`` for every row entity e."""
@@ -116,6 +96,7 @@ class TagmeLinker:
     def __init__(self, artefact_dir: Path | str, **params: Any) -> None:
         self.params = TagmeParams(**params)
         self.artefact = TagmeArtefact(artefact_dir)
+        self.relatedness = Relatedness(self.artefact.graph)
         if self.params.max_tokens > self.artefact.max_tokens:
             raise ElqueryError(f"{artefact_dir}: built with spans of up to {self.artefact.max_tokens} tokens, "
                                f"cannot parse spans of {self.params.max_tokens}")
@@ -139,7 +120,7 @@ class TagmeLinker:
                        and other.link_probability > spot.link_probability for other in found)
         ]
 
-    def disambiguate(self, spots: list[Spot], related: _Relatedness) -> list[Choice]:
+    def disambiguate(self, spots: list[Spot], related: QueryRelatedness) -> list[Choice]:
         """Voting and disambiguation by threshold; one choice per spot that has a sense with
         commonness >= tau."""
         voters = [spot for spot in spots if spot.senses]
@@ -158,7 +139,7 @@ class TagmeLinker:
             choices.append(Choice(spot, best, rel[best.node]))
         return choices
 
-    def prune(self, choices: list[Choice], related: _Relatedness) -> list[ScoredMention]:
+    def prune(self, choices: list[Choice], related: QueryRelatedness) -> list[ScoredMention]:
         """Pruning: (mention, entity, ρ) of the choices with ρ >= rho_na, by span."""
         kept = []
         for choice in choices:
@@ -174,7 +155,7 @@ class TagmeLinker:
     def annotate_tokens(self, tokens: list[str]) -> list[ScoredMention]:
         """TAGME's annotations (mention, entity, score = ρ) of normalized query tokens."""
         spots = self.spots(tokens)
-        related = _Relatedness(self.artefact, spots, self.params.tau)
+        related = QueryRelatedness(self.relatedness, spots, self.params.tau)
         return self.prune(self.disambiguate(spots, related), related)
 
     def annotate(self, query: str) -> list[ScoredMention]:

@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import fields
+from typing import TYPE_CHECKING
 
 from indexing.errors import ElqueryError
-from linking.tagme.annotator import TagmeLinker, TagmeParams
+from linking.tagme.params import TagmeParams
+
+if TYPE_CHECKING:
+    from linking.tagme.annotator import TagmeLinker
+
+# options of `elquery link` that belong to the other methods
+_NOT_FOR_TAGME = ("index", "surface_forms", "whitelist", "gif_threshold", "top_ranked", "commonness_threshold")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +44,13 @@ def parse_params(pairs: list[str]) -> dict[str, int | float]:
 
 
 def linker(args: argparse.Namespace) -> TagmeLinker:
-    """The linker the options describe; a one-line error without ``--tagme``."""
+    """The linker the options describe; a one-line error without ``--tagme`` or with an option
+    of the other methods."""
+    from linking.tagme.annotator import TagmeLinker
+
     if not args.tagme:
         raise ElqueryError("--method tagme needs --tagme DIR (build it with `elquery index tagme`)")
+    given = [f"--{name.replace('_', '-')}" for name in _NOT_FOR_TAGME if getattr(args, name, None)]
+    if given:
+        raise ElqueryError(f"not options of --method tagme: {', '.join(given)} (TAGME takes --tagme-param NAME=VALUE)")
     return TagmeLinker(args.tagme, **parse_params(args.tagme_param))

@@ -40,25 +40,40 @@ def _concatenated(lists: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return flat, sizes
 
 
-def relatedness_matrix(graph: InlinkGraph, rows: Sequence[int], columns: Sequence[int]) -> np.ndarray:
-    """rel(rows[i], columns[j]) for every pair, as a dense float64 matrix."""
-    row_flat, row_sizes = _concatenated([graph.inlinks(n) for n in rows])
-    col_flat, col_sizes = _concatenated([graph.inlinks(n) for n in columns])
-    sources, col_local = np.unique(col_flat, return_inverse=True)
-    col_indptr = np.concatenate(([0], np.cumsum(col_sizes)))
-    by_column = csr_matrix((np.ones(len(col_flat), np.int32), col_local, col_indptr),
-                           shape=(len(columns), len(sources)))
-    position = np.minimum(np.searchsorted(sources, row_flat), max(len(sources) - 1, 0))
-    shared = sources[position] == row_flat if len(sources) else np.zeros(len(row_flat), dtype=bool)
-    row_of = np.repeat(np.arange(len(rows)), row_sizes)
-    by_row = csr_matrix((np.ones(int(shared.sum()), np.int32), (row_of[shared], position[shared])),
-                        shape=(len(rows), len(sources)))
-    common = (by_row @ by_column.T).toarray()
-    rel = milne_witten(row_sizes[:, None], col_sizes[None, :], common, graph.entities)
-    rel[np.asarray(rows)[:, None] == np.asarray(columns)[None, :]] = 1.0
-    return rel
+def _offsets(sizes: np.ndarray) -> np.ndarray:
+    return np.concatenate(([0], np.cumsum(sizes)))
 
 
-def relatedness(graph: InlinkGraph, a: int, b: int) -> float:
-    """rel(a, b) of two graph nodes."""
-    return float(relatedness_matrix(graph, [a], [b])[0, 0])
+class Relatedness:
+    """Milne-Witten relatedness over an in-link graph. Keeps one int32 scratch entry per graph
+    node (reset after every call), so a block costs time in its in-links only; not thread-safe."""
+
+    def __init__(self, graph: InlinkGraph) -> None:
+        self.graph = graph
+        self._local = np.full(graph.nodes, -1, dtype=np.int32)
+
+    def matrix(self, rows: Sequence[int], columns: Sequence[int]) -> np.ndarray:
+        """rel(rows[i], columns[j]) for every pair, as a dense float64 matrix."""
+        row_flat, row_sizes = _concatenated([self.graph.inlinks(n) for n in rows])
+        col_flat, col_sizes = _concatenated([self.graph.inlinks(n) for n in columns])
+        # number the distinct in-link sources of the rows 0..S-1 in the scratch array (no sort)
+        local = self._local
+        local[row_flat] = np.arange(len(row_flat), dtype=np.int32)
+        first = local[row_flat] == np.arange(len(row_flat))
+        sources = int(first.sum())
+        local[row_flat[first]] = np.arange(sources, dtype=np.int32)
+        row_local, col_local = local[row_flat], local[col_flat]
+        local[row_flat] = -1
+        shared = np.flatnonzero(col_local >= 0)
+        by_row = csr_matrix((np.ones(len(row_flat), np.int32), row_local, _offsets(row_sizes)),
+                            shape=(len(rows), sources))
+        by_column = csr_matrix((np.ones(len(shared), np.int32), col_local[shared],
+                                np.searchsorted(shared, _offsets(col_sizes))), shape=(len(columns), sources))
+        common = (by_column @ by_row.T).T.toarray()
+        rel = milne_witten(row_sizes[:, None], col_sizes[None, :], common, self.graph.entities)
+        rel[np.asarray(rows)[:, None] == np.asarray(columns)[None, :]] = 1.0
+        return rel
+
+    def pair(self, a: int, b: int) -> float:
+        """rel(a, b) of two graph nodes."""
+        return float(self.matrix([a], [b])[0, 0])

@@ -11,13 +11,13 @@ import pytest
 
 from indexing.tagme.graph import InlinkGraph
 from indexing.tagme.layout import INDICES_FILE, INDPTR_FILE
-from linking.tagme.relatedness import milne_witten, relatedness, relatedness_matrix
+from linking.tagme.relatedness import Relatedness, milne_witten
 
 
-def graph_of(directory: Path, inlinks: list[list[int]], entities: int) -> InlinkGraph:
+def graph_of(directory: Path, inlinks: list[list[int]], entities: int) -> Relatedness:
     np.save(directory / INDPTR_FILE, np.concatenate(([0], np.cumsum([len(x) for x in inlinks]))).astype(np.int64))
     np.save(directory / INDICES_FILE, np.array([s for x in inlinks for s in sorted(x)], dtype=np.int32))
-    return InlinkGraph(directory, entities)
+    return Relatedness(InlinkGraph(directory, entities))
 
 
 def formula(a: set[int], b: set[int], entities: int) -> float:
@@ -34,25 +34,26 @@ def formula(a: set[int], b: set[int], entities: int) -> float:
 
 def test_matrix_equals_formula(tmp_path: Path) -> None:
     rng = np.random.default_rng(7)
-    inlinks = [sorted(set(rng.integers(0, 40, int(rng.integers(0, 25))).tolist())) for _ in range(30)]
-    graph = graph_of(tmp_path, inlinks, 40)
-    rows, columns = [3, 0, 17, 29, 5], list(range(30))
-    got = relatedness_matrix(graph, rows, columns)
+    inlinks = [sorted(set(rng.integers(0, 40, int(rng.integers(0, 25))).tolist())) for _ in range(40)]
+    related = graph_of(tmp_path, inlinks, 40)
+    rows, columns = [3, 0, 17, 29, 5, 3], list(range(40)) + [17]
+    got = related.matrix(rows, columns)
+    assert np.array_equal(related.matrix(rows, columns), got)  # the scratch array was reset
     for (i, a), (j, b) in itertools.product(enumerate(rows), enumerate(columns)):
         want = 1.0 if a == b else formula(set(inlinks[a]), set(inlinks[b]), 40)
         assert got[i, j] == pytest.approx(want, abs=1e-12), (a, b)
 
 
 def test_edge_cases(tmp_path: Path) -> None:
-    graph = graph_of(tmp_path, [[], [0, 1, 2], [0, 1, 2], [0, 1, 2, 3], [5]], 4)
-    assert relatedness(graph, 0, 0) == 1.0  # identity even without in-links
-    assert relatedness(graph, 0, 1) == 0.0  # no in-links
-    assert relatedness(graph, 1, 4) == 0.0  # none shared
-    assert relatedness(graph, 1, 2) == 1.0  # equal sets
-    assert relatedness(graph, 3, 1) == 0.0  # linked from every page, sets differ: denominator 0
-    assert relatedness_matrix(graph, [], [1, 2]).shape == (0, 2)
-    assert relatedness_matrix(graph, [1], []).shape == (1, 0)
-    assert relatedness_matrix(graph, [0], [0, 4]).tolist() == [[1.0, 0.0]]
+    related = graph_of(tmp_path, [[], [0, 1, 2], [0, 1, 2], [0, 1, 2, 3], [5], []], 4)
+    assert related.pair(0, 0) == 1.0  # identity even without in-links
+    assert related.pair(0, 1) == 0.0  # no in-links
+    assert related.pair(1, 4) == 0.0  # none shared
+    assert related.pair(1, 2) == 1.0  # equal sets
+    assert related.pair(3, 1) == 0.0  # linked from every page, sets differ: denominator 0
+    assert related.matrix([], [1, 2]).shape == (0, 2)
+    assert related.matrix([1], []).shape == (1, 0)
+    assert related.matrix([0], [0, 4]).tolist() == [[1.0, 0.0]]
 
 
 def test_milne_witten_is_symmetric_and_clamped() -> None:

@@ -18,7 +18,7 @@ from indexing.ntriples import read_triples
 from indexing.tagme.artefact import TagmeArtefact
 from indexing.tagme.build import build_tagme
 from linking.tagme import TagmeLinker
-from linking.tagme.relatedness import relatedness, relatedness_matrix
+from linking.tagme.relatedness import Relatedness
 
 RESOURCE = "http://dbpedia.org/resource/"
 QUERY = "british airways flights to rome"
@@ -131,12 +131,12 @@ def test_relatedness_equals_independent_computation(artefact: TagmeArtefact, dbp
     labelled = {redirects.get(s, s) for s, _ in _objects(dbpedia_sample / "labels_en.ttl.bz2")}
     titles = sorted(labelled | {RESOURCE + "Heathrow_Airport"})
     nodes = [_node(artefact, _entity(t)) for t in titles]
-    matrix = relatedness_matrix(artefact.graph, nodes, nodes)
+    matrix = Relatedness(artefact.graph).matrix(nodes, nodes)
     want = np.array([[expected(a, b) for b in titles] for a in titles])
     np.testing.assert_allclose(matrix, want, rtol=1e-12, atol=1e-12)
     assert 0 < want.mean() < 1 and (want == 0).any()
     rome, ba = _node(artefact, "<dbpedia:Rome>"), _node(artefact, "<dbpedia:British_Airways>")
-    assert relatedness(artefact.graph, rome, ba) == pytest.approx(expected(RESOURCE + "Rome", RESOURCE + "British_Airways"))
+    assert Relatedness(artefact.graph).pair(rome, ba) == pytest.approx(expected(RESOURCE + "Rome", RESOURCE + "British_Airways"))
 
 
 def _node(artefact: TagmeArtefact, entity: str) -> int:
@@ -151,7 +151,7 @@ def test_british_airways_flights_to_rome(linker: TagmeLinker, artefact: TagmeArt
         ("british airways", 0, 2, "<dbpedia:British_Airways>"),
         ("rome", 4, 5, "<dbpedia:Rome>"),
     ]
-    rel = relatedness(artefact.graph, _node(artefact, "<dbpedia:Rome>"), _node(artefact, "<dbpedia:British_Airways>"))
+    rel = Relatedness(artefact.graph).pair(_node(artefact, "<dbpedia:Rome>"), _node(artefact, "<dbpedia:British_Airways>"))
     for annotation in annotations:  # lp = 1 for both spans: ρ = (1 + coherence) / 2
         assert annotation.score == pytest.approx((1 + rel) / 2)
     [interpretation] = linker.link(QUERY)
@@ -200,8 +200,8 @@ def test_entity_without_inlinks(artefact_dir: Path, artefact: TagmeArtefact) -> 
     assert orphans, "the sample has candidate entities without in-links"
     rome = _node(artefact, "<dbpedia:Rome>")
     for node in orphans:
-        assert relatedness(artefact.graph, node, rome) == 0.0
-        assert relatedness(artefact.graph, node, node) == 1.0
+        assert Relatedness(artefact.graph).pair(node, rome) == 0.0
+        assert Relatedness(artefact.graph).pair(node, node) == 1.0
 
 
 def test_index_cli_missing_dataset(dbpedia_sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -253,3 +253,39 @@ def test_batches_and_workers(linker: TagmeLinker, artefact_dir: Path) -> None:
     assert list(TagmeLinker(artefact_dir).link_many(queries, workers=2)) == serial
     assert [r.entity for r in linker.rank(QUERY)] == ["<dbpedia:British_Airways>", "<dbpedia:Rome>"]
     assert linker.describe() == "TAGME (max_tokens=6, min_lp=0.001, min_commonness=0.001, tau=0.02, epsilon=0.3, rho_na=0.1)"
+
+
+@pytest.mark.parametrize("fmt", ["elq", "trec", "jsonl"])
+def test_link_cli(artefact_dir: Path, tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from linking.cli import main as link_main
+
+    queries = tmp_path / "queries.json"
+    queries.write_text(json.dumps({"q1": QUERY, "q2": "of the and"}), encoding="utf-8")
+    run = tmp_path / "run"
+    assert link_main(["link", "--method", "tagme", "--tagme", str(artefact_dir), "--queries", str(queries),
+                      "--format", fmt, "--out", str(run)]) == 0
+    from linking.output import formatter
+
+    with TagmeLinker(artefact_dir) as tagme:
+        lines = [line for q, text in [("q1", QUERY), ("q2", "of the and")]
+                 for line in formatter(fmt, "elquery-tagme")(tagme.result(text, q))]
+    assert run.read_text(encoding="utf-8").splitlines() == lines
+    assert link_main(["link", "--method", "tagme", "--tagme", str(artefact_dir), QUERY,
+                      "--tagme-param", "rho_na=1"]) == 0
+    assert capsys.readouterr().out == "q1\n"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--method", "tagme", "rome"], "needs --tagme DIR"),
+    (["--method", "tagme", "--tagme", "ART", "rome", "--gif-threshold", "2"], "not options of --method tagme: --gif-threshold"),
+    (["--method", "tagme", "--tagme", "ART", "rome", "--tagme-param", "rho=1"], "--tagme-param 'rho=1'"),
+    (["--method", "tagme", "--tagme", "ART", "rome", "--tagme-param", "epsilon=0"], "epsilon must be in"),
+    (["--method", "tagme", "--tagme", "MISSING", "rome"], "not a TAGME artefact"),
+])
+def test_link_cli_errors(artefact_dir: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from linking.cli import main as link_main
+
+    argv = [str(artefact_dir) if a == "ART" else str(artefact_dir.parent / "missing") if a == "MISSING" else a for a in argv]
+    assert link_main(["link", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err

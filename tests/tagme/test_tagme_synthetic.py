@@ -17,7 +17,7 @@ from indexing.tagme.artefact import TagmeArtefact
 from indexing.tagme.build import TagmeBuildParams, build_tagme
 from linking.tagme import TagmeLinker
 from linking.tagme.annotator import top_share
-from linking.tagme.relatedness import relatedness
+from linking.tagme.relatedness import Relatedness
 
 R = "http://dbpedia.org/resource/"
 O = "http://dbpedia.org/ontology/"
@@ -123,9 +123,9 @@ def test_inlink_graph(artefact: TagmeArtefact) -> None:
     assert {names[n] for n in graph.inlinks(node("<dbpedia:Alpha_2>"))} == {"P0", "P1", "P2", "P3", "P4"}
     assert {names[n] for n in graph.inlinks(node("<dbpedia:Beta>"))} == {"P0", "P1", "P2", "P3", "P4", "Q0"}
     assert node("<dbpedia:Alpha_Two>") is None  # a redirect page is no entity
-    assert relatedness(graph, node("<dbpedia:Alpha_2>"), node("<dbpedia:Beta>")) == pytest.approx(REL_ALPHA2_BETA)
-    assert relatedness(graph, node("<dbpedia:Alpha_1>"), node("<dbpedia:Beta>")) == 0.0  # clamped
-    assert relatedness(graph, node("<dbpedia:Gamma>"), node("<dbpedia:Gamma_ray>")) == 0.0  # no in-links
+    assert Relatedness(graph).pair(node("<dbpedia:Alpha_2>"), node("<dbpedia:Beta>")) == pytest.approx(REL_ALPHA2_BETA)
+    assert Relatedness(graph).pair(node("<dbpedia:Alpha_1>"), node("<dbpedia:Beta>")) == 0.0  # clamped
+    assert Relatedness(graph).pair(node("<dbpedia:Gamma>"), node("<dbpedia:Gamma_ray>")) == 0.0  # no in-links
     indptr = np.load(artefact.directory / "inlinks.indptr.npy")
     indices = np.load(artefact.directory / "inlinks.indices.npy")
     assert indptr.dtype == np.int64 and indices.dtype == np.int32

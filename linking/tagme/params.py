@@ -1,0 +1,28 @@
+"""The parameters of the TAGME annotator (methods.md §6)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from indexing.errors import ElqueryError
+
+
+@dataclass(frozen=True)
+class TagmeParams:
+    """The parameters of methods.md §6 with their published values (ρ_NA = 0.1 for queries)."""
+
+    max_tokens: int = 6
+    min_lp: float = 0.001
+    min_commonness: float = 0.001
+    tau: float = 0.02
+    epsilon: float = 0.3
+    rho_na: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise ElqueryError(f"TAGME max_tokens must be at least 1, not {self.max_tokens}")
+        if not 0 < self.epsilon <= 1:
+            raise ElqueryError(f"TAGME epsilon must be in (0, 1], not {self.epsilon}")
+        for name in ("min_lp", "min_commonness", "tau", "rho_na"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ElqueryError(f"TAGME {name} must be in [0, 1], not {getattr(self, name)}")
