@@ -6,7 +6,8 @@ Measures, on one index and in one run, per query:
 * whole-index exact MLM top-1000 against Lucene BM25 top-1000;
 
 for queries of common, mid-frequency and rare terms, and prints one JSON line per measurement
-(``p50_ms``, ``p99_ms``, ``mean_ms``) plus a header line describing the index.
+(``p50_ms``, ``p99_ms``, ``mean_ms``, ``min_ms``; the minimum is the figure least disturbed by
+other processes on a shared machine) plus a header line describing the index and the load.
 
 The index is a synthetic one built with :class:`indexing.lucene_writer.EntityIndexWriter` from
 seeded Zipfian documents (``--entities``, default 1,000,000), or an existing index (``--index``).
@@ -165,6 +166,7 @@ def percentiles(seconds: list[float]) -> dict[str, float]:
         "p50_ms": round(float(np.percentile(ms, 50)), 3),
         "p99_ms": round(float(np.percentile(ms, 99)), 3),
         "mean_ms": round(float(ms.mean()), 3),
+        "min_ms": round(float(ms.min()), 3),
     }
 
 

@@ -40,11 +40,12 @@ def _handles() -> dict[str, Any]:
     return handles
 
 
-def _call(name: str, leaf: Any, request: str) -> Any:
+def _call(name: str, leaf: Any, request: str) -> bytes:
     arguments = java_class("java.util.ArrayList")()
     arguments.add(leaf)
     arguments.add(request)
-    return _handles()[name].invokeWithArguments(arguments)
+    result = _handles()[name].invokeWithArguments(arguments)
+    return result.tostring() if result is not None else b""  # tostring() copies at once; bytes() goes byte by byte
 
 
 def encode_docids(docids: np.ndarray) -> str:
@@ -75,13 +76,13 @@ class TopDocs:
 
 
 def score(leaf: Any, request: str) -> Scores:
-    raw = bytes(_call("score", leaf, request))
+    raw = _call("score", leaf, request)
     known, n = np.frombuffer(raw, dtype="<i4", count=2)
     return Scores(int(known), np.frombuffer(raw, dtype="<f8", count=n, offset=8))
 
 
 def top(leaf: Any, request: str, *, bm25: bool = False) -> TopDocs:
-    raw = bytes(_call("bm25" if bm25 else "top", leaf, request))
+    raw = _call("bm25" if bm25 else "top", leaf, request)
     known, n = np.frombuffer(raw, dtype="<i4", count=2)
     scores = np.frombuffer(raw, dtype="<f8", count=n, offset=8)
     return TopDocs(int(known), np.frombuffer(raw, dtype="<i4", count=n, offset=8 + 8 * int(n)), scores)
