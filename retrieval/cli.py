@@ -10,12 +10,15 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from indexing.errors import ElqueryError
-from retrieval.models import MODEL_HELP, Model
-from retrieval.queries import QueryRecord
-from retrieval.searcher import RankedEntity, Searcher
+from retrieval.models import MODEL_HELP
+
+if TYPE_CHECKING:
+    from retrieval.models import Model
+    from retrieval.queries import QueryRecord
+    from retrieval.searcher import RankedEntity, Searcher
 
 T = TypeVar("T")
 
@@ -55,7 +58,7 @@ def _rank(args: argparse.Namespace) -> int:
     model = model_from_name(args.model, parse_params(args.param))
     if args.k < 1:
         raise ElqueryError(f"--k must be at least 1, got {args.k}")
-    workers = args.threads or os.cpu_count() or 1
+    workers = args.threads if args.threads is not None else os.cpu_count() or 1
     if workers < 1:
         raise ElqueryError(f"--threads must be at least 1, got {workers}")
     out = Path(args.out)
@@ -80,6 +83,8 @@ _searcher: Searcher | None = None
 
 
 def _open_searcher(index: str) -> None:
+    from retrieval.searcher import Searcher
+
     global _searcher
     _searcher = Searcher(index)
     _searcher.prepare()
