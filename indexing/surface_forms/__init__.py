@@ -1,0 +1,11 @@
+"""Surface-form dictionary and commonness table (methods.md §3).
+
+Build with ``build_store(out, BuildOptions(...))`` (or ``elquery index surface-forms``); read with
+``SurfaceFormStore(path)``: ``lookup(text)``, ``lookup_spans(tokens)``, ``commonness(m, e)``,
+``aliases(entity)``.
+"""
+
+from indexing.surface_forms.build import BuildOptions, BuildReport, build_store
+from indexing.surface_forms.store import Alias, Candidate, SurfaceFormStore, query_tokens
+
+__all__ = ["Alias", "BuildOptions", "BuildReport", "Candidate", "SurfaceFormStore", "build_store", "query_tokens"]

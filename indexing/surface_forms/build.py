@@ -1,0 +1,362 @@
+"""Build the surface-form store (methods.md §3) from DBpedia dumps, FACC count files and anchors.
+
+Pipeline, with memory bounded by ``chunk_rows`` per process (plus the Freebase mapping):
+
+1. The dumps are read in this process: redirects first, then KB aliases, anchor texts and the
+   Freebase mapping (``sources``). Aliases and anchors are summed in chunks and spilled.
+2. FACC files are read by ``workers`` processes (forked, so they share the mapping), each summing
+   its rows in chunks and spilling them, partitioned by a hash of the normalized form.
+3. Partitions are merged by ``workers`` processes, and written to SQLite here, in a temporary file
+   next to the output that is renamed into place when the store is complete.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import queue
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from indexing.errors import ElqueryError
+from indexing.ntriples import dump_files
+from indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, PairChunk, SpillWriter, merge_partition
+from indexing.surface_forms.facc import FaccReport, facc_files, read_facc
+from indexing.surface_forms.sources import (
+    ANCHOR_TEXT,
+    FOAF_NAME,
+    RDFS_LABEL,
+    SAME_AS,
+    DumpReport,
+    DumpSources,
+    Entities,
+    predicates_of,
+    read_redirects,
+)
+from indexing.surface_forms.store import ANCHORS, FACC, KB, append_shard, create, finish, write_shard
+
+PARTITION_INPUT_BYTES = 64 << 20
+COMPRESSION_RATIO = 6
+_BATCH = 100_000
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Sources and resources of a build. ``min_count`` applies per counted source (FACC, anchors)."""
+
+    dumps: tuple[Path, ...]
+    facc: tuple[Path, ...] = ()
+    anchors: bool = False
+    kb_aliases: bool = True
+    min_count: int = 1
+    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
+    chunk_rows: int = 4_000_000
+    progress: bool | None = None  # None: progress bars only on a terminal
+
+    @property
+    def sources(self) -> list[str]:
+        return [name for name, on in ((KB, self.kb_aliases), (FACC, bool(self.facc)), (ANCHORS, self.anchors)) if on]
+
+
+@dataclass
+class BuildReport:
+    """What a build read, dropped and wrote."""
+
+    sources: list[str]
+    min_count: int
+    dumps: DumpReport = field(default_factory=DumpReport)
+    facc: FaccReport = field(default_factory=FaccReport)
+    forms: int = 0
+    pairs: int = 0
+    entities: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)  # per step; not stored (not deterministic)
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        del data["seconds"]
+        data["dumps"]["parse"] = {
+            "triples": self.dumps.parse.triples,
+            "malformed": self.dumps.parse.malformed,
+            "errors": [e for f in self.dumps.parse.files.values() for e in f.errors],
+        }
+        return data
+
+    def summary_lines(self) -> list[str]:
+        d, f = self.dumps, self.facc
+        lines = [f"sources: {', '.join(self.sources)}; min count {self.min_count}"]
+        lines.append(
+            f"dumps: {d.parse.triples} triples read, {d.parse.malformed} malformed lines; {d.redirects} redirects, "
+            f"{d.kb_aliases} KB aliases (+{d.redirect_title_aliases} redirect titles), {d.anchor_links} anchor links, "
+            f"{d.freebase_links} Freebase links ({d.freebase_conflicts} ids linked to several entities), "
+            f"{d.skipped_disambiguation} disambiguation entries skipped, {d.empty_forms} texts that normalize to nothing"
+        )
+        lines += [e for file in d.parse.files.values() for e in file.errors]
+        if FACC in self.sources:
+            lines.append(
+                f"facc: {f.files} files, {f.rows} rows, {f.mapped_rows} mapped, {f.malformed_rows} malformed (skipped), "
+                f"{f.unmapped_rows} with unmapped Freebase ids (count {f.unmapped_count}, dropped), "
+                f"{f.empty_form_rows} with a form that normalizes to nothing (dropped)"
+            )
+            lines += f.errors
+            if f.unmapped_examples:
+                lines.append(f"facc: unmapped ids, e.g. {', '.join(f.unmapped_examples)}")
+        lines.append(f"store: {self.forms} forms, {self.pairs} (form, entity) pairs, {self.entities} entities")
+        return lines
+
+
+def _partitions(paths: Iterable[Path]) -> int:
+    """Enough partitions that one holds about ``PARTITION_INPUT_BYTES`` of (uncompressed) input
+    (the FACC files and the dump files that are read)."""
+    size = sum(p.stat().st_size * (COMPRESSION_RATIO if p.name.endswith((".gz", ".bz2")) else 1) for p in paths)
+    return max(1, min(1024, math.ceil(size / PARTITION_INPUT_BYTES)))
+
+
+def _bar(options: BuildOptions, **kwargs) -> tqdm:
+    return tqdm(disable=None if options.progress is None else not options.progress, file=sys.stderr, **kwargs)
+
+
+class _Batcher:
+    """Collects (text, entity id) records for a chunk, adding them in batches."""
+
+    def __init__(self, chunk: PairChunk) -> None:
+        self.chunk = chunk
+        self.texts: list[str] = []
+        self.entities: list[int] = []
+
+    def __call__(self, text: str, entity: int) -> None:
+        self.texts.append(text)
+        self.entities.append(entity)
+        if len(self.texts) >= _BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.texts:
+            self.chunk.add(self.texts, np.array(self.entities, np.int64), np.ones(len(self.texts), np.int64))
+            self.texts, self.entities = [], []
+
+
+def _predicates(options: BuildOptions) -> frozenset[str]:
+    """The predicates read from the dumps besides the redirects."""
+    predicates = {RDFS_LABEL, FOAF_NAME} if options.kb_aliases else set()
+    predicates |= {ANCHOR_TEXT} if options.anchors else set()
+    predicates |= {SAME_AS} if options.facc else set()
+    return frozenset(predicates)
+
+
+def _read_dumps(files: list[Path], options: BuildOptions, spill: SpillWriter, report: DumpReport) -> DumpSources:
+    """Step 1: redirects, then KB aliases and anchors (spilled) and the Freebase mapping."""
+    redirects = read_redirects(files, report)
+    sources = DumpSources(redirects, Entities(), report)
+    predicates = _predicates(options)
+    aliases = _Batcher(PairChunk(SOURCE_KB, spill, options.chunk_rows))
+    anchors = _Batcher(PairChunk(SOURCE_ANCHORS, spill, options.chunk_rows))
+    with _bar(options, total=len(files), unit="file", desc="dumps") as bar:
+        for path in files:
+            sources.read(path, predicates, aliases, anchors)
+            bar.update()
+    if options.kb_aliases:
+        sources.finish(aliases)
+    for batcher in (aliases, anchors):
+        batcher.flush()
+        batcher.chunk.flush()
+        report.empty_forms += batcher.chunk.empty_form_rows
+    return sources
+
+
+def _ingest(paths: Iterable[Path], mids: dict[str, int], spill: SpillWriter, chunk_rows: int,
+            done: Callable[[Path, FaccReport], None]) -> int:
+    """Sum the rows of FACC files in chunks and spill them; ``done(path, report)`` after each file.
+    Returns the number of rows dropped because their form normalizes to nothing."""
+    chunk = PairChunk(SOURCE_FACC, spill, chunk_rows)
+    for path in paths:
+        report = FaccReport()
+        for rows in read_facc(path, mids, report):
+            chunk.add(rows.forms, rows.entities, rows.counts)
+        done(path, report)
+    chunk.flush()
+    return chunk.empty_form_rows
+
+
+def _facc_worker(tasks, results, mids: dict[str, int], spill: SpillWriter, chunk_rows: int) -> None:
+    """A forked FACC reader: takes paths from ``tasks`` until None, reports to ``results``."""
+    try:
+        empty = _ingest(iter(tasks.get, None), mids, spill, chunk_rows, lambda *file: results.put(("file", file)))
+        spill.close()
+        results.put(("done", empty))
+    except ElqueryError as exc:
+        results.put(("error", str(exc)))
+    except BaseException:  # noqa: BLE001 - reported to the parent, which raises
+        results.put(("crash", traceback.format_exc()))
+
+
+def _read_facc(
+    files: list[Path], mids: dict[str, int], options: BuildOptions, spill_dir: Path, partitions: int
+) -> FaccReport:
+    """Step 2: FACC files read by ``workers`` processes (in this process if one suffices). The
+    per-file reports are combined in file order, so the report does not depend on scheduling."""
+    workers = min(options.workers, len(files))
+    by_file: dict[Path, FaccReport] = {}
+    empty_form_rows = 0
+    with _bar(options, total=len(files), unit="file", desc="facc") as bar:
+
+        def done(path: Path, report: FaccReport) -> None:
+            by_file[path] = report
+            bar.set_postfix(rows=sum(r.rows for r in by_file.values()), refresh=False)
+            bar.update()
+
+        if workers <= 1:
+            spill = SpillWriter(spill_dir, "facc-0", partitions)
+            try:
+                empty_form_rows = _ingest(files, mids, spill, options.chunk_rows, done)
+            finally:
+                spill.close()
+        else:
+            empty_form_rows = _run_workers(files, workers, mids, options, spill_dir, partitions, done)
+    report = FaccReport()
+    for path in files:
+        report.add(by_file[path])
+    report.empty_form_rows = empty_form_rows
+    return report
+
+
+def _run_workers(files: list[Path], workers: int, mids: dict[str, int], options: BuildOptions, spill_dir: Path,
+                 partitions: int, done: Callable[[Path, FaccReport], None]) -> int:
+    """Fork ``workers`` FACC readers sharing a queue of files; returns their empty-form rows."""
+    context = multiprocessing.get_context("fork")
+    tasks, results = context.Queue(), context.Queue()
+    for path in [*files, *[None] * workers]:
+        tasks.put(path)
+    processes = [
+        context.Process(
+            target=_facc_worker,
+            args=(tasks, results, mids, SpillWriter(spill_dir, f"facc-{n}", partitions), options.chunk_rows),
+            daemon=True,
+        )
+        for n in range(workers)
+    ]
+    for process in processes:
+        process.start()
+    finished = empty_form_rows = 0
+    try:
+        while finished < workers:
+            try:
+                kind, value = results.get(timeout=1.0)
+            except queue.Empty:
+                if any(p.exitcode not in (None, 0) for p in processes):
+                    raise RuntimeError("a FACC worker died (out of memory?)") from None
+                continue
+            if kind == "file":
+                done(*value)
+            elif kind == "done":
+                empty_form_rows += value
+                finished += 1
+            elif kind == "error":
+                raise ElqueryError(value)
+            else:
+                raise RuntimeError(f"FACC worker failed:\n{value}")
+    finally:
+        for process in processes:
+            if finished < workers:
+                process.terminate()
+            process.join()
+    return empty_form_rows
+
+
+_names: Sequence[str] = ()  # entity ids by number, in a merge process (set before forking)
+
+
+def _set_names(names: Sequence[str]) -> None:
+    global _names
+    _names = names
+
+
+def _shard_task(task: tuple[list[Path], int, Path]) -> tuple[Path, int, int, np.ndarray]:
+    """Merge one partition and write it as a shard: (shard, forms, pairs, entities used)."""
+    spills, min_count, shard = task
+    part = merge_partition(spills, min_count)
+    used = write_shard(shard, part, _names)
+    return shard, len(part.forms), len(part.pair_forms), used
+
+
+def _assemble(
+    db_path: Path, spill_dir: Path, partitions: int, names: Sequence[str], options: BuildOptions, report: BuildReport
+) -> None:
+    """Step 3: merge the partitions into shards (``workers`` processes) and copy them, in
+    partition order, into the store; form ids are consecutive across partitions."""
+    tasks = [
+        (sorted(spill_dir.glob(f"*-{p:05d}.spill")), options.min_count, spill_dir / f"shard-{p:05d}.sqlite")
+        for p in range(partitions)
+    ]
+    workers = min(options.workers, partitions)
+    _set_names(names)
+    # The pool is forked before the store is opened: a connection must not cross a fork.
+    pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
+    try:
+        db = create(db_path)
+        try:
+            entities: list[np.ndarray] = []
+            with _bar(options, total=partitions, unit="part", desc="merge") as bar:
+                for shard, forms, pairs, used in map(_shard_task, tasks) if pool is None else pool.imap(_shard_task, tasks):
+                    append_shard(db, shard, report.forms)
+                    shard.unlink()
+                    report.forms += forms
+                    report.pairs += pairs
+                    entities.append(used)
+                    bar.update()
+            if report.forms == 0:
+                raise ElqueryError(f"no surface forms found in the sources given ({', '.join(options.sources) or 'none'})")
+            used = np.unique(np.concatenate(entities)).tolist()
+            report.entities = len(used)
+            finish(db, used, names, {"sources": options.sources, "min_count": options.min_count, "report": report.to_json()})
+        finally:
+            db.close()
+    finally:
+        _set_names(())
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+
+
+def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False) -> BuildReport:
+    """Build the store at ``out`` from the sources in ``options`` (methods.md §3)."""
+    out = Path(out)
+    if out.exists() and not overwrite:
+        raise ElqueryError(f"{out}: already exists (use --overwrite to replace it)")
+    if not out.parent.is_dir():
+        raise ElqueryError(f"{out.parent}: no such directory")
+    if options.min_count < 1:
+        raise ElqueryError(f"--min-count must be at least 1, not {options.min_count}")
+    dumps = dump_files(options.dumps)
+    facc = facc_files(list(options.facc))
+    report = BuildReport(options.sources, options.min_count)
+    partitions = _partitions(facc + [p for p in dumps if predicates_of(p, _predicates(options))])
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.build-") as tmp:
+        spill_dir = Path(tmp)
+        step = time.perf_counter()
+        spill = SpillWriter(spill_dir, "dumps", partitions)
+        try:
+            sources = _read_dumps(dumps, options, spill, report.dumps)
+        finally:
+            spill.close()
+        report.seconds["dumps"], step = time.perf_counter() - step, time.perf_counter()
+        if facc:
+            if not sources.mids:
+                raise ElqueryError(
+                    f"{', '.join(map(str, options.dumps))}: no owl:sameAs links to Freebase, so FACC ids cannot be mapped"
+                )
+            report.facc = _read_facc(facc, sources.mids, options, spill_dir, partitions)
+            report.seconds["facc"], step = time.perf_counter() - step, time.perf_counter()
+        db_path = spill_dir / "store.sqlite"
+        _assemble(db_path, spill_dir, partitions, sources.entities.names, options, report)
+        report.seconds["merge_and_write"] = time.perf_counter() - step
+        os.replace(db_path, out)
+    return report

@@ -1,0 +1,90 @@
+"""Command line: ``elquery index surface-forms`` (build) and ``elquery surface-forms`` (lookups)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from indexing.normalize import normalize
+from indexing.surface_forms.build import BuildOptions, build_store
+from indexing.surface_forms.store import SurfaceFormStore
+
+
+def _build(args: argparse.Namespace) -> int:
+    options = BuildOptions(
+        dumps=tuple(args.dumps),
+        facc=tuple(args.facc),
+        anchors=args.anchors,
+        kb_aliases=args.kb_aliases,
+        min_count=args.min_count,
+        workers=args.workers,
+        chunk_rows=args.chunk_rows,
+    )
+    report = build_store(args.out, options, overwrite=args.overwrite)
+    for line in report.summary_lines():
+        print(line, file=sys.stderr)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _print(data: object) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _lookup(args: argparse.Namespace) -> int:
+    with SurfaceFormStore(args.store) as store:
+        candidates = store.lookup(args.text)
+    _print({"form": normalize(args.text), "candidates": [asdict(c) for c in candidates[: args.limit]]})
+    return 0
+
+
+def _aliases(args: argparse.Namespace) -> int:
+    with SurfaceFormStore(args.store) as store:
+        aliases = store.aliases(args.entity)
+    _print({"entity": args.entity, "aliases": [asdict(a) for a in aliases[: args.limit]]})
+    return 0
+
+
+def register_index(index_commands: argparse._SubParsersAction) -> None:
+    """Add ``surface-forms`` to the ``elquery index`` subcommands."""
+    build = index_commands.add_parser(
+        "surface-forms",
+        help="build the surface-form dictionary and commonness table (methods.md §3)",
+        description="Build the surface-form store (SQLite) from KB aliases in DBpedia dumps, FACC count files "
+        "and DBpedia's Wikipedia anchor texts.",
+    )
+    build.add_argument("--dumps", type=Path, nargs="+", required=True, metavar="DIR",
+                       help="DBpedia dump directories or files (labels, redirects, persondata, anchor_text, freebase_links)")
+    build.add_argument("--facc", type=Path, nargs="+", default=[], metavar="FILE",
+                       help="FACC count files or directories of them (rows: form<TAB>Freebase id<TAB>count; .tsv/.gz/.bz2)")
+    build.add_argument("--anchors", action="store_true", help="count Wikipedia anchor texts (anchor_text dataset)")
+    build.add_argument("--kb-aliases", action=argparse.BooleanOptionalAction, default=True,
+                       help="KB aliases: rdfs:label, foaf:name, redirect labels (default: on)")
+    build.add_argument("--min-count", type=int, default=1, metavar="N",
+                       help="drop a pair's FACC or anchor count below N (default: 1)")
+    build.add_argument("--out", type=Path, required=True, metavar="SF.db", help="the store to write")
+    build.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    build.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: CPU count)")
+    build.add_argument("--chunk-rows", type=int, default=4_000_000, metavar="N",
+                       help="rows summed in memory per process before spilling to disk (default: 4000000)")
+    build.set_defaults(func=_build)
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the top-level ``surface-forms`` group."""
+    group = commands.add_parser("surface-forms", help="query a surface-form store")
+    sub = group.add_subparsers(dest="surface_forms_command", required=True, metavar="COMMAND")
+    lookup = sub.add_parser("lookup", help="candidates of a text, by commonness (JSON)")
+    lookup.add_argument("store", type=Path, metavar="SF.db")
+    lookup.add_argument("text")
+    lookup.add_argument("--limit", type=int, default=None, help="print at most this many candidates")
+    lookup.set_defaults(func=_lookup)
+    aliases = sub.add_parser("aliases", help="surface forms of an entity, by count (JSON)")
+    aliases.add_argument("store", type=Path, metavar="SF.db")
+    aliases.add_argument("entity", help="entity id, e.g. '<dbpedia:Rome>'")
+    aliases.add_argument("--limit", type=int, default=None, help="print at most this many forms")
+    aliases.set_defaults(func=_aliases)

@@ -1,0 +1,286 @@
+"""Surface-form sources in the DBpedia dumps (methods.md §2-3): KB aliases (rdfs:label, foaf:name,
+redirect labels), Wikipedia anchor texts (dbo:wikiPageWikiLinkText) and the Freebase mapping
+(owl:sameAs to ``http://rdf.freebase.com/ns/m.…``).
+
+Files are chosen by predicate, not by name, with one exception that saves reading huge files:
+a file whose name starts with a DBpedia dataset name is read only for the predicates that
+dataset carries (``labels_`` rdfs:label, ``redirects_``/``transitive_redirects_``
+dbo:wikiPageRedirects, ``persondata_`` foaf:name, ``anchor_text_`` anchor texts,
+``freebase_links_`` owl:sameAs), and the other DBpedia datasets named in ``SKIPPED_DATASETS``
+(page links, abstracts, infoboxes, ...) are not read. Any other file is scanned for every
+predicate needed.
+
+Every entity is resolved through the redirects (transitively), so candidates are never redirect
+pages: the label of a redirect page becomes an alias of its target (the title from the redirect
+URI, percent-decoded with underscores as spaces, when the page has no label), and anchors and
+Freebase ids that name a redirect page count for its target.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from indexing.errors import ElqueryError
+from indexing.ntriples import FileReport, ObjectKind, ParseReport, entity_id, open_text, parse_line
+from indexing.surface_forms.facc import text_blocks
+
+RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+FOAF_NAME = "http://xmlns.com/foaf/0.1/name"
+REDIRECT = "http://dbpedia.org/ontology/wikiPageRedirects"
+ANCHOR_TEXT = "http://dbpedia.org/ontology/wikiPageWikiLinkText"
+SAME_AS = "http://www.w3.org/2002/07/owl#sameAs"
+FREEBASE_MID_PREFIX = "http://rdf.freebase.com/ns/m."
+DISAMBIGUATION = "(disambiguation)"
+_DISAMBIGUATION_IDS = ("(disambiguation)>", "%28disambiguation%29>")
+
+DATASET_PREDICATES = {
+    "labels_": frozenset({RDFS_LABEL}),
+    "redirects_": frozenset({REDIRECT}),
+    "transitive_redirects_": frozenset({REDIRECT}),
+    "persondata_": frozenset({FOAF_NAME}),
+    "anchor_text_": frozenset({ANCHOR_TEXT}),
+    "freebase_links_": frozenset({SAME_AS}),
+}
+SKIPPED_DATASETS = (
+    "article_categories_", "article_templates_", "category_labels_", "citation_", "commons_page_links_",
+    "disambiguations_", "equations_", "external_links_", "genders_", "geo_coordinates_", "geonames_links_",
+    "homepages_", "images_", "infobox_", "instance_types_", "interlanguage_links_", "long_abstracts_",
+    "mappingbased_", "nif_", "out_degree_", "page_ids_", "page_length_", "page_links_", "raw_tables_",
+    "revision_ids_", "revision_uris_", "short_abstracts_", "skos_categories_", "specific_mappingbased_",
+    "template_parameters_", "topical_concepts_", "wikipedia_links_",
+)  # fmt: skip
+_MAX_REDIRECT_HOPS = 64
+
+OnText = Callable[[str, int], None]
+
+
+def predicates_of(path: Path, wanted: frozenset[str]) -> frozenset[str]:
+    """The predicates of ``wanted`` worth looking for in ``path`` (chosen by file name prefix)."""
+    for prefix, carried in DATASET_PREDICATES.items():
+        if path.name.startswith(prefix):
+            return wanted & carried
+    if path.name.startswith(SKIPPED_DATASETS):
+        return frozenset()
+    return wanted
+
+
+_IRI = re.compile(r'<[^\s<>"]*>')
+_PLAIN_OBJECT = re.compile(r'<([^\s<>"]*)>|"([^"]*)"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^\s<>"]*>)?')
+
+
+def _plain_object(rest: str) -> tuple[str, bool] | None:
+    """(object, is literal) of the rest of a line without escapes (``<iri> .`` or ``"text"`` with
+    an optional language tag or datatype, then `` .``); None when ``parse_line`` must decide."""
+    rest = rest.rstrip()
+    match = _PLAIN_OBJECT.fullmatch(rest, 0, len(rest) - 2) if rest.endswith(" .") else None
+    if match is None:
+        return None
+    iri, literal = match.groups()
+    return (iri, False) if literal is None else (literal, True)
+
+
+def _scan_lines(
+    lines: Iterable[tuple[int, str]], path: Path, predicates: frozenset[str], report: ParseReport
+) -> Iterator[tuple[str, str, str, bool]]:
+    """``scan`` over numbered lines of ``path``."""
+    file_report = report.files.setdefault(str(path), FileReport(str(path)))
+    wanted = {f"<{p}>": p for p in predicates}
+    for number, line in lines:
+        head = line.split(" ", 2)
+        if len(head) == 3 and head[1].startswith("<") and head[1].endswith(">") and "\\" not in head[1]:
+            subject, predicate, rest = head
+            if predicate not in wanted:
+                continue
+            plain = None if "\\" in line else _plain_object(rest)
+            if plain is not None and _IRI.fullmatch(subject):
+                file_report.triples += 1
+                yield wanted[predicate], subject[1:-1], *plain
+                continue
+        try:
+            triple = parse_line(line)
+        except ValueError as exc:
+            file_report.malformed += 1
+            if len(file_report.errors) < report.max_errors:
+                file_report.errors.append(f"{path}:{number}: {exc}")
+            continue
+        if triple is not None and triple.predicate in predicates:
+            file_report.triples += 1
+            yield triple.predicate, triple.subject, triple.object, triple.kind is ObjectKind.LITERAL
+
+
+def scan(path: Path, predicates: frozenset[str], report: ParseReport) -> Iterator[tuple[str, str, str, bool]]:
+    """(predicate, subject, object, object is a literal) of the triples of ``path`` with one of
+    ``predicates``. Lines of other predicates are skipped unparsed; malformed lines are counted
+    and reported. A line without escapes is split with string methods instead of the regex."""
+    if not predicates:
+        return
+    try:
+        with open_text(path) as handle:
+            yield from _scan_lines(enumerate(handle, 1), path, predicates, report)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise ElqueryError(f"{path}: truncated or corrupt file ({exc})") from exc
+
+
+_FREEBASE_LINK = re.compile(
+    r'^<http://dbpedia\.org/resource/([^\s<>"\\]+)> <http://www\.w3\.org/2002/07/owl#sameAs> '
+    r'<http://rdf\.freebase\.com/ns/m\.([^\s<>"\\]+)> \.[ \t\r]*$',
+    re.MULTILINE,
+)
+
+
+def scan_freebase_links(path: Path, report: ParseReport) -> Iterator[tuple[str, str]]:
+    """(entity id, ``/m/…``) of the owl:sameAs links from DBpedia resources to Freebase in
+    ``path`` (a freebase_links dataset): a block of lines that are all such links is matched by
+    one regex; any other block is read line by line as ``scan`` does."""
+    file_report = report.files.setdefault(str(path), FileReport(str(path)))
+    first = 1
+    try:
+        for block in text_blocks(path):
+            lines = block.count("\n")
+            links = _FREEBASE_LINK.findall(block)
+            if len(links) == lines:
+                file_report.triples += lines
+                for title, mid in links:
+                    yield f"<dbpedia:{title}>", "/m/" + mid
+            else:
+                numbered = enumerate(block.split("\n")[:lines], first)
+                for _, subject, obj, literal in _scan_lines(numbered, path, frozenset({SAME_AS}), report):
+                    entity = entity_id(subject)
+                    if entity is not None and not literal and obj.startswith(FREEBASE_MID_PREFIX):
+                        yield entity, "/m/" + obj[len(FREEBASE_MID_PREFIX) :]
+            first += lines
+    except (EOFError, OSError, zlib.error) as exc:
+        raise ElqueryError(f"{path}: truncated or corrupt file ({exc})") from exc
+
+
+def title_of(entity: str) -> str:
+    """``<dbpedia:Rome_(disambiguation)>`` -> ``Rome (disambiguation)`` (percent-decoded)."""
+    return urllib.parse.unquote(entity[len("<dbpedia:") : -1]).replace("_", " ")
+
+
+@dataclass
+class Entities:
+    """Entity ids ``<dbpedia:Title>`` numbered in order of first appearance."""
+
+    ids: dict[str, int] = field(default_factory=dict)
+    names: list[str] = field(default_factory=list)
+
+    def id(self, name: str) -> int:
+        number = self.ids.setdefault(name, len(self.names))
+        if number == len(self.names):
+            self.names.append(name)
+        return number
+
+
+@dataclass
+class DumpReport:
+    """What the dumps contributed."""
+
+    parse: ParseReport = field(default_factory=ParseReport)
+    redirects: int = 0
+    kb_aliases: int = 0
+    redirect_title_aliases: int = 0
+    anchor_links: int = 0
+    freebase_links: int = 0
+    freebase_conflicts: int = 0
+    skipped_disambiguation: int = 0
+    empty_forms: int = 0
+
+
+def read_redirects(files: Iterable[Path], report: DumpReport) -> dict[str, str]:
+    """Redirect page -> final target, redirect chains followed (cycles are dropped)."""
+    direct: dict[str, str] = {}
+    for path in files:
+        for _, subject, obj, literal in scan(path, predicates_of(path, frozenset({REDIRECT})), report.parse):
+            source, target = entity_id(subject), None if literal else entity_id(obj)
+            if source is not None and target is not None and source != target:
+                direct[source] = target
+    resolved: dict[str, str] = {}
+    for source, target in direct.items():
+        for _ in range(_MAX_REDIRECT_HOPS):
+            if target not in direct or target == source:
+                break
+            target = direct[target]
+        if target != source and target not in direct:
+            resolved[source] = target
+    report.redirects = len(resolved)
+    return resolved
+
+
+@dataclass
+class DumpSources:
+    """Reads the surface-form sources of the dumps, handing KB aliases and anchors to callbacks
+    as (text, entity id) and collecting the Freebase mapping ``/m/0abc`` -> entity id."""
+
+    redirects: dict[str, str]
+    entities: Entities
+    report: DumpReport
+    mids: dict[str, int] = field(default_factory=dict)
+    _labelled_redirects: set[str] = field(default_factory=set)
+
+    def resolve(self, subject: str) -> str | None:
+        """The entity id of a DBpedia resource IRI, through redirects; None for other IRIs and
+        for disambiguation pages."""
+        entity = entity_id(subject)
+        if entity is None:
+            return None
+        entity = self.redirects.get(entity, entity)
+        return None if entity.endswith(_DISAMBIGUATION_IDS) else entity
+
+    def read(self, path: Path, predicates: frozenset[str], on_alias: OnText, on_anchor: OnText) -> None:
+        """Read ``predicates`` (a subset of label, foaf:name, anchor text, owl:sameAs) from ``path``."""
+        wanted = predicates_of(path, predicates)
+        if wanted == {SAME_AS}:
+            for entity, mid in scan_freebase_links(path, self.report.parse):
+                self._freebase(entity, mid)
+            return
+        for predicate, subject, obj, literal in scan(path, wanted, self.report.parse):
+            if predicate == SAME_AS:
+                entity = entity_id(subject)
+                if entity is not None and not literal and obj.startswith(FREEBASE_MID_PREFIX):
+                    self._freebase(entity, "/m/" + obj[len(FREEBASE_MID_PREFIX) :])
+                continue
+            if not literal:
+                continue
+            entity = self.resolve(subject)
+            if entity is None:
+                self.report.skipped_disambiguation += entity_id(subject) is not None
+            elif predicate == ANCHOR_TEXT:
+                self.report.anchor_links += 1
+                on_anchor(obj, self.entities.id(entity))
+            elif obj.endswith(DISAMBIGUATION):
+                self.report.skipped_disambiguation += 1
+            else:
+                if predicate == RDFS_LABEL and entity_id(subject) in self.redirects:
+                    self._labelled_redirects.add(entity_id(subject))
+                self.report.kb_aliases += 1
+                on_alias(obj, self.entities.id(entity))
+
+    def finish(self, on_alias: OnText) -> None:
+        """After the labels: the title of each redirect page without a label becomes an alias
+        of the target."""
+        for source, target in self.redirects.items():
+            title = title_of(source)
+            if source in self._labelled_redirects or source.endswith(_DISAMBIGUATION_IDS) or target.endswith(_DISAMBIGUATION_IDS):
+                continue
+            self.report.redirect_title_aliases += 1
+            on_alias(title, self.entities.id(target))
+
+    def _freebase(self, entity: str, mid: str) -> None:
+        """Map ``mid`` to ``entity`` (through redirects); a mid linked to several entities keeps
+        the smallest entity id."""
+        entity = self.redirects.get(entity, entity)
+        if entity.endswith(_DISAMBIGUATION_IDS):
+            return
+        self.report.freebase_links += 1
+        number = self.entities.id(entity)
+        known = self.mids.setdefault(mid, number)
+        if known != number:
+            self.report.freebase_conflicts += 1
+            if entity < self.entities.names[known]:
+                self.mids[mid] = number

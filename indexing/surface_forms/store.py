@@ -1,0 +1,267 @@
+"""The surface-form store: an SQLite file mapping normalized surface forms to entities (methods.md §3).
+
+Schema (format ``elquery-surface-forms/1``):
+
+- ``forms(form PRIMARY KEY, id, facc_total, anchor_total, candidates)``: one row per normalized
+  surface form, with its total count per counted source, and its candidates ready for a lookup
+  that reads this one row: ``candidates`` is the ``marshal`` (version 4) encoding of the flat
+  tuple ``(total, entity, count, sources, entity, count, sources, ...)`` in candidate order
+  (commonness descending, then entity id), ``sources`` a bitmask (1 kb, 2 facc, 4 anchors).
+- ``pairs(form_id, entity_id, facc, anchors, kb)``: one row per (form, entity) with the counts per
+  source (FACC, Wikipedia anchors) and whether the form is a KB alias of the entity (0/1).
+- ``entities(id, name)``: entity ids ``<dbpedia:Title>``.
+- ``meta(key, value)``: format, build options and the build report (JSON).
+
+Commonness (methods.md §3, Eq. 9) is n(m, e) / sum over e' of n(m, e'), computed once, when the
+store is written (``commonness_counts``): a form's counts are its FACC counts (web annotations)
+when it has any, else its anchor counts; a pair without such a count (a KB-only alias) has count
+0 and commonness 0.
+
+The store is opened read-only and immutable, so any number of processes can read it at once. It
+is written by assembling shards (one per partition of the forms, each a store without indexes).
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+
+import numpy as np
+
+from indexing.errors import ElqueryError
+from indexing.normalize import normalize
+from indexing.surface_forms.aggregate import MergedPartition
+
+FORMAT = "elquery-surface-forms/1"
+KB, FACC, ANCHORS = "kb", "facc", "anchors"
+SOURCE_ORDER = (KB, FACC, ANCHORS)
+
+SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE entities(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE forms(
+    form TEXT PRIMARY KEY, id INTEGER NOT NULL,
+    facc_total INTEGER NOT NULL, anchor_total INTEGER NOT NULL, candidates BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE pairs(
+    form_id INTEGER NOT NULL, entity_id INTEGER NOT NULL,
+    facc INTEGER NOT NULL, anchors INTEGER NOT NULL, kb INTEGER NOT NULL,
+    PRIMARY KEY(form_id, entity_id)
+) WITHOUT ROWID;
+"""
+# Created after the bulk load (faster than maintaining them row by row).
+INDEXES = """
+CREATE UNIQUE INDEX entities_by_name ON entities(name);
+CREATE UNIQUE INDEX forms_by_id ON forms(id);
+CREATE INDEX pairs_by_entity ON pairs(entity_id);
+"""
+
+_LOOKUP = "SELECT candidates FROM forms WHERE form = ?"
+_LOOKUP_MANY = "SELECT form, candidates FROM forms WHERE form IN ({})"
+_ALIASES = """
+SELECT f.form, f.candidates
+FROM entities AS e JOIN pairs AS p ON p.entity_id = e.id JOIN forms AS f ON f.id = p.form_id
+WHERE e.name = ?
+"""
+_SOURCES = tuple(tuple(name for bit, name in enumerate(SOURCE_ORDER) if mask >> bit & 1) for mask in range(8))
+_MAX_VARIABLES = 30_000
+_BUILD_PRAGMAS = ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "cache_size = -262144")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An entity a surface form may name: its count n(m, e), commonness(m, e) (methods.md §3,
+    Eq. 9) and the sources (``kb``, ``facc``, ``anchors``) that proposed the pair."""
+
+    entity: str
+    count: int
+    commonness: float
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Alias:
+    """A normalized surface form of an entity, with the pair's count, commonness and sources."""
+
+    form: str
+    count: int
+    commonness: float
+    sources: tuple[str, ...]
+
+
+def commonness_counts(part: MergedPartition) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per pair of a partition: n(m, e) and the form's sum over e' of n(m, e') for commonness
+    (methods.md §3, Eq. 9), and the sources bitmask. The counts are the FACC counts when the
+    form has any, else the anchor counts."""
+    use_facc = (part.facc_totals > 0)[part.pair_forms]
+    counts = np.where(use_facc, part.pair_facc, part.pair_anchors)
+    totals = np.where(use_facc, part.facc_totals[part.pair_forms], part.anchor_totals[part.pair_forms])
+    sources = (part.pair_kb > 0) | (part.pair_facc > 0) << 1 | (part.pair_anchors > 0) << 2
+    return counts, totals, sources
+
+
+def _commonness(count: int, total: int) -> float:
+    return count / total if count else 0.0
+
+
+def _decode(blob: bytes) -> list[Candidate]:
+    total, *flat = marshal.loads(blob)
+    values = iter(flat)
+    return [
+        Candidate(entity, count, _commonness(count, total), _SOURCES[mask]) for entity, count, mask in zip(values, values, values)
+    ]
+
+
+def _find(blob: bytes, entity: str) -> tuple[int, float, tuple[str, ...]] | None:
+    """(count, commonness, sources) of ``entity`` among a form's candidates."""
+    values = marshal.loads(blob)
+    try:
+        at = values.index(entity, 1)  # names are the only strings in the tuple
+    except ValueError:
+        return None
+    return values[at + 1], _commonness(values[at + 1], values[0]), _SOURCES[values[at + 2]]
+
+
+def query_tokens(text: str) -> list[str]:
+    """The normalized query tokens (methods.md §3) whose spans ``lookup_spans`` looks up."""
+    return normalize(text).split()
+
+
+class SurfaceFormStore:
+    """Read-only access to a surface-form store built by ``build_store``."""
+
+    def __init__(self, path: Path | str) -> None:
+        path = Path(path)
+        if not path.is_file():
+            raise ElqueryError(f"{path}: no such surface-form store")
+        self.path = path
+        self._db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
+        try:
+            self._db.execute("PRAGMA mmap_size = 2147418112")
+            meta = dict(self._db.execute("SELECT key, value FROM meta"))
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise ElqueryError(f"{path}: not a surface-form store ({exc})") from exc
+        if meta.get("format") != FORMAT:
+            self._db.close()
+            raise ElqueryError(f"{path}: not a surface-form store (format {meta.get('format')!r}, expected {FORMAT!r})")
+        self.meta: dict[str, object] = {key: json.loads(value) for key, value in meta.items() if key != "format"}
+
+    def __enter__(self) -> SurfaceFormStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def lookup_form(self, form: str) -> list[Candidate]:
+        """Candidates of an already normalized form, by commonness (then entity id)."""
+        row = self._db.execute(_LOOKUP, (form,)).fetchone()
+        return [] if row is None else _decode(row[0])
+
+    def lookup(self, text: str) -> list[Candidate]:
+        """Candidates of ``text`` after normalization (methods.md §3), by commonness."""
+        return self.lookup_form(normalize(text))
+
+    def lookup_spans(self, tokens: Sequence[str], max_length: int | None = None) -> dict[tuple[int, int], list[Candidate]]:
+        """Candidates of every contiguous span [start, end) of the normalized query ``tokens``
+        (``query_tokens``; methods.md §3, query n-grams), at most ``max_length`` tokens long if
+        given, in one query; spans without candidates are left out."""
+        spans: dict[str, list[tuple[int, int]]] = {}
+        longest = len(tokens) if max_length is None else max_length
+        for start in range(len(tokens)):
+            for end in range(start + 1, min(len(tokens), start + longest) + 1):
+                spans.setdefault(" ".join(tokens[start:end]), []).append((start, end))
+        forms = list(spans)
+        found: dict[tuple[int, int], list[Candidate]] = {}
+        for first in range(0, len(forms), _MAX_VARIABLES):
+            batch = forms[first : first + _MAX_VARIABLES]
+            for form, blob in self._db.execute(_LOOKUP_MANY.format(",".join("?" * len(batch))), batch):
+                candidates = _decode(blob)
+                for span in spans[form]:
+                    found[span] = candidates
+        return dict(sorted(found.items()))
+
+    def commonness(self, mention: str, entity: str) -> float:
+        """commonness(m, e) (methods.md §3, Eq. 9); 0.0 when the pair is unknown or KB-only."""
+        row = self._db.execute(_LOOKUP, (normalize(mention),)).fetchone()
+        found = None if row is None else _find(row[0], entity)
+        return 0.0 if found is None else found[1]
+
+    def aliases(self, entity: str) -> list[Alias]:
+        """Every normalized surface form of ``entity`` (KB aliases and counted forms), by count."""
+        aliases = [Alias(form, *_find(blob, entity)) for form, blob in self._db.execute(_ALIASES, (entity,))]
+        aliases.sort(key=lambda a: (-a.count, a.form))
+        return aliases
+
+
+def create(path: Path) -> sqlite3.Connection:
+    """A new, empty store (or shard) at ``path``, set up for a bulk load (no journal)."""
+    db = sqlite3.connect(path, isolation_level=None)
+    for pragma in _BUILD_PRAGMAS:
+        db.execute(f"PRAGMA {pragma}")
+    db.executescript(SCHEMA)
+    return db
+
+
+def write_shard(path: Path, part: MergedPartition, names: Sequence[str]) -> np.ndarray:
+    """Write one merged partition as a shard (forms with ids 0..n-1 in the partition's sorted
+    order and their encoded candidates, and pairs); returns the entity numbers the pairs use."""
+    counts, totals, sources = commonness_counts(part)
+    used, entity_index = np.unique(part.pair_entities, return_inverse=True)
+    used_names = [names[e] for e in used.tolist()]
+    name_rank = np.empty(len(used_names), np.int64)
+    name_rank[sorted(range(len(used_names)), key=used_names.__getitem__)] = np.arange(len(used_names))
+    order = np.lexsort((name_rank[entity_index], -counts, part.pair_forms))
+    ordered_names = [used_names[i] for i in entity_index[order].tolist()]
+    flat = list(chain.from_iterable(zip(ordered_names, counts[order].tolist(), sources[order].tolist())))
+    bounds = np.searchsorted(part.pair_forms, np.arange(len(part.forms) + 1)).tolist()
+    form_totals = np.zeros(len(part.forms), np.int64)
+    form_totals[part.pair_forms] = totals
+    forms = zip(
+        part.forms,
+        range(len(part.forms)),
+        part.facc_totals.tolist(),
+        part.anchor_totals.tolist(),
+        (marshal.dumps((total, *flat[3 * a : 3 * b]), 4) for total, a, b in zip(form_totals.tolist(), bounds, bounds[1:])),
+    )
+    pairs = zip(*(a.tolist() for a in (part.pair_forms, part.pair_entities, part.pair_facc, part.pair_anchors, part.pair_kb)))
+    db = create(path)
+    try:
+        db.execute("BEGIN")
+        db.executemany("INSERT INTO forms VALUES (?, ?, ?, ?, ?)", forms)
+        db.executemany("INSERT INTO pairs VALUES (?, ?, ?, ?, ?)", pairs)
+        db.execute("COMMIT")
+    finally:
+        db.close()
+    return used
+
+
+def append_shard(db: sqlite3.Connection, shard: Path, offset: int) -> None:
+    """Copy a shard into the store, its form ids shifted by ``offset``."""
+    db.execute("ATTACH DATABASE ? AS shard", (str(shard),))
+    try:
+        db.execute("BEGIN")
+        db.execute("INSERT INTO forms SELECT form, id + ?, facc_total, anchor_total, candidates FROM shard.forms", (offset,))
+        db.execute("INSERT INTO pairs SELECT form_id + ?, entity_id, facc, anchors, kb FROM shard.pairs", (offset,))
+        db.execute("COMMIT")
+    finally:
+        db.execute("DETACH DATABASE shard")
+
+
+def finish(db: sqlite3.Connection, entities: Sequence[int], names: Sequence[str], meta: dict[str, object]) -> None:
+    """Write the ``entities`` used (numbers into ``names``), index the assembled store, and record
+    its format and ``meta`` (JSON values)."""
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO entities VALUES (?, ?)", ((e, names[e]) for e in entities))
+    db.execute("COMMIT")
+    db.executescript(INDEXES)
+    rows = [("format", FORMAT)] + [(k, json.dumps(v, ensure_ascii=False, sort_keys=True)) for k, v in meta.items()]
+    db.executemany("INSERT INTO meta VALUES (?, ?)", rows)
