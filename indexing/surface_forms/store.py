@@ -185,8 +185,8 @@ class SurfaceFormStore:
             batch = forms[first : first + _MAX_VARIABLES]
             for form, blob in self._db.execute(_LOOKUP_MANY.format(",".join("?" * len(batch))), batch):
                 candidates = _decode(blob)
-                for span in spans[form]:
-                    found[span] = candidates
+                for number, span in enumerate(spans[form]):
+                    found[span] = list(candidates) if number else candidates
         return dict(sorted(found.items()))
 
     def commonness(self, mention: str, entity: str) -> float:
