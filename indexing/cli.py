@@ -7,6 +7,7 @@ import json
 import sys
 
 from indexing.entity_documents import SKIPPED_DATASETS
+from indexing.surface_forms.cli import register_index as register_surface_forms_index
 from indexing.tagme.cli import register_index as register_tagme_index
 
 
@@ -41,6 +42,7 @@ def register_artefacts(index_commands: argparse._SubParsersAction) -> None:
     stats = index_commands.add_parser("stats", help="print an index's statistics as JSON")
     stats.add_argument("index", help="index directory")
     stats.set_defaults(func=_index_stats)
+    register_surface_forms_index(index_commands)
     register_tagme_index(index_commands)
 
 
