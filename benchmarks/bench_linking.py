@@ -21,7 +21,7 @@ mean number of candidates per query. Then the batch throughput of ``Linker.link_
 and ``--workers`` processes (queries/s, with and without the workers' start-up).
 
 Usage: ``python benchmarks/bench_linking.py [--work DIR] [--entities N] [--index INDEX
---surface-forms SF.db] [--kb-queries N] [--workers N] [--gif-threshold S]``
+--surface-forms SF.db] [--kb-queries N] [--workers N] [--batch-repeat N] [--gif-threshold S]``
 """
 
 from __future__ import annotations
@@ -148,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--surface-forms", type=Path, help="an existing surface-form store (with --index)")
     parser.add_argument("--kb-queries", type=int, default=2000, help="synthetic queries from the KB's titles")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--batch-repeat", type=int, default=4, help="the throughput batch: all queries, this many times")
     parser.add_argument("--gif-threshold", type=float, default=20.0)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
                   "with_candidates": round(sum(1 for c in candidates if c) / len(candidates), 3),
                   "load_avg_1m": round(os.getloadavg()[0], 2)})
 
-    batch = [q for queries in query_sets.values() for q in queries] * 2
+    batch = [q for queries in query_sets.values() for q in queries] * args.batch_repeat
     for workers in sorted({1, args.workers}):
         emit({"bench": "linking_throughput", "method": "gif-mlmcg", **throughput(mlmcg, batch, workers),
               "load_avg_1m": round(os.getloadavg()[0], 2)})
