@@ -13,6 +13,8 @@ import json
 import math
 import os
 import shutil
+import signal
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -149,12 +151,17 @@ def build_dbpedia_index(
     out.parent.mkdir(parents=True, exist_ok=True)
     work = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
+    # SIGTERM (kill, timeout, a job scheduler) interrupts like Ctrl-C, so the cleanup below runs.
+    main_thread = threading.current_thread() is threading.main_thread()
+    terminate = signal.signal(signal.SIGTERM, _interrupt) if main_thread else None
     try:
         with _executor(workers) as executor:
             summary = _build(files, work, executor, workers, partitions, top_predicates_n)
         _replace(work / "index", out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if main_thread:
+            signal.signal(signal.SIGTERM, terminate if terminate is not None else signal.SIG_DFL)
     return BuildSummary(
         entities=summary[0],
         files=len(files),
@@ -163,6 +170,10 @@ def build_dbpedia_index(
         seconds=time.monotonic() - started,
         report=summary[1],
     )
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _executor(workers: int) -> Executor:

