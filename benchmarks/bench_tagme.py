@@ -17,13 +17,13 @@ query (``ELQUERY_DATA``/elq/y-erd/queries.json) with :class:`linking.tagme.Tagme
   look-ups run against a dictionary of realistic size.
 
 Prints JSON lines: a header describing the artefact, then per measurement ``queries``,
-``mean_ms``, ``p50_ms``, ``p90_ms``, ``p99_ms``, ``max_ms``: the full pipeline
-(``link_result``: :meth:`TagmeLinker.result`) on a first and a second pass over the queries, parsing alone (``spots``), and
-the relatedness block of each query (rows: senses with commonness >= tau, columns: all senses)
-computed as one sparse product against the per-pair ``np.intersect1d`` baseline on the first
-``--baseline-queries`` queries (the two must agree).
+``mean_ms``, ``p50_ms``, ``p90_ms``, ``p99_ms``, ``max_ms``: the full pipeline (``link_result``,
+:meth:`TagmeLinker.result`) on a first and a second pass over the queries, parsing alone
+(``spots``), and the relatedness block of each query (rows: senses with commonness >= tau,
+columns: all senses) computed as one sparse product against the per-pair ``np.intersect1d``
+baseline on the first ``--baseline-queries`` queries (the two must agree).
 
-With ``--dump-links N[,N...]`` it also measures the build itself (``elquery index tagme`` in a
+With ``--dump-links N[,N...]`` it measures the build itself instead (``elquery index tagme`` in a
 subprocess, on synthetic N-Triples dumps of ``--dump-pages`` pages, default 200,000): N page_links
 lines, N / 2 anchor_text lines (two-word anchors, Zipf over 20,000 forms), a label per page, a
 redirect per 5 pages and an abstract of 60 words per 10 pages; it reports the wall time and the
@@ -31,7 +31,8 @@ peak resident memory, which with the pages fixed should not grow with the links.
 
 Usage:
     python benchmarks/bench_tagme.py [--entities N] [--links N] [--filler-forms N]
-        [--baseline-queries N] [--seed N] [--keep DIR | --artefact DIR] [--dump-links N,N] [--dump-pages N]
+        [--baseline-queries N] [--seed N] [--keep DIR | --artefact DIR]
+    python benchmarks/bench_tagme.py --dump-links N,N [--dump-pages N] [--seed N]
 
 ``--keep DIR`` keeps the synthetic artefact; ``--artefact DIR`` times an existing one instead of
 building (e.g. one kept before, or a real one from ``elquery index tagme``).
@@ -150,9 +151,9 @@ def build(out: Path, queries: dict[str, str], args: argparse.Namespace) -> dict[
 
 def summary(measure: str, times: list[float], **extra: object) -> str:
     ms = np.array(times) * 1000
+    percentiles = {f"p{q}_ms": round(float(np.percentile(ms, q)), 3) for q in (50, 90, 99)}
     return json.dumps({"measure": measure, "queries": len(ms), "mean_ms": round(float(ms.mean()), 3),
-                       "p50_ms": round(float(np.percentile(ms, 50)), 3), "p90_ms": round(float(np.percentile(ms, 90)), 3),
-                       "p99_ms": round(float(np.percentile(ms, 99)), 3), "max_ms": round(float(ms.max()), 3), **extra})
+                       **percentiles, "max_ms": round(float(ms.max()), 3), **extra})
 
 
 def per_pair_baseline(linker: TagmeLinker, rows: list[int], columns: list[int]) -> np.ndarray:
@@ -228,7 +229,8 @@ def write_dumps(out: Path, pages: int, links: int, seed: int) -> None:
         handle.writelines(f'{resource_iri(p)} <http://www.w3.org/2000/01/rdf-schema#label> "Entity {p}"@en .\n'
                           for p in range(pages))
     with open(out / "transitive_redirects_en.ttl", "w", encoding="utf-8") as handle:
-        handle.writelines(f"<http://dbpedia.org/resource/Redirect_{p}> <{ontology}wikiPageRedirects> {resource_iri(p)} .\n"
+        redirect = "<http://dbpedia.org/resource/Redirect_{}>".format
+        handle.writelines(f"{redirect(p)} <{ontology}wikiPageRedirects> {resource_iri(p)} .\n"
                           for p in range(0, pages, 5))
     with open(out / "long_abstracts_en.ttl", "w", encoding="utf-8") as handle:
         for p in range(0, pages, 10):
@@ -236,22 +238,33 @@ def write_dumps(out: Path, pages: int, links: int, seed: int) -> None:
             handle.write(f'{resource_iri(p)} <{ontology}abstract> "{text}"@en .\n')
 
 
+# Runs `elquery index tagme` and then prints the process's peak resident memory (VmHWM, kB): the
+# peak of this process image only (ru_maxrss would include the benchmark's memory at fork time).
+_BUILD_AND_REPORT_PEAK = """
+import sys
+from indexing.cli import main
+code = main(sys.argv[1:])
+print(next(line for line in open("/proc/self/status") if line.startswith("VmHWM")).split()[1], file=sys.stderr)
+sys.exit(code)
+"""
+
+
 def measure_build(pages: int, links: int, seed: int) -> str:
     directory = Path(tempfile.mkdtemp(prefix="bench-tagme-build-"))
     try:
         write_dumps(directory / "dumps", pages, links, seed)
         started = time.monotonic()
-        with open(directory / "stdout", "w") as stdout, open(directory / "stderr", "w") as stderr:
-            process = subprocess.Popen([sys.executable, "-m", "indexing", "tagme", "--dumps", str(directory / "dumps"),
-                                        "--out", str(directory / "artefact")], cwd=REPO, stdout=stdout, stderr=stderr)
-            _, status, usage = os.wait4(process.pid, 0)
+        completed = subprocess.run([sys.executable, "-c", _BUILD_AND_REPORT_PEAK, "tagme", "--dumps",
+                                    str(directory / "dumps"), "--out", str(directory / "artefact")],
+                                   cwd=REPO, capture_output=True, text=True)
         seconds = time.monotonic() - started
-        if status != 0:
-            sys.exit(f"bench_tagme: build failed: {(directory / 'stderr').read_text()[-2000:]}")
-        built = json.loads((directory / "stdout").read_text())
+        if completed.returncode != 0:
+            sys.exit(f"bench_tagme: build failed: {completed.stderr[-2000:]}")
+        built = json.loads(completed.stdout)
+        peak_kb = int(completed.stderr.strip().splitlines()[-1])
         return json.dumps({"measure": "build_from_dumps", "pages": pages, "page_links_lines": links,
                            "anchor_lines": links // 2, "seconds": round(seconds, 1),
-                           "page_links_lines_per_s": round(links / seconds), "peak_rss_mb": round(usage.ru_maxrss / 1024),
+                           "page_links_lines_per_s": round(links / seconds), "peak_rss_mb": round(peak_kb / 1024),
                            "forms": built["forms"], "edges": built["edges"], "entities": built["entities"]})
     finally:
         shutil.rmtree(directory)
@@ -267,11 +280,13 @@ def main(argv: list[str] | None = None) -> int:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--keep", type=Path, help="build the artefact here and keep it")
     source.add_argument("--artefact", type=Path, help="time this existing artefact (no build)")
-    parser.add_argument("--dump-links", default="", metavar="N,N", help="also measure builds from dumps")
+    parser.add_argument("--dump-links", default="", metavar="N,N", help="measure builds from dumps instead")
     parser.add_argument("--dump-pages", type=int, default=200_000)
     args = parser.parse_args(argv)
-    for links in [int(n) for n in args.dump_links.split(",") if n]:
-        print(measure_build(args.dump_pages, links, args.seed), flush=True)
+    if args.dump_links:
+        for links in [int(n) for n in args.dump_links.split(",")]:
+            print(measure_build(args.dump_pages, links, args.seed), flush=True)
+        return 0
     queries = yerd_queries()
     temporary = args.artefact is None and args.keep is None
     directory = args.artefact or args.keep or Path(tempfile.mkdtemp(prefix="bench-tagme-"))

@@ -5,9 +5,10 @@ redirect page resolves to its target), labels (titles), anchor_text (anchors), p
 in-link graph), then long_abstracts (document frequencies of the dictionary forms).
 
 Memory: the page numbering (about 100 bytes per page: some 2 GB for the 15M pages and redirects
-of a full English DBpedia), one form partition at a time, the phrase prefixes of the dictionary
-forms during the abstract pass, and one bucket of links at a time (the 150M links of a full
-page_links go to disk: 1.2 GB). Nothing grows with the number of links or anchor occurrences.
+of a full English DBpedia) and a link count per page, one form partition at a time, the phrase
+prefixes of the dictionary forms during the abstract pass, and one range of at most 2^21 links
+at a time (the 150M links of a full page_links go to disk: 1.2 GB). Nothing grows with the
+number of links or anchor occurrences.
 The artefact is built in a temporary directory beside ``out`` and renamed on success.
 """
 
@@ -37,7 +38,7 @@ from indexing.tagme.store import DictionaryWriter
 WIKI_LINK = "http://dbpedia.org/ontology/wikiPageWikiLink"
 WIKI_LINK_TEXT = "http://dbpedia.org/ontology/wikiPageWikiLinkText"
 DISAMBIGUATION_SUFFIX = "(disambiguation)"
-PARTITIONS = 64
+PARTITIONS = 256
 
 
 @dataclass(frozen=True)

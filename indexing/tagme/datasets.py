@@ -15,7 +15,7 @@ _PREFIXES = {
     "page_links": ("page_links_en.",),
     "long_abstracts": ("long_abstracts_en.",),
     "labels": ("labels_en.",),
-    "redirects": ("transitive_redirects_en.", "redirects_en."),
+    "redirects": ("transitive_redirects_en.",),
 }
 REQUIRED = ("anchor_text", "page_links", "long_abstracts")
 

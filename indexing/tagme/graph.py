@@ -5,13 +5,16 @@ the in-links of node n are ``indices[indptr[n]:indptr[n + 1]]``, the distinct so
 the links pointing at n, ascending. Links are taken after redirect resolution; self-links are
 dropped (a page linking to itself, often through a redirect, is not an in-link).
 
-Build: every link is spilled as an int32 (target, source) pair to one file per bucket of
-2^18 consecutive target nodes; each bucket is then sorted and de-duplicated on its own (memory:
-one bucket, not the whole graph), and its sources appended to the indices.
+Build: every link is appended to a spill file as an int32 (target, source) pair while the
+number of links per target is counted. The targets are then cut into consecutive ranges of at
+most :data:`RANGE_LINKS` links, the spill is split into one file per range (read in chunks), and
+each range is sorted and de-duplicated on its own: memory holds one chunk or one range, whatever
+the number of links (one range of 2^21 links: under 100 MB while sorting).
 """
 
 from __future__ import annotations
 
+import shutil
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,44 +24,76 @@ from tqdm import tqdm
 
 from indexing.tagme.layout import INDICES_FILE, INDPTR_FILE
 
-BUCKET_BITS = 18
+RANGE_LINKS = 1 << 21
 _FLUSH_INTS = 1 << 22
-_COPY_CHUNK = 1 << 24
+_CHUNK_PAIRS = 1 << 21
+_COPY_BYTES = 1 << 24
 
 
 class EdgeSpill:
-    """Collects links (source, target) into per-bucket files of int32 (target, source) pairs."""
+    """Appends links (source, target) to ``directory/edges.i32`` as int32 (target, source)
+    pairs, counting the links of each target in :attr:`links_to`."""
 
     def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.directory = directory
-        self._buffers: dict[int, array] = {}
-        self._buffered = 0
-        self.buckets: set[int] = set()
-
-    def path(self, bucket: int) -> Path:
-        return self.directory / f"edges-{bucket:05d}.i32"
+        self.path = directory / "edges.i32"
+        self._handle = open(self.path, "wb")
+        self._buffer = array("i")
+        self.links_to = np.zeros(0, dtype=np.int64)
 
     def add(self, source: int, target: int) -> None:
         if source == target:
             return
-        bucket = target >> BUCKET_BITS
-        buffer = self._buffers.get(bucket)
-        if buffer is None:
-            buffer = self._buffers[bucket] = array("i")
-        buffer.append(target)
-        buffer.append(source)
-        self._buffered += 2
-        if self._buffered >= _FLUSH_INTS:
+        self._buffer.append(target)
+        self._buffer.append(source)
+        if len(self._buffer) >= _FLUSH_INTS:
             self.flush()
 
     def flush(self) -> None:
-        for bucket, buffer in self._buffers.items():
-            with open(self.path(bucket), "ab") as handle:
-                buffer.tofile(handle)
-            self.buckets.add(bucket)
-        self._buffers.clear()
-        self._buffered = 0
+        counts = np.bincount(np.frombuffer(self._buffer, dtype=np.int32)[0::2])
+        if len(counts) > len(self.links_to):
+            self.links_to = np.concatenate((self.links_to, np.zeros(len(counts) - len(self.links_to), np.int64)))
+        self.links_to[:len(counts)] += counts
+        self._buffer.tofile(self._handle)
+        self._buffer = array("i")
+
+    def close(self) -> None:
+        self.flush()
+        self._handle.close()
+
+
+def target_ranges(links_to: np.ndarray, limit: int) -> np.ndarray:
+    """Boundaries b_0 = 0 < b_1 < ... < b_k = len(links_to) of consecutive target ranges with at
+    most ``limit`` links each (a target with more links than that gets a range of its own)."""
+    before = np.concatenate(([0], np.cumsum(links_to)))
+    boundaries = [0]
+    while boundaries[-1] < len(links_to):
+        start = boundaries[-1]
+        end = int(np.searchsorted(before, before[start] + limit, side="right")) - 1
+        boundaries.append(min(max(end, start + 1), len(links_to)))
+    return np.array(boundaries, dtype=np.int64)
+
+
+def _split(spill: EdgeSpill, boundaries: np.ndarray) -> list[Path]:
+    """The spill cut into one pair file per target range, in range order."""
+    paths = [spill.directory / f"range-{r:05d}.i32" for r in range(len(boundaries) - 1)]
+    handles = [open(path, "wb") for path in paths]
+    try:
+        total = spill.path.stat().st_size // 8
+        for start in range(0, total, _CHUNK_PAIRS):
+            pairs = np.fromfile(spill.path, dtype=np.int32, count=2 * _CHUNK_PAIRS, offset=8 * start).reshape(-1, 2)
+            ranges = np.searchsorted(boundaries, pairs[:, 0], side="right") - 1
+            order = np.argsort(ranges, kind="stable")
+            pairs, ranges = pairs[order], ranges[order]
+            cuts = np.searchsorted(ranges, np.arange(len(paths) + 1))
+            for r in np.flatnonzero(np.diff(cuts)):
+                pairs[cuts[r]:cuts[r + 1]].tofile(handles[r])
+    finally:
+        for handle in handles:
+            handle.close()
+    spill.path.unlink()
+    return paths
 
 
 @dataclass(frozen=True)
@@ -72,18 +107,28 @@ class GraphCounts:
 
 def build_csr(spill: EdgeSpill, nodes: int, out_dir: Path) -> GraphCounts:
     """Write the CSR arrays of the spilled links of ``nodes`` nodes into ``out_dir``."""
-    spill.flush()
+    spill.close()
+    links_to = np.zeros(nodes, dtype=np.int64)
+    links_to[:len(spill.links_to)] = spill.links_to
+    boundaries = target_ranges(links_to, RANGE_LINKS)
     degree = np.zeros(nodes, dtype=np.int64)
     linked = np.zeros(nodes, dtype=bool)
     raw = spill.directory / "indices.i32"
     with open(raw, "wb") as handle:
-        for bucket in tqdm(sorted(spill.buckets), desc="in-link graph", unit=" buckets", disable=None):
-            pairs = np.fromfile(spill.path(bucket), dtype=np.int32).reshape(-1, 2)
-            keys = np.unique((pairs[:, 0].astype(np.int64) << 32) | pairs[:, 1].astype(np.int64))
+        ranges = _split(spill, boundaries)
+        for number, path in enumerate(tqdm(ranges, desc="in-link graph", unit=" ranges", disable=None)):
+            pairs = np.fromfile(path, dtype=np.int32).reshape(-1, 2)
+            path.unlink()
+            keys = pairs[:, 0].astype(np.int64) << 32
+            keys |= pairs[:, 1]
             del pairs
+            keys.sort()
+            first = np.ones(len(keys), dtype=bool)
+            np.not_equal(keys[1:], keys[:-1], out=first[1:])
+            keys = keys[first]
             targets = keys >> 32
             sources = (keys & 0xFFFFFFFF).astype(np.int32)
-            base = bucket << BUCKET_BITS
+            base = int(boundaries[number])
             counts = np.bincount(targets - base)
             degree[base:base + len(counts)] = counts
             linked[targets] = True
@@ -93,12 +138,10 @@ def build_csr(spill: EdgeSpill, nodes: int, out_dir: Path) -> GraphCounts:
     np.cumsum(degree, out=indptr[1:])
     np.save(out_dir / INDPTR_FILE, indptr)
     edges = int(indptr[-1])
-    source = np.memmap(raw, dtype=np.int32, mode="r", shape=(edges,)) if edges else np.zeros(0, np.int32)
-    indices = np.lib.format.open_memmap(out_dir / INDICES_FILE, mode="w+", dtype=np.int32, shape=(edges,))
-    for start in range(0, edges, _COPY_CHUNK):
-        indices[start:start + _COPY_CHUNK] = source[start:start + _COPY_CHUNK]
-    indices.flush()
-    del indices, source
+    with open(raw, "rb") as source, open(out_dir / INDICES_FILE, "wb") as indices:
+        header = np.lib.format.header_data_from_array_1_0(np.zeros(0, dtype=np.int32))
+        np.lib.format.write_array_header_1_0(indices, {**header, "shape": (edges,)})
+        shutil.copyfileobj(source, indices, _COPY_BYTES)
     raw.unlink()
     return GraphCounts(int(linked.sum()), nodes, edges)
 

@@ -96,7 +96,8 @@ def test_dictionary_equals_independent_counts(artefact: TagmeArtefact, expected_
 def test_link_probability_and_commonness_of_chosen_spans(linker: TagmeLinker, expected_counts, abstracts) -> None:
     annotations = linker.annotate("the city of rome in italy and british airways")
     assert {a.mention.text for a in annotations} >= {"rome", "british airways"}
-    spots = {s.mention.text: s for s in linker.spots(normalize("the city of rome in italy and british airways").split())}
+    tokens = normalize("the city of rome in italy and british airways").split()
+    spots = {s.mention.text: s for s in linker.spots(tokens)}
     for annotation in annotations:
         form = annotation.mention.text
         link = sum(expected_counts[form].values())
@@ -136,7 +137,8 @@ def test_relatedness_equals_independent_computation(artefact: TagmeArtefact, dbp
     np.testing.assert_allclose(matrix, want, rtol=1e-12, atol=1e-12)
     assert 0 < want.mean() < 1 and (want == 0).any()
     rome, ba = _node(artefact, "<dbpedia:Rome>"), _node(artefact, "<dbpedia:British_Airways>")
-    assert Relatedness(artefact.graph).pair(rome, ba) == pytest.approx(expected(RESOURCE + "Rome", RESOURCE + "British_Airways"))
+    want_pair = expected(RESOURCE + "Rome", RESOURCE + "British_Airways")
+    assert Relatedness(artefact.graph).pair(rome, ba) == pytest.approx(want_pair)
 
 
 def _node(artefact: TagmeArtefact, entity: str) -> int:
@@ -151,7 +153,8 @@ def test_british_airways_flights_to_rome(linker: TagmeLinker, artefact: TagmeArt
         ("british airways", 0, 2, "<dbpedia:British_Airways>"),
         ("rome", 4, 5, "<dbpedia:Rome>"),
     ]
-    rel = Relatedness(artefact.graph).pair(_node(artefact, "<dbpedia:Rome>"), _node(artefact, "<dbpedia:British_Airways>"))
+    rome, ba = _node(artefact, "<dbpedia:Rome>"), _node(artefact, "<dbpedia:British_Airways>")
+    rel = Relatedness(artefact.graph).pair(rome, ba)
     for annotation in annotations:  # lp = 1 for both spans: ρ = (1 + coherence) / 2
         assert annotation.score == pytest.approx((1 + rel) / 2)
     [interpretation] = linker.link(QUERY)
@@ -252,7 +255,8 @@ def test_batches_and_workers(linker: TagmeLinker, artefact_dir: Path) -> None:
     assert [r.qid for r in serial] == ["q1", "q2", "q3"]
     assert list(TagmeLinker(artefact_dir).link_many(queries, workers=2)) == serial
     assert [r.entity for r in linker.rank(QUERY)] == ["<dbpedia:British_Airways>", "<dbpedia:Rome>"]
-    assert linker.describe() == "TAGME (max_tokens=6, min_lp=0.001, min_commonness=0.001, tau=0.02, epsilon=0.3, rho_na=0.1)"
+    assert linker.describe() == ("TAGME (max_tokens=6, min_lp=0.001, min_commonness=0.001, tau=0.02, epsilon=0.3, "
+                                 "rho_na=0.1)")
 
 
 @pytest.mark.parametrize("fmt", ["elq", "trec", "jsonl"])
@@ -277,7 +281,8 @@ def test_link_cli(artefact_dir: Path, tmp_path: Path, fmt: str, capsys: pytest.C
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--method", "tagme", "rome"], "needs --tagme DIR"),
-    (["--method", "tagme", "--tagme", "ART", "rome", "--gif-threshold", "2"], "not options of --method tagme: --gif-threshold"),
+    (["--method", "tagme", "--tagme", "ART", "rome", "--gif-threshold", "2"],
+     "not options of --method tagme: --gif-threshold"),
     (["--method", "tagme", "--tagme", "ART", "rome", "--tagme-param", "rho=1"], "--tagme-param 'rho=1'"),
     (["--method", "tagme", "--tagme", "ART", "rome", "--tagme-param", "epsilon=0"], "epsilon must be in"),
     (["--method", "tagme", "--tagme", "MISSING", "rome"], "not a TAGME artefact"),
@@ -285,7 +290,8 @@ def test_link_cli(artefact_dir: Path, tmp_path: Path, fmt: str, capsys: pytest.C
 def test_link_cli_errors(artefact_dir: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     from linking.cli import main as link_main
 
-    argv = [str(artefact_dir) if a == "ART" else str(artefact_dir.parent / "missing") if a == "MISSING" else a for a in argv]
+    paths = {"ART": str(artefact_dir), "MISSING": str(artefact_dir.parent / "missing")}
+    argv = [paths.get(a, a) for a in argv]
     assert link_main(["link", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err

@@ -132,6 +132,27 @@ def test_inlink_graph(artefact: TagmeArtefact) -> None:
     assert all((np.diff(indices[a:b]) > 0).all() for a, b in zip(indptr[:-1], indptr[1:]))
 
 
+def test_graph_built_in_small_ranges_and_chunks(dumps: Path, artefact_dir: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from indexing.tagme import graph
+
+    monkeypatch.setattr(graph, "RANGE_LINKS", 3)
+    monkeypatch.setattr(graph, "_CHUNK_PAIRS", 4)
+    monkeypatch.setattr(graph, "_FLUSH_INTS", 6)
+    build_tagme([dumps], tmp_path / "small")
+    for name in ("inlinks.indptr.npy", "inlinks.indices.npy"):
+        assert np.array_equal(np.load(tmp_path / "small" / name), np.load(artefact_dir / name))
+    assert sorted(p.name for p in (tmp_path / "small").iterdir()) == sorted(p.name for p in artefact_dir.iterdir())
+
+
+def test_target_ranges() -> None:
+    from indexing.tagme.graph import target_ranges
+
+    assert target_ranges(np.array([3, 1, 1, 10, 0, 2, 2]), 4).tolist() == [0, 2, 3, 4, 7]
+    assert target_ranges(np.zeros(3, dtype=np.int64), 4).tolist() == [0, 3]
+    assert target_ranges(np.zeros(0, dtype=np.int64), 4).tolist() == [0]
+
+
 def test_voting_and_disambiguation_by_threshold(artefact_dir: Path) -> None:
     # alone, "alpha" gets no votes: the most common sense wins
     [alone] = TagmeLinker(artefact_dir).annotate("alpha")
@@ -140,7 +161,8 @@ def test_voting_and_disambiguation_by_threshold(artefact_dir: Path) -> None:
     # "beta" votes for Alpha_2 (related), not Alpha_1: the top 30% of 2 senses (k = 1) by rel
     linker = TagmeLinker(artefact_dir)
     annotations = linker.annotate("alpha beta")
-    assert [(a.mention.text, a.entity) for a in annotations] == [("alpha", "<dbpedia:Alpha_2>"), ("beta", "<dbpedia:Beta>")]
+    assert [(a.mention.text, a.entity) for a in annotations] == [("alpha", "<dbpedia:Alpha_2>"),
+                                                                 ("beta", "<dbpedia:Beta>")]
     assert annotations[0].score == pytest.approx((10 / 22 + REL_ALPHA2_BETA) / 2)
     assert annotations[1].score == pytest.approx((1 + REL_ALPHA2_BETA) / 2)
     assert annotations[0].commonness == pytest.approx(3 / 10)
