@@ -18,7 +18,10 @@ Per query set, one JSON line per measurement, each next to its baselines from th
 ``lookup`` (the surface-form span lookup alone), ``gif-cmns`` (no MLM scoring) and
 ``gif-mlmcg`` (the full pipeline): p50 / p99 / mean latency in ms after a warm-up pass, and the
 mean number of candidates per query. Then the batch throughput of ``Linker.link_many`` with 1
-and ``--workers`` processes (queries/s, with and without the workers' start-up).
+(in-process, warm) and ``--workers`` processes (queries/s, with and without the workers' start-up,
+and CPU ms per query over all processes: each worker starts a cold JVM whose JIT warm-up costs
+CPU over the first thousands of queries; ``ELQUERY_JVM_OPTIONS=-XX:TieredStopAtLevel=1`` trades
+peak speed for a cheaper warm-up in short batches).
 
 Usage: ``python benchmarks/bench_linking.py [--work DIR] [--entities N] [--index INDEX
 --surface-forms SF.db] [--kb-queries N] [--workers N] [--batch-repeat N] [--gif-threshold S]``
@@ -30,6 +33,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import sys
 import time
@@ -120,16 +124,24 @@ def summary(times: list[float]) -> dict[str, float]:
     }
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished children (the pool's workers), user + system."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def throughput(linker: object, queries: Sequence[tuple[str, str]], workers: int) -> dict[str, float]:
-    """Queries/s of ``link_many``; the start-up (a pool linking two queries) is timed apart."""
+    """Queries/s of ``link_many``; the start-up (a pool linking two queries) is timed apart. CPU
+    time per query (all processes) shows the cost apart from how many cores were free."""
     started = time.perf_counter()
     list(linker.link_many(queries[:2], workers=workers))
     startup = time.perf_counter() - started
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_seconds()
     results = list(linker.link_many(queries, workers=workers))
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
     assert len(results) == len(queries)
     return {
+        "cpu_ms_per_query": round(1000 * cpu / len(queries), 3),
         "workers": workers,
         "queries": len(queries),
         "seconds": round(seconds, 2),
