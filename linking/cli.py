@@ -6,12 +6,18 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from indexing.errors import ElqueryError
 from linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
 from linking.output import FORMATS
 
+if TYPE_CHECKING:
+    from linking.linker import Linker
+    from linking.tagme.annotator import TagmeLinker
+
 SINGLE_QUERY_ID = "q1"
+TAGME = "tagme"  # the TAGME baseline (methods.md §6); its options are in linking.tagme.cli
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -29,13 +35,14 @@ def register(commands: argparse._SubParsersAction) -> None:
         "and rank the entities they mention: mention detection over all token spans (KB aliases and "
         "web surface forms with commonness >= c), candidate ranking (CMNS, MLM, MLMc, MLMcg), "
         "interpretation finding (GIF with threshold s, or TopRanked); methods.md §3-5. Without "
-        "--index/--surface-forms the bundled demo knowledge base is used (built on first use).",
+        "--index/--surface-forms the bundled demo knowledge base is used (built on first use). "
+        "--method tagme runs the TAGME baseline (methods.md §6) over a --tagme artefact instead.",
     )
     link.add_argument("query", nargs="?", help=f"one query (its qid is {SINGLE_QUERY_ID})")
     link.add_argument("--queries", metavar="FILE", help="query file: .json {qid: query}, or TSV qid<TAB>query")
     link.add_argument("--index", help="entity index directory (elquery index dbpedia)")
     link.add_argument("--surface-forms", metavar="SF.db", help="surface-form store (elquery index surface-forms)")
-    link.add_argument("--method", choices=(*METHODS, "tagme"), default=DEFAULT_METHOD,
+    link.add_argument("--method", choices=(*METHODS, TAGME), default=DEFAULT_METHOD,
                       help=f"candidate ranking (default {DEFAULT_METHOD}), or the TAGME baseline (with --tagme DIR)")
     add_tagme_arguments(link)
     finding = link.add_mutually_exclusive_group()
@@ -59,15 +66,14 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _link(args: argparse.Namespace) -> int:
-    from linking.linker import Linker
-    from linking.mentions import read_whitelist
     from linking.output import write_results
-    from linking.tagme.cli import linker as tagme_linker
 
     started = time.monotonic()
     if (args.query is None) == (args.queries is None):
         raise ElqueryError("give either one QUERY or --queries FILE")
-    if (args.index is None) != (args.surface_forms is None):
+    if args.method != TAGME and (args.tagme or args.tagme_param):
+        raise ElqueryError("--tagme and --tagme-param go with --method tagme")
+    if args.method != TAGME and (args.index is None) != (args.surface_forms is None):
         raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
     if args.queries is not None:
         from retrieval.queries import read_queries
@@ -75,21 +81,31 @@ def _link(args: argparse.Namespace) -> int:
         queries = [(q.qid, q.text) for q in read_queries(args.queries)]
     else:
         queries = [(SINGLE_QUERY_ID, args.query)]
+    with _linker(args) as linker:
+        count = write_results(linker.link_many(queries, workers=args.workers), args.out, args.format,
+                              args.tag or f"elquery-{args.method}")
+        described = linker.describe()
+    if args.out is not None:
+        print(f"linked {count} queries with {described} in {time.monotonic() - started:.1f} s -> {args.out}",
+              file=sys.stderr)
+    return 0
+
+
+def _linker(args: argparse.Namespace) -> Linker | TagmeLinker:
+    """The linker the options describe: TAGME, or a Linker over the given artefacts or the demo KB."""
+    from linking.linker import Linker
+    from linking.mentions import read_whitelist
+
+    if args.method == TAGME:
+        from linking.tagme.cli import linker as tagme_linker
+
+        return tagme_linker(args)
     whitelist = read_whitelist(args.whitelist) if args.whitelist else None
     settings = dict(method=args.method, commonness_threshold=args.commonness_threshold,
                     gif_threshold=args.gif_threshold, top_ranked=args.top_ranked, whitelist=whitelist)
-    if args.method == "tagme":
-        linker = tagme_linker(args)
-    elif args.index is None:
-        linker = Linker.demo(**settings)
-    else:
-        linker = Linker(args.index, args.surface_forms, **settings)
-    count = write_results(linker.link_many(queries, workers=args.workers), args.out, args.format,
-                          args.tag or f"elquery-{args.method}")
-    if args.out is not None:
-        print(f"linked {count} queries with {linker.describe()} in {time.monotonic() - started:.1f} s -> {args.out}",
-              file=sys.stderr)
-    return 0
+    if args.index is None:
+        return Linker.demo(**settings)
+    return Linker(args.index, args.surface_forms, **settings)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

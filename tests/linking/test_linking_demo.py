@@ -149,6 +149,7 @@ def test_workers_give_the_same_run(demo_artefacts: tuple[Path, Path], tmp_path: 
         (["q", "--whitelist", "missing.txt"], "missing.txt: whitelist file not found"),
         (["q", "--gif-threshold", "-1"], "gif threshold must be a number >= 0"),
         (["q", "--workers", "0"], "workers must be at least 1"),
+        (["q", "--tagme", "artefact"], "--tagme and --tagme-param go with --method tagme"),
     ],
 )
 def test_user_errors(demo, arguments: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
