@@ -49,9 +49,11 @@ def cache_dir() -> Path:
 
 
 def _fingerprint() -> str:
-    """A digest of the demo files, so edited demo data is rebuilt, never served stale."""
+    """A digest of the demo files and of the code that builds the artefacts, so edited demo data
+    or a changed index / store format is rebuilt, never served stale."""
+    builders = sorted(DEMO_DIR.parent.glob("*.py")) + sorted((DEMO_DIR.parent / "surface_forms").glob("*.py"))
     digest = hashlib.sha256()
-    for path in (*dumps(), *facc_files()):
+    for path in (*dumps(), *facc_files(), *builders):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
