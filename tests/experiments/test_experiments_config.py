@@ -37,7 +37,7 @@ def test_ready_configs(name: str, scheme: str, queries: int, elq_data: Path,
     config = load_config(CONFIGS / f"{name}.toml")
     assert config.crossval.scheme == scheme
     assert config.index == Path("/artefacts/elquery_index")
-    assert config.queries == elq_data / name / "queries.json"
+    assert config.queries == (elq_data / name / "queries.json").resolve()
     assert config.interpretation_finding is not None and config.semantic_mapping is not None
     assert config.interpretation_finding.qrels.exists() and config.semantic_mapping.qrels.exists()
     assert [m.label for m in config.interpretation_finding.methods] == [
