@@ -73,7 +73,7 @@ def register(subparsers: Any) -> None:
     comp.add_argument("--metric", required=True, type=_compare_metric,
                       help="strict.P|R|F, entity.P|R|F, lean.P|R|F, or one rank metric "
                       "(e.g. map, ndcg@10)")
-    comp.add_argument("--trials", type=_positive_int, default=10000,
+    comp.add_argument("--trials", type=positive_int, default=10000,
                       help="randomization test trials (default: 10000; exact test when "
                       "2^queries <= trials)")
     comp.add_argument("--seed", type=int, default=0,
@@ -133,7 +133,8 @@ def _compare_metric(text: str) -> str:
     return text.strip() if _ELQ_METRIC.fullmatch(text.strip()) else _rank_metric(text.strip())
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
     try:
         value = int(text)
     except ValueError:

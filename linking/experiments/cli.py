@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evaluation.cli import positive_int
+
 
 def register(subparsers: Any) -> None:
     """Add the ``experiment`` command to ``subparsers``."""
@@ -18,19 +20,9 @@ def register(subparsers: Any) -> None:
         "inputs and parameters). Ready configs: linking/experiments/configs/{y-erd,erd-dev}.toml.")
     parser.add_argument("config", metavar="CONFIG", help="experiment description (TOML)")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
-    parser.add_argument("--workers", type=_positive_int, default=1,
+    parser.add_argument("--workers", type=positive_int, default=1,
                         help="linking processes (default: 1)")
     parser.set_defaults(func=_run)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be a positive integer")
-    return value
 
 
 def _run(args: argparse.Namespace) -> int:
