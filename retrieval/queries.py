@@ -18,13 +18,20 @@ class QueryRecord:
 
 
 def read_queries(path: Path | str) -> list[QueryRecord]:
-    """The queries of a TSV or JSON query file, in file order."""
+    """The queries of a TSV or JSON query file, in file order; a file with none is an error."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ElqueryError(f"{path}: no such query file") from None
+    except IsADirectoryError:
+        raise ElqueryError(f"{path}: is a directory, not a query file") from None
     except UnicodeDecodeError as exc:
         raise ElqueryError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return _read_json(path, text) if path.suffix.lower() == ".json" else _read_tsv(path, text)
+    queries = _read_json(path, text) if path.suffix.lower() == ".json" else _read_tsv(path, text)
+    if not queries:
+        raise ElqueryError(f"{path}: no queries in this file")
+    return queries
 
 
 def _read_tsv(path: Path, text: str) -> list[QueryRecord]:

@@ -50,6 +50,19 @@ def test_undecodable_query_file(tmp_path: Path) -> None:
         read_queries(path)
 
 
+@pytest.mark.parametrize("name, text", [("empty.tsv", ""), ("blank.tsv", "\n  \n"), ("empty.json", "{}")])
+def test_query_file_without_queries_is_an_error(tmp_path: Path, name: str, text: str) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ElqueryError, match=f"{name}: no queries in this file"):
+        read_queries(path)
+
+
+def test_missing_query_file_is_one_line_error(tmp_path: Path) -> None:
+    with pytest.raises(ElqueryError, match="missing.tsv: no such query file"):
+        read_queries(tmp_path / "missing.tsv")
+
+
 def test_write_run(tmp_path: Path) -> None:
     out = tmp_path / "run.txt"
     rankings = [("q1", [RankedEntity(1, "<dbpedia:A>", 0.1 + 0.2), RankedEntity(2, "<dbpedia:B>", -1.5)]), ("q2", [])]
