@@ -13,10 +13,13 @@ import pickle
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from indexing.normalize import normalize
 
@@ -28,6 +31,17 @@ _ENTITY_MASK = (1 << _ENTITY_BITS) - 1
 def partition_of(form: str, partitions: int) -> int:
     """The partition of a normalized form (a stable hash: the same in every process and run)."""
     return zlib.crc32(form.encode("utf-8")) % partitions
+
+
+def normalize_array(texts: pa.Array) -> pa.Array:
+    """``normalize`` of each string: ASCII strings in pyarrow (for them ``normalize`` is lowercase,
+    runs of characters other than a-z and 0-9 become a space, spaces stripped), others in Python."""
+    other = pc.invert(pc.string_is_ascii(texts))
+    forms = pc.utf8_trim(pc.replace_substring_regex(pc.ascii_lower(texts), "[^a-z0-9]+", " "), " ")
+    if pc.any(other).as_py():
+        normalized = list(map(normalize, texts.filter(other).to_pylist()))
+        forms = pc.replace_with_mask(forms, other, pa.array(normalized, pa.string()))
+    return forms
 
 
 class SpillWriter:
@@ -71,19 +85,39 @@ class PairChunk:
 
     def add(self, raw_forms: list[str], entities: np.ndarray, counts: np.ndarray) -> None:
         """Add rows; rows with entity -1 or a form that normalizes to nothing are dropped."""
+        self._add(self._form_ids(raw_forms), entities, counts)
+
+    def add_coded(self, texts: pa.Array, codes: np.ndarray, entities: np.ndarray, counts: np.ndarray) -> None:
+        """``add`` with raw forms dictionary-encoded: row i has form ``texts[codes[i]]`` (distinct
+        strings). The forms are normalized in pyarrow (``normalize_array``), then each distinct
+        normalized form is given its chunk-local id."""
+        encoded = pc.dictionary_encode(normalize_array(texts))
+        forms = encoded.dictionary.to_pylist()
+        ids = self._ids
+        new = set(forms).difference(ids)
+        new.discard("")
+        ids.update(zip(new, range(len(ids), len(ids) + len(new))))
+        lookup = np.fromiter(map(ids.get, forms, repeat(-1)), np.int64, len(forms))
+        rows = encoded.indices.to_numpy().astype(np.int64)[codes] if len(codes) else np.zeros(0, np.int64)
+        self._add(lookup[rows] if len(rows) else rows, entities, counts)
+
+    def _form_ids(self, raw_forms: list[str]) -> np.ndarray:
+        """The chunk-local ids of the normalized forms of ``raw_forms`` (-1: empty)."""
         raw = self._raw
         for text in set(raw_forms).difference(raw):
             form = normalize(text)
             raw[text] = self._ids.setdefault(form, len(self._ids)) if form else -1
-        forms = np.fromiter(map(raw.__getitem__, raw_forms), np.int64, len(raw_forms))
+        return np.fromiter(map(raw.__getitem__, raw_forms), np.int64, len(raw_forms))
+
+    def _add(self, forms: np.ndarray, entities: np.ndarray, counts: np.ndarray) -> None:
         keep = entities >= 0
         empty = forms < 0
         self.empty_form_rows += int(np.count_nonzero(empty & keep))
         keep &= ~empty
         self._keys.append((forms[keep] << _ENTITY_BITS) | entities[keep])
         self._counts.append(counts[keep])
-        self._rows += len(raw_forms)
-        if self._rows >= self.max_rows or len(raw) >= self.max_rows:
+        self._rows += len(forms)
+        if self._rows >= self.max_rows or max(len(self._raw), len(self._ids)) >= self.max_rows:
             self.flush()
 
     def flush(self) -> None:
@@ -91,7 +125,8 @@ class PairChunk:
         if self._keys:
             keys, counts = _sum_by_key(np.concatenate(self._keys), np.concatenate(self._counts))
             forms = list(self._ids)
-            partitions = np.fromiter((partition_of(f, self.spill.partitions) for f in forms), np.int64, len(forms))
+            # partition_of for each form, the loop in C
+            partitions = np.fromiter(map(zlib.crc32, map(str.encode, forms)), np.int64, len(forms)) % self.spill.partitions
             row_partitions = partitions[keys >> _ENTITY_BITS]
             order = np.argsort(row_partitions, kind="stable")
             bounds = np.searchsorted(row_partitions[order], np.arange(self.spill.partitions + 1))

@@ -31,7 +31,7 @@ from tqdm import tqdm
 from indexing.errors import ElqueryError
 from indexing.ntriples import dump_files
 from indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, PairChunk, SpillWriter, merge_partition
-from indexing.surface_forms.facc import FaccReport, facc_files, read_facc
+from indexing.surface_forms.facc import CodedRows, FaccReport, facc_files, read_facc
 from indexing.surface_forms.sources import (
     ANCHOR_TEXT,
     FOAF_NAME,
@@ -181,7 +181,10 @@ def _ingest(paths: Iterable[Path], mids: dict[str, int], spill: SpillWriter, chu
     for path in paths:
         report = FaccReport()
         for rows in read_facc(path, mids, report):
-            chunk.add(rows.forms, rows.entities, rows.counts)
+            if isinstance(rows, CodedRows):
+                chunk.add_coded(rows.texts, rows.codes, rows.entities, rows.counts)
+            else:
+                chunk.add(rows.forms, rows.entities, rows.counts)
         done(path, report)
     chunk.flush()
     return chunk.empty_form_rows

@@ -4,6 +4,12 @@ A Freebase id may be written ``/m/0abc``, ``m.0abc`` or ``http://rdf.freebase.co
 are read as the canonical ``/m/0abc``. Files are plain, ``.gz`` or ``.bz2`` UTF-8 text. Rows are
 read in blocks: a block of well-formed rows is split with string methods that run in C, and only a
 block holding a malformed row is read again line by line, to count and report that row.
+
+``read_facc_coded`` (used by the build) reads ``BATCH_BLOCKS`` blocks at a time with pyarrow's CSV
+parser and dictionary-encodes the forms and ids, so Python touches only the distinct values of a
+batch. A batch it cannot vouch for (a row that is not three fields, a count that is not 1 to 18
+ASCII digits or is 0, a carriage return, a byte order mark) is read block by block as above, so
+the rows, the counts and the errors reported are exactly those of the block reader.
 """
 
 from __future__ import annotations
@@ -11,11 +17,15 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 
 from indexing.errors import ElqueryError
 from indexing.ntriples import open_text
@@ -23,6 +33,7 @@ from indexing.ntriples import open_text
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
 FACC_SUFFIXES = (".tsv", ".gz", ".bz2")
 BLOCK_CHARS = 1 << 20
+BATCH_BLOCKS = 16
 MAX_EXAMPLES = 5
 
 _CANONICAL_MID = re.compile(r"/m/[0-9a-z_]+")
@@ -87,6 +98,21 @@ class FaccReport:
         self.unmapped_count += count
         if len(self.unmapped_examples) < MAX_EXAMPLES and mid not in self.unmapped_examples:
             self.unmapped_examples.append(mid)
+
+
+@dataclass(frozen=True)
+class CodedRows:
+    """Parsed rows of a batch, forms dictionary-encoded: row i has form ``texts[codes[i]]``."""
+
+    texts: pa.Array
+    codes: np.ndarray
+    entities: np.ndarray
+    counts: np.ndarray
+
+    @property
+    def forms(self) -> list[str]:
+        texts = self.texts.to_pylist()
+        return [texts[i] for i in self.codes.tolist()]
 
 
 @dataclass(frozen=True)
@@ -161,30 +187,159 @@ def _slow_rows(block: str, where: str, first_line: int, report: FaccReport) -> t
     return forms, mids, np.array(counts, dtype=np.int64)
 
 
-def read_facc(path: Path, mids: dict[str, int], report: FaccReport) -> Iterator[Rows]:
-    """Stream the rows of one count file, with Freebase ids mapped to entity ids through ``mids``;
-    rows with an unmapped id get entity -1 and are counted in ``report``."""
-    report.files += 1
-    line = 1
+def _block_rows(block: str, path: Path, line: int, mids: dict[str, int], report: FaccReport) -> Rows:
+    """The rows of one block read from line ``line`` of ``path`` (fast path, else line by line)."""
+    parsed = _fast_rows(block)
+    if parsed is None:
+        forms, row_mids, counts = _slow_rows(block, str(path), line, report)
+    else:
+        forms, row_mids, counts = parsed
+        report.rows += len(forms)
+    entities = np.fromiter(map(mids.get, row_mids, repeat(-1)), np.int64, len(row_mids))
+    for index in np.flatnonzero(entities < 0).tolist():
+        mid = row_mids[index]
+        if _CANONICAL_MID.fullmatch(mid):
+            report.unmapped(mid, int(counts[index]))
+        else:  # only the fast path lets a malformed id through
+            report.malformed(f"{path}:{line + index}", f"not a Freebase id: {mid!r}")
+    report.mapped_rows += int(np.count_nonzero(entities >= 0))
+    return Rows(forms, entities, counts)
+
+
+@contextmanager
+def _read_errors(path: Path) -> Iterator[None]:
+    """Read errors of ``path`` raised as ``ElqueryError``."""
     try:
-        for block in text_blocks(path):
-            parsed = _fast_rows(block)
-            if parsed is None:
-                forms, row_mids, counts = _slow_rows(block, str(path), line, report)
-            else:
-                forms, row_mids, counts = parsed
-                report.rows += len(forms)
-            first_line, line = line, line + block.count("\n")
-            entities = np.fromiter(map(mids.get, row_mids, repeat(-1)), np.int64, len(row_mids))
-            for index in np.flatnonzero(entities < 0).tolist():
-                mid = row_mids[index]
-                if _CANONICAL_MID.fullmatch(mid):
-                    report.unmapped(mid, int(counts[index]))
-                else:  # only the fast path lets a malformed id through
-                    report.malformed(f"{path}:{first_line + index}", f"not a Freebase id: {mid!r}")
-            report.mapped_rows += int(np.count_nonzero(entities >= 0))
-            yield Rows(forms, entities, counts)
+        yield
     except FileNotFoundError as exc:
         raise ElqueryError(f"{path}: no such file") from exc
     except (EOFError, OSError, zlib.error) as exc:
         raise ElqueryError(f"{path}: truncated or corrupt file ({exc})") from exc
+
+
+def read_facc(path: Path, mids: dict[str, int], report: FaccReport) -> Iterator[Rows | CodedRows]:
+    """Stream the rows of one count file, with Freebase ids mapped to entity ids through ``mids``;
+    rows with an unmapped id get entity -1 and are counted in ``report``."""
+    return read_facc_coded(path, mids, report)
+
+
+def read_facc_blocks(path: Path, mids: dict[str, int], report: FaccReport) -> Iterator[Rows]:
+    """``read_facc`` block by block, without pyarrow (the reference the batched reader matches)."""
+    report.files += 1
+    line = 1
+    with _read_errors(path):
+        for block in text_blocks(path):
+            rows = _block_rows(block, path, line, mids, report)
+            line += block.count("\n")
+            yield rows
+
+
+_COUNT = re.compile(r"[0-9]{1,18}")  # ASCII digits below 2**63: int() reads them, to the same value
+_READ_OPTIONS = pa_csv.ReadOptions(column_names=["form", "mid", "count"], use_threads=False, block_size=1 << 30)
+_CONVERT_OPTIONS = pa_csv.ConvertOptions(
+    column_types={"form": pa.string(), "mid": pa.string(), "count": pa.string()},
+    null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False,
+)
+
+
+def _invalid_row(_row) -> str:
+    return "error"  # a row that is not three fields: the batch is read block by block
+
+
+_PARSE_OPTIONS = pa_csv.ParseOptions(
+    delimiter="\t", quote_char=False, escape_char=False, double_quote=False, newlines_in_values=False,
+    ignore_empty_lines=False, invalid_row_handler=_invalid_row,
+)
+
+
+def _arrow_rows(text: str) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray] | None:
+    """Forms, ids (raw) and counts of a batch of lines if every line is a well-formed row as the
+    block reader's fast path reads it (three fields, a positive count); else None."""
+    if "\r" in text or text.startswith("\ufeff"):  # line ends and a BOM pyarrow reads differently
+        return None
+    try:
+        table = pa_csv.read_csv(pa.py_buffer(text.encode("utf-8")), read_options=_READ_OPTIONS,
+                                parse_options=_PARSE_OPTIONS, convert_options=_CONVERT_OPTIONS)
+    except pa.ArrowInvalid:
+        return None
+    if table.num_rows != text.count("\n"):
+        return None
+    raw_counts = table.column("count")
+    if not pc.all(pc.match_substring_regex(raw_counts, f"^{_COUNT.pattern}$")).as_py() and table.num_rows:
+        return None
+    counts = raw_counts.cast(pa.int64()).to_numpy()
+    if len(counts) and counts.min() <= 0:
+        return None
+    return table.column("form"), table.column("mid"), counts
+
+
+_MID_PREFIX = r"^(?:" + re.escape(FREEBASE_NS) + r"m\.|m\.)"  # as the block reader's fast path rewrites ids
+
+
+def _dictionary(column: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
+    """Distinct values (in order of first occurrence) and each row's index among them."""
+    encoded = pc.dictionary_encode(column.combine_chunks() if column.num_chunks != 1 else column.chunk(0))
+    return encoded.dictionary, encoded.indices.to_numpy().astype(np.int64)
+
+
+def _batch_rows(forms: pa.ChunkedArray, row_mids: pa.ChunkedArray, counts: np.ndarray, path: Path, line: int,
+                mids: dict[str, int], report: FaccReport) -> CodedRows:
+    texts, form_codes = _dictionary(forms)
+    raw_mids, mid_codes = _dictionary(row_mids)
+    keys = pc.replace_substring_regex(raw_mids, _MID_PREFIX, "/m/", max_replacements=1).to_pylist()
+    lookup = np.fromiter(map(mids.get, keys, repeat(-1)), np.int64, len(keys))
+    entities = lookup[mid_codes]
+    report.rows += len(counts)
+    if (lookup < 0).any():
+        malformed = np.zeros(len(keys), bool)
+        for code in np.flatnonzero(lookup < 0).tolist():
+            malformed[code] = not _CANONICAL_MID.fullmatch(keys[code])
+        bad_rows = np.flatnonzero(entities < 0)
+        bad_codes = mid_codes[bad_rows]
+        is_malformed = malformed[bad_codes]
+        unmapped_rows = bad_rows[~is_malformed]
+        report.unmapped_rows += len(unmapped_rows)
+        report.unmapped_count += int(counts[unmapped_rows].sum())
+        # examples: unmapped ids in order of first occurrence (dictionary order is that order)
+        for code in np.unique(mid_codes[unmapped_rows]).tolist():
+            if len(report.unmapped_examples) >= MAX_EXAMPLES:
+                break
+            if keys[code] not in report.unmapped_examples:
+                report.unmapped_examples.append(keys[code])
+        malformed_rows = bad_rows[is_malformed]
+        for index in malformed_rows[: MAX_EXAMPLES].tolist():
+            report.malformed(f"{path}:{line + index}", f"not a Freebase id: {keys[mid_codes[index]]!r}")
+        report.malformed_rows += max(0, len(malformed_rows) - MAX_EXAMPLES)
+    report.mapped_rows += int(np.count_nonzero(entities >= 0))
+    return CodedRows(texts, form_codes, entities, counts)
+
+
+def _batches(path: Path) -> Iterator[list[str]]:
+    """The blocks of ``path``, ``BATCH_BLOCKS`` at a time."""
+    batch: list[str] = []
+    for block in text_blocks(path):
+        batch.append(block)
+        if len(batch) >= BATCH_BLOCKS:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def read_facc_coded(path: Path, mids: dict[str, int], report: FaccReport) -> Iterator[Rows | CodedRows]:
+    """``read_facc`` in batches of blocks parsed by pyarrow, forms dictionary-encoded; a batch
+    pyarrow cannot vouch for is read block by block (``read_facc_blocks``), so the rows and the
+    report are the same."""
+    report.files += 1
+    line = 1
+    with _read_errors(path):
+        for batch in _batches(path):
+            text = batch[0] if len(batch) == 1 else "".join(batch)
+            parsed = _arrow_rows(text)
+            if parsed is None:
+                for block in batch:
+                    yield _block_rows(block, path, line, mids, report)
+                    line += block.count("\n")
+            else:
+                yield _batch_rows(*parsed, path, line, mids, report)
+                line += len(parsed[2])

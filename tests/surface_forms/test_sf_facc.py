@@ -201,3 +201,41 @@ def test_a_corrupt_compressed_file_is_an_error(tmp_path: Path) -> None:
     broken.write_bytes(gzip.compress(b"Tokyo\t/m/07dfk\t7\n" * 1000)[:50])
     with pytest.raises(ElqueryError, match="truncated or corrupt"):
         _build(tmp_path, [broken])
+
+
+def test_the_pyarrow_batches_match_the_block_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    from indexing.surface_forms import facc as facc_module
+    from indexing.surface_forms.facc import read_facc_blocks, read_facc_coded
+
+    mids = {f"/m/0{i}": i for i in range(20)}
+    good = ["Tokyo{}\t/m/0{}\t{}\n", "Café {}\tm.0{}\t{}\n", "  x_{} \thttp://rdf.freebase.com/ns/m.0{}\t{}\n"]
+    bad = ["\n", "a\t/m/01\n", "a\t/m/01\t3\tx\n", "a\t/m/01\t0\n", "a\t/m/01\t+5\n", "a\t/m/01\t0x10\n", "a\t/m/01\t 5\n",
+           "a\t/m/01\t3\r\n", "a\rb\t/m/01\t3\n", "a\tQ42\t1\n", "a\tm.ABC\t1\n", "\ufeffa\t/m/01\t2\n", "a\t/m/01\t99999999999999999999\n"]
+    rng = random.Random(7)
+    monkeypatch.setattr(facc_module, "BLOCK_CHARS", 64)
+    for trial in range(200):
+        monkeypatch.setattr(facc_module, "BATCH_BLOCKS", rng.choice([1, 2, 5]))
+        lines = [rng.choice(good).format(rng.randrange(9), rng.randrange(25), rng.randrange(1, 9)) for _ in range(rng.randrange(60))]
+        for _ in range(rng.choice([0, 0, 1, 3])):
+            lines.insert(rng.randrange(len(lines) + 1), rng.choice(bad))
+        path = tmp_path / f"t{trial}.tsv"
+        path.write_bytes("".join(lines).encode("utf-8"))
+        results = []
+        for read in (read_facc_blocks, read_facc_coded):
+            report = FaccReport()
+            parsed = list(read(path, mids, report))
+            results.append(([f for r in parsed for f in r.forms], [e for r in parsed for e in r.entities.tolist()],
+                            [c for r in parsed for c in r.counts.tolist()], report))
+        assert results[0] == results[1]
+
+
+def test_normalize_array_is_normalize() -> None:
+    import pyarrow as pa
+
+    from indexing.normalize import normalize
+    from indexing.surface_forms.aggregate import normalize_array
+
+    texts = ["Barack  Obama", "Obama's", "__x__", "", "!!!", "A1-b2", "Café-Müller", "STRASSE", "Straße", "ΣΊΣΥΦΟΣ", "東京", "x\u00a0y", "\tq\x1f"]
+    assert normalize_array(pa.array(texts)).to_pylist() == [normalize(t) for t in texts]
