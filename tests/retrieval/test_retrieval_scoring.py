@@ -453,3 +453,42 @@ def test_long_postings_equal_reference(long_postings_index: EntityIndex, name: s
         assert_scores(actual, expected)
         for k in (1, 100, 1500):
             assert_ranking(searcher, query, model, expected, k)
+
+
+# --- dynamic pruning (the Java helper's MaxScore over docid windows for JM models) -----------------
+
+
+@pytest.fixture(scope="module")
+def pruning_index(tmp_path_factory: pytest.TempPathFactory) -> EntityIndex:
+    """6,000 entities over a few common terms (many docid windows, full postings blocks): "river"
+    and "valley" in short contents, the others only in long ones (low bounds: prunable), empty
+    fields and exact duplicates (ties)."""
+    rng = random.Random(23)
+    documents = []
+    for i in range(6000):
+        if i % 997 == 5:
+            content = ["river", "valley"]  # duplicates of one another: ties ordered by entity id
+        elif i % 3 == 0:
+            content = rng.choices(WORDS[:2], k=rng.choice([1, 2, 5, 20]))
+        else:
+            content = rng.choices(WORDS[:8], k=rng.choice([90, 300])) if i % 40 else []
+        names = (" ".join(rng.choices(WORDS[8:12], k=rng.randint(1, 3))),) if i % 9 else ()
+        documents.append(EntityDocument(f"<dbpedia:Prune_{(i * 7919) % 6000:04d}>", names, (" ".join(content),)))
+    with write_index(tmp_path_factory.mktemp("prune") / "index", documents) as index:
+        yield index
+
+
+@pytest.mark.parametrize("name", ["mlm", "mlm-0.5", "lm", "lm-names"])
+def test_pruned_rankings_equal_reference_and_candidate_scores(pruning_index: EntityIndex, name: str) -> None:
+    model, spec = MODELS[name]
+    reference = Reference(pruning_index)
+    searcher = Searcher(pruning_index)
+    ids = pruning_index.entity_ids
+    queries = ("river north", "valley river river north", " ".join(WORDS[:6]), "river zzzqqqx castle", "music island")
+    for query in queries:
+        expected = reference.scores(query, spec)
+        exact = {s.entity: s.log_score for s in searcher.score(query, ids, model)}
+        for k in (1, 10, 100, 1000):
+            assert_ranking(searcher, query, model, expected, k)
+            ranked = searcher.rank(query, model, k)
+            assert all(r.score == exact[r.entity] for r in ranked)  # bit for bit the candidate scores

@@ -7,11 +7,15 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.WeakHashMap;
+import org.apache.lucene.index.Impact;
+import org.apache.lucene.index.Impacts;
+import org.apache.lucene.index.ImpactsEnum;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.NumericDocValues;
 import org.apache.lucene.index.PostingsEnum;
 import org.apache.lucene.index.Term;
+import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.sandbox.search.CombinedFieldQuery;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
@@ -27,6 +31,7 @@ import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.similarities.BM25Similarity;
 import org.apache.lucene.util.BytesRef;
 import org.apache.lucene.util.FixedBitSet;
+import org.apache.lucene.util.SmallFloat;
 
 /**
  * Entry points for elquery's Python code (retrieval/java.py): one call per query instead of
@@ -98,7 +103,8 @@ public final class EntityScores {
   /**
    * The exact top k entities of the whole index by log score (Eq. 16), best first, ties by entity
    * id. Only the entities holding a query term are scored one by one: term at a time when every
-   * field is Jelinek-Mercer smoothed, document at a time otherwise. An entity without any query
+   * field is Jelinek-Mercer smoothed (with MaxScore pruning over docid windows, {@link
+   * #rankPruned}, for several terms with many postings), document at a time otherwise. An entity without any query
    * term has the smoothing-only score: the same for all of them under Jelinek-Mercer smoothing
    * (the first in entity-id order fill the ranking), falling with the field length for a single
    * Dirichlet field (visited by length until none can enter); otherwise all are scored.
@@ -111,7 +117,10 @@ public final class EntityScores {
       return top.toBytes(model.terms.length);
     }
     int[][] lengths = state.lengths(leaf, model.fields);
-    if (model.jelinekMercer()) {
+    if (model.jelinekMercer() && model.terms.length > 1 && postingsCost(leaf, model) >= leaf.maxDoc() / 8
+        && state.normsBoundLengths(leaf, model, lengths)) {
+      rankPruned(leaf, model, lengths, top, state.byId());
+    } else if (model.jelinekMercer()) {
       rankJelinekMercer(leaf, model, lengths, top, state.byId());
     } else {
       FixedBitSet matched = documentAtATime(leaf, model, lengths, top);
@@ -260,6 +269,254 @@ public final class EntityScores {
     }
   }
 
+  /** The number of postings of the query's (term, field) pairs with a foreground. */
+  private static long postingsCost(LeafReader leaf, LanguageModel model) throws IOException {
+    long cost = 0;
+    for (int t = 0; t < model.terms.length; t++) {
+      for (int f = 0; f < model.fields.length; f++) {
+        if (model.hasForeground(f)) {
+          cost += leaf.docFreq(new Term(model.fields[f], model.terms[t]));
+        }
+      }
+    }
+    return cost;
+  }
+
+  /** Docids per window of {@link #rankPruned}. */
+  private static final int WINDOW = 1024;
+
+  /**
+   * JM models with dynamic pruning (MaxScore over docid windows), giving the same ranking as
+   * {@link #rankJelinekMercer} to the last bit. Per window, each term gets an upper bound of its
+   * delta from Lucene's impacts (max freq / min length of its postings' blocks; the lengths the
+   * norms encode never exceed the exact ones, checked once per index by {@link
+   * IndexState#normsBoundLengths}). Once the ranking is full, the terms whose bounds together
+   * cannot lift the baseline to the k-th score are non-essential: only the essential terms'
+   * postings are read in the window, a non-essential term's postings are advanced only to the
+   * entities whose exact essential part plus the non-essential bounds can still enter. Every
+   * entity offered is scored exactly as {@link LanguageModel#score} does (deltas added in term
+   * order). An entity skipped scores below the k-th score, which then exceeds the baseline, so
+   * the smoothing-only fill (entity-id order) stops at its first offer as before.
+   */
+  private static void rankPruned(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top,
+      int[] byId) throws IOException {
+    int nt = model.terms.length;
+    int nf = model.fields.length;
+    int maxDoc = leaf.maxDoc();
+    PostingsEnum[][] postings = new PostingsEnum[nt][nf];
+    ImpactsEnum[][] impacts = new ImpactsEnum[nt][nf];
+    for (int t = 0; t < nt; t++) {
+      for (int f = 0; f < nf; f++) {
+        if (!model.hasForeground(f) || leaf.terms(model.fields[f]) == null) {
+          continue;
+        }
+        TermsEnum terms = leaf.terms(model.fields[f]).iterator();
+        if (terms.seekExact(new BytesRef(model.terms[t]))) {
+          postings[t][f] = terms.postings(null, PostingsEnum.FREQS);
+          postings[t][f].nextDoc();
+          impacts[t][f] = terms.impacts(PostingsEnum.FREQS);
+        }
+      }
+    }
+    Scratch scratch = SCRATCH.get().sized(maxDoc);
+    FixedBitSet matched = scratch.matched;
+    double[][] g = new double[nt][WINDOW];
+    long[] candidates = new long[WINDOW / 64];
+    double[] bound = new double[nt];
+    double[] delta = new double[nt];
+    int[] byBound = new int[nt];
+    boolean[] essential = new boolean[nt];
+    int[] essentialTerms = new int[nt];
+    int[] otherTerms = new int[nt];
+    long[][] memoKeys = new long[nt][DELTA_MEMO];
+    double[][] memoDeltas = new double[nt][DELTA_MEMO];
+    try {
+      for (int lo = 0; lo < maxDoc; lo += WINDOW) {
+        int next = DocIdSetIterator.NO_MORE_DOCS;
+        for (int t = 0; t < nt; t++) {
+          for (int f = 0; f < nf; f++) {
+            if (postings[t][f] != null) {
+              next = Math.min(next, postings[t][f].docID());
+            }
+          }
+        }
+        if (next == DocIdSetIterator.NO_MORE_DOCS) {
+          break;
+        }
+        lo = Math.max(lo, next - next % WINDOW);
+        int hi = Math.min(maxDoc, lo + WINDOW);
+        int others = 0;
+        double rest = 0;
+        if (top.full()) {
+          double worst = top.worstScore();
+          for (int t = 0; t < nt; t++) {
+            double foreground = 0;
+            for (int f = 0; f < nf; f++) {
+              foreground += impacts[t][f] == null ? 0 : maxForeground(model, f, impacts[t][f], lo, hi);
+            }
+            bound[t] = foreground > 0 ? model.delta(t, foreground) : 0;
+            int i = t;
+            for (; i > 0 && bound[byBound[i - 1]] > bound[t]; i--) {
+              byBound[i] = byBound[i - 1];
+            }
+            byBound[i] = t;
+          }
+          double sum = model.baseline;
+          for (int i = 0; i < nt; i++) {
+            sum += bound[byBound[i]];
+            if (!(sum + margin(worst) < worst)) {
+              break;
+            }
+            others++;
+          }
+          if (others == nt) {
+            continue; // no entity of the window can enter
+          }
+          for (int i = 0; i < others; i++) {
+            rest += bound[byBound[i]];
+          }
+        }
+        Arrays.fill(essential, true);
+        for (int i = 0; i < others; i++) {
+          essential[byBound[i]] = false;
+        }
+        int ne = 0;
+        int no = 0;
+        for (int t = 0; t < nt; t++) {
+          if (essential[t]) {
+            essentialTerms[ne++] = t;
+          } else {
+            otherTerms[no++] = t;
+          }
+        }
+        for (int i = 0; i < ne; i++) {
+          int t = essentialTerms[i];
+          double[] gt = g[t];
+          for (int f = 0; f < nf; f++) {
+            PostingsEnum p = postings[t][f];
+            if (p == null) {
+              continue;
+            }
+            int doc = p.docID();
+            if (doc < lo) {
+              doc = p.advance(lo);
+            }
+            int[] length = lengths[f];
+            for (; doc < hi; doc = p.nextDoc()) {
+              int slot = doc - lo;
+              candidates[slot >>> 6] |= 1L << slot;
+              gt[slot] += model.foreground(f, p.freq(), length[doc]);
+            }
+          }
+        }
+        for (int word = 0; word < candidates.length; word++) {
+          long bits = candidates[word];
+          candidates[word] = 0;
+          while (bits != 0) {
+            int slot = word * 64 + Long.numberOfTrailingZeros(bits);
+            bits &= bits - 1;
+            int doc = lo + slot;
+            double partial = model.baseline;
+            for (int i = 0; i < ne; i++) {
+              int t = essentialTerms[i];
+              double gt = g[t][slot];
+              g[t][slot] = 0;
+              delta[t] = gt > 0 ? delta(model, t, gt, memoKeys[t], memoDeltas[t]) : 0;
+              partial += delta[t];
+            }
+            if (no > 0) {
+              double worst = top.worstScore();
+              if (partial + rest + margin(worst) < worst) {
+                continue;
+              }
+              for (int i = 0; i < no; i++) {
+                int t = otherTerms[i];
+                double gt = 0;
+                for (int f = 0; f < nf; f++) {
+                  PostingsEnum p = postings[t][f];
+                  if (p == null) {
+                    continue;
+                  }
+                  if (p.docID() < doc) {
+                    p.advance(doc);
+                  }
+                  if (p.docID() == doc) {
+                    gt += model.foreground(f, p.freq(), lengths[f][doc]);
+                  }
+                }
+                delta[t] = gt > 0 ? delta(model, t, gt, memoKeys[t], memoDeltas[t]) : 0;
+              }
+            }
+            double sum = 0;
+            for (int t = 0; t < nt; t++) {
+              if (delta[t] != 0) {
+                sum += delta[t];
+              }
+            }
+            matched.set(doc);
+            top.offer(doc, model.baseline + sum);
+          }
+        }
+      }
+      for (int doc : byId) {
+        if (!matched.get(doc) && !top.offer(doc, model.baseline)) {
+          break;
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      SCRATCH.remove();
+      throw e;
+    }
+    matched.clear(0, maxDoc);
+  }
+
+  /** Entries of a term's memo of deltas (a power of 2). */
+  private static final int DELTA_MEMO = 1 << 12;
+
+  /** {@link LanguageModel#delta} of a positive foreground through a direct-mapped memo keyed by
+   * the foreground's bits (0, never a key, marks an empty entry): the same number, fewer logs. */
+  private static double delta(LanguageModel model, int t, double foreground, long[] keys, double[] deltas) {
+    long bits = Double.doubleToRawLongBits(foreground);
+    int slot = (int) ((bits * 0x9E3779B97F4A7C15L) >>> (64 - 12));
+    if (keys[slot] == bits) {
+      return deltas[slot];
+    }
+    double delta = model.delta(t, foreground);
+    keys[slot] = bits;
+    deltas[slot] = delta;
+    return delta;
+  }
+
+  /** A safety margin for comparing a bound (its terms summed in another order) with a score. */
+  private static double margin(double score) {
+    return 1e-9 * (1 + Math.abs(score));
+  }
+
+  /** An upper bound of field f's foreground over the postings of docids lo to hi - 1. */
+  private static double maxForeground(LanguageModel model, int f, ImpactsEnum impacts, int lo, int hi)
+      throws IOException {
+    double best = 0;
+    int from = lo;
+    while (from < hi) {
+      impacts.advanceShallow(from);
+      Impacts levels = impacts.getImpacts();
+      int level = 0;
+      while (level < levels.numLevels() - 1 && levels.getDocIdUpTo(level) < hi - 1) {
+        level++;
+      }
+      for (Impact impact : levels.getImpacts(level)) {
+        int length = Math.max(1, SmallFloat.byte4ToInt((byte) impact.norm));
+        best = Math.max(best, model.foreground(f, impact.freq, length));
+      }
+      int upTo = levels.getDocIdUpTo(level);
+      if (upTo >= hi - 1) {
+        break;
+      }
+      from = upTo + 1;
+    }
+    return best;
+  }
+
   /** Other models: offers every entity holding a query term to {@code top}, scoring one document
    * at a time over the union of the terms' postings; returns the set of those entities. */
   private static FixedBitSet documentAtATime(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top)
@@ -390,6 +647,7 @@ public final class EntityScores {
     private int[] idRank;
     private final Map<String, int[]> lengths = new HashMap<>();
     private final Map<String, int[]> byLength = new HashMap<>();
+    private final Map<String, Boolean> normsBound = new HashMap<>();
 
     IndexState(int maxDoc) {
       this.maxDoc = maxDoc;
@@ -435,6 +693,35 @@ public final class EntityScores {
         result[f] = cached;
       }
       return result;
+    }
+
+    /** Whether, for every field that can add to the foreground, Lucene's norms decode (BM25
+     * length encoding) to no more than the exact length of any entity with a non-empty field:
+     * then impacts bound n(t,e_f)/|e_f| from above. */
+    synchronized boolean normsBoundLengths(LeafReader leaf, LanguageModel model, int[][] lengths) throws IOException {
+      for (int f = 0; f < model.fields.length; f++) {
+        if (!model.hasForeground(f)) {
+          continue;
+        }
+        Boolean ok = normsBound.get(model.fields[f]);
+        if (ok == null) {
+          ok = true;
+          NumericDocValues norms = leaf.getNormValues(model.fields[f]);
+          int[] length = lengths[f];
+          if (norms == null) {
+            ok = leaf.terms(model.fields[f]) == null;
+          } else {
+            for (int doc = norms.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS && ok; doc = norms.nextDoc()) {
+              ok = length[doc] == 0 || SmallFloat.byte4ToInt((byte) norms.longValue()) <= length[doc];
+            }
+          }
+          normsBound.put(model.fields[f], ok);
+        }
+        if (!ok) {
+          return false;
+        }
+      }
+      return true;
     }
 
     /** Docids by field length ascending, then entity id. */
