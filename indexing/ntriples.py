@@ -177,18 +177,24 @@ def read_triples(path: Path | str, report: ParseReport | None = None) -> Iterato
         raise ElqueryError(f"{path}: truncated or corrupt file ({exc})") from exc
 
 
-def dump_files(paths: Iterable[Path | str]) -> list[Path]:
-    """Expand directories into their dump files (sorted, for deterministic order)."""
+def expand_files(paths: Iterable[Path | str], suffixes: tuple[str, ...], kind: str) -> list[Path]:
+    """Files as given, and directories expanded into their files ending in one of ``suffixes``
+    (sorted, for deterministic order); a missing path or a directory without any is an error."""
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(DUMP_SUFFIXES))
+            found = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(suffixes))
             if not found:
-                raise ElqueryError(f"{path}: no .ttl/.nt dump files (plain, .bz2 or .gz) in this directory")
+                raise ElqueryError(f"{path}: no {kind} in this directory")
             files.extend(found)
         elif path.is_file():
             files.append(path)
         else:
             raise ElqueryError(f"{path}: no such file or directory")
     return files
+
+
+def dump_files(paths: Iterable[Path | str]) -> list[Path]:
+    """Dump files, directories expanded (sorted, for deterministic order)."""
+    return expand_files(paths, DUMP_SUFFIXES, ".ttl/.nt dump files (plain, .bz2 or .gz)")

@@ -16,7 +16,6 @@ import math
 import multiprocessing
 import os
 import queue
-import signal
 import sys
 import tempfile
 import time
@@ -190,15 +189,8 @@ def _ingest(paths: Iterable[Path], mids: dict[str, int], spill: SpillWriter, chu
     return chunk.empty_form_rows
 
 
-def _default_sigterm() -> None:
-    """In a forked child: SIGTERM kills again. A parent running a JVM has replaced the handler with
-    the JVM's, which does nothing in a child without JVM threads, so terminate() would hang."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
 def _facc_worker(tasks, results, mids: dict[str, int], spill: SpillWriter, chunk_rows: int) -> None:
     """A forked FACC reader: takes paths from ``tasks`` until None, reports to ``results``."""
-    _default_sigterm()
     try:
         empty = _ingest(iter(tasks.get, None), mids, spill, chunk_rows, lambda *file: results.put(("file", file)))
         spill.close()
@@ -310,7 +302,7 @@ def _assemble(
     workers = min(options.workers, partitions)
     _set_names(names)
     # The pool is forked before the store is opened: a connection must not cross a fork.
-    pool = multiprocessing.get_context("fork").Pool(workers, _default_sigterm) if workers > 1 else None
+    pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
     try:
         db = create(db_path)
         try:

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from indexing.errors import ElqueryError
-from indexing.ntriples import open_text
+from indexing.ntriples import expand_files, open_text
 
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
 FACC_SUFFIXES = (".tsv", ".gz", ".bz2")
@@ -52,20 +52,8 @@ def canonical_mid(text: str) -> str | None:
 
 
 def facc_files(paths: list[Path | str]) -> list[Path]:
-    """Expand directories into their FACC files (``.tsv``, ``.gz``, ``.bz2``; sorted)."""
-    files: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(FACC_SUFFIXES))
-            if not found:
-                raise ElqueryError(f"{path}: no FACC count files (.tsv, .gz, .bz2) in this directory")
-            files.extend(found)
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise ElqueryError(f"{path}: no such file or directory")
-    return files
+    """FACC count files, directories expanded (``.tsv``, ``.gz``, ``.bz2``; sorted)."""
+    return expand_files(paths, FACC_SUFFIXES, "FACC count files (.tsv, .gz, .bz2)")
 
 
 @dataclass
