@@ -185,18 +185,8 @@ def _documents_partition(
     return len(documents), built, time.process_time() - started
 
 
-def _groups(files: Sequence[Path], workers: int) -> list[list[Path]]:
-    buckets: list[list[Path]] = [[] for _ in range(workers)]
-    loads = [0] * workers
-    for path in sorted(files, key=lambda p: (-p.stat().st_size, str(p))):
-        k = loads.index(min(loads))
-        buckets[k].append(path)
-        loads[k] += path.stat().st_size
-    return [sorted(b) for b in buckets if b]
-
-
 def stage_documents(dumps: Path, collection: Path, threads: int | None) -> dict[str, Any]:
-    from indexing.build_index import partitions_for
+    from indexing.build_index import balanced_groups, partitions_for
     from indexing.entity_documents import is_skipped_dataset, top_predicates
     from indexing.ntriples import dump_files
 
@@ -211,7 +201,7 @@ def stage_documents(dumps: Path, collection: Path, threads: int | None) -> dict[
     cpu: dict[str, float] = {}
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
         list(pool.map(time.sleep, [0.0] * workers))  # start the workers outside the timings
-        groups = _groups(files, workers)
+        groups = balanced_groups(files, workers)
         started = time.monotonic()
         spilled = list(pool.map(_spill_group, groups, [work / f"w{k}" for k in range(len(groups))],
                                 [partitions] * len(groups)))

@@ -76,7 +76,7 @@ def partitions_for(files: Sequence[Path]) -> int:
     return max(1, min(1024, math.ceil(estimate / PARTITION_BYTES)))
 
 
-def _balanced(files: Sequence[Path], workers: int) -> list[list[Path]]:
+def balanced_groups(files: Sequence[Path], workers: int) -> list[list[Path]]:
     """Files spread over workers, largest first onto the least loaded (deterministic)."""
     buckets: list[list[Path]] = [[] for _ in range(workers)]
     loads = [0] * workers
@@ -186,7 +186,7 @@ def _build(
     files: list[Path], work: Path, executor: Executor, workers: int, partitions: int, top_n: int
 ) -> tuple[int, ParseReport]:
     spill_dirs = [work / "spill" / f"w{k}" for k in range(workers)]
-    groups = _balanced(files, workers)
+    groups = balanced_groups(files, workers)
     spilled = _map_ordered(
         executor, _spill_task, [(g, spill_dirs[k], partitions) for k, g in enumerate(groups)], "reading dumps"
     )
