@@ -48,6 +48,7 @@ from indexing.lucene_writer import EntityIndexWriter, WrittenDocuments
 from indexing.ntriples import ParseReport, dump_files
 
 PARTITION_BYTES = 256 * 2**20  # uncompressed dump bytes per partition (memory per worker ~5x)
+MIN_PARTITIONS = 4
 COMPRESSION_RATIO = {".bz2": 10, ".gz": 8}
 
 T = TypeVar("T")
@@ -71,9 +72,11 @@ class BuildSummary:
 
 
 def partitions_for(files: Sequence[Path]) -> int:
-    """Enough partitions that each holds about PARTITION_BYTES of uncompressed statements."""
+    """Enough partitions that each holds about PARTITION_BYTES of uncompressed statements, and at
+    least MIN_PARTITIONS so that small collections are written in parallel too. The count depends
+    on the input only (never on --threads), so the docid order does not either."""
     estimate = sum(f.stat().st_size * COMPRESSION_RATIO.get(f.suffix, 1) for f in files)
-    return max(1, min(1024, math.ceil(estimate / PARTITION_BYTES)))
+    return max(MIN_PARTITIONS, min(1024, math.ceil(estimate / PARTITION_BYTES)))
 
 
 def balanced_groups(files: Sequence[Path], workers: int) -> list[list[Path]]:
