@@ -119,6 +119,12 @@ class FileReport:
     malformed: int = 0
     errors: list[str] = field(default_factory=list)
 
+    def record_malformed(self, number: int, reason: object, max_errors: int) -> None:
+        """Count a malformed line; keep ``file:line: reason`` for the first ``max_errors``."""
+        self.malformed += 1
+        if len(self.errors) < max_errors:
+            self.errors.append(f"{self.path}:{number}: {reason}")
+
 
 @dataclass
 class ParseReport:
@@ -134,6 +140,10 @@ class ParseReport:
     @property
     def malformed(self) -> int:
         return sum(f.malformed for f in self.files.values())
+
+    def file(self, path: Path | str) -> FileReport:
+        """The report of one file, created on first use."""
+        return self.files.setdefault(str(path), FileReport(str(path)))
 
     def summary_lines(self) -> list[str]:
         lines = [f"{f.path}: {f.triples} triples, {f.malformed} malformed lines" for f in self.files.values()]
@@ -157,16 +167,14 @@ def read_triples(path: Path | str, report: ParseReport | None = None) -> Iterato
     """Stream the triples of one dump file, counting and skipping malformed lines."""
     path = Path(path)
     report = report if report is not None else ParseReport()
-    file_report = report.files.setdefault(str(path), FileReport(str(path)))
+    file_report = report.file(path)
     try:
         with open_text(path) as handle:
             for number, line in enumerate(handle, 1):
                 try:
                     triple = parse_line(line)
                 except ValueError as exc:
-                    file_report.malformed += 1
-                    if len(file_report.errors) < report.max_errors:
-                        file_report.errors.append(f"{path}:{number}: {exc}")
+                    file_report.record_malformed(number, exc, report.max_errors)
                     continue
                 if triple is not None:
                     file_report.triples += 1

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from indexing.errors import ElqueryError
-from indexing.ntriples import FileReport, ObjectKind, ParseReport, entity_id, open_text, parse_line
+from indexing.ntriples import ObjectKind, ParseReport, entity_id, open_text, parse_line
 from indexing.surface_forms.facc import text_blocks
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -88,7 +88,7 @@ def _scan_lines(
     lines: Iterable[tuple[int, str]], path: Path, predicates: frozenset[str], report: ParseReport
 ) -> Iterator[tuple[str, str, str, bool]]:
     """``scan`` over numbered lines of ``path``."""
-    file_report = report.files.setdefault(str(path), FileReport(str(path)))
+    file_report = report.file(path)
     wanted = {f"<{p}>": p for p in predicates}
     for number, line in lines:
         head = line.split(" ", 2)
@@ -104,9 +104,7 @@ def _scan_lines(
         try:
             triple = parse_line(line)
         except ValueError as exc:
-            file_report.malformed += 1
-            if len(file_report.errors) < report.max_errors:
-                file_report.errors.append(f"{path}:{number}: {exc}")
+            file_report.record_malformed(number, exc, report.max_errors)
             continue
         if triple is not None and triple.predicate in predicates:
             file_report.triples += 1
@@ -137,7 +135,7 @@ def scan_freebase_links(path: Path, report: ParseReport) -> Iterator[tuple[str, 
     """(entity id, ``/m/…``) of the owl:sameAs links from DBpedia resources to Freebase in
     ``path`` (a freebase_links dataset): a block of lines that are all such links is matched by
     one regex; any other block is read line by line as ``scan`` does."""
-    file_report = report.files.setdefault(str(path), FileReport(str(path)))
+    file_report = report.file(path)
     first = 1
     try:
         for block in text_blocks(path):
