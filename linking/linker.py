@@ -27,14 +27,13 @@ For any other knowledge base choose s by cross-validation (methods.md §7, ``elq
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from multiprocessing import get_context
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
 from indexing.errors import ElqueryError
-from linking import methods
+from linking import batch, methods
 from linking.gif import gif, top_ranked
 from linking.mentions import FormCandidate, detect, query_tokens
 from linking.types import Interpretation, LinkResult, RankedEntity
@@ -199,17 +198,11 @@ class Linker:
         """Results of ``(qid, query)`` pairs, in input order; ``workers`` > 1 spreads the queries
         over that many processes (each opens the artefacts itself, so the linker must have been
         built from paths)."""
-        if workers < 1:
-            raise ElqueryError(f"workers must be at least 1, got {workers}")
-        if workers == 1:
-            for qid, query in queries:
-                yield self.result(query, qid)
-            return
-        if self.config.surface_forms is None or (self._scorer is not None and self.config.index is None):
+        if workers > 1 and (
+            self.config.surface_forms is None or (self._scorer is not None and self.config.index is None)
+        ):
             raise ElqueryError("linking with several workers needs a linker built from artefact paths")
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_start_worker,
-                                 initargs=(self.config,)) as pool:
-            yield from pool.map(_link_in_worker, queries, chunksize=32)
+        yield from batch.link_many(self, partial(Linker.from_config, self.config), queries, workers)
 
 
 def _path_of(artefact: object) -> Path | None:
@@ -232,17 +225,3 @@ def _open_scorer(index: Path | str | CandidateScorer | None, method: str) -> Can
     from linking.mlm_scores import IndexScorer
 
     return IndexScorer(index)
-
-
-_worker_linker: Linker | None = None
-
-
-def _start_worker(config: LinkerConfig) -> None:
-    global _worker_linker
-    _worker_linker = Linker.from_config(config)
-
-
-def _link_in_worker(item: tuple[str, str]) -> LinkResult:
-    assert _worker_linker is not None
-    qid, query = item
-    return _worker_linker.result(query, qid)

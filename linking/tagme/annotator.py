@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
-from multiprocessing import get_context
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -37,6 +36,7 @@ from indexing.errors import ElqueryError
 from indexing.normalize import normalize
 from indexing.tagme.artefact import TagmeArtefact
 from indexing.tagme.store import Sense
+from linking import batch
 from linking.gif import interpretation, triple_order
 from linking.methods import rank_entities
 from linking.tagme.params import TagmeParams
@@ -190,15 +190,8 @@ class TagmeLinker:
     def link_many(self, queries: Iterable[tuple[str, str]], workers: int = 1) -> Iterator[LinkResult]:
         """Results of ``(qid, query)`` pairs, in input order; ``workers`` > 1 spreads them over
         that many processes, each opening the artefact itself."""
-        if workers < 1:
-            raise ElqueryError(f"workers must be at least 1, got {workers}")
-        if workers == 1:
-            for qid, query in queries:
-                yield self.result(query, qid)
-            return
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_start_worker,
-                                 initargs=(self.artefact.directory, self.params)) as pool:
-            yield from pool.map(_link_in_worker, queries, chunksize=32)
+        yield from batch.link_many(self, partial(TagmeLinker, self.artefact.directory, **asdict(self.params)),
+                                   queries, workers)
 
     def describe(self) -> str:
         """The method and its parameters, e.g. ``TAGME (rho_na=0.1, tau=0.02, ...)``."""
@@ -214,17 +207,3 @@ class TagmeLinker:
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
         self.close()
-
-
-_worker_linker: TagmeLinker | None = None
-
-
-def _start_worker(directory: Path, params: TagmeParams) -> None:
-    global _worker_linker
-    _worker_linker = TagmeLinker(directory, **asdict(params))
-
-
-def _link_in_worker(item: tuple[str, str]) -> LinkResult:
-    assert _worker_linker is not None
-    qid, query = item
-    return _worker_linker.result(query, qid)

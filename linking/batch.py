@@ -1,0 +1,50 @@
+"""Linking a batch of queries, in this process or spread over worker processes.
+
+Shared by :class:`linking.linker.Linker` and :class:`linking.tagme.TagmeLinker`: each worker
+builds its own linker once (a JVM and open artefacts do not cross processes) from a picklable
+``factory``, and results come back in input order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from typing import Protocol
+
+from indexing.errors import ElqueryError
+from linking.types import LinkResult
+
+
+class ResultLinker(Protocol):
+    def result(self, query: str, qid: str = ...) -> LinkResult: ...
+
+
+_worker_linker: ResultLinker | None = None
+
+
+def _start_worker(factory: Callable[[], ResultLinker]) -> None:
+    global _worker_linker
+    _worker_linker = factory()
+
+
+def _link_in_worker(item: tuple[str, str]) -> LinkResult:
+    assert _worker_linker is not None
+    qid, query = item
+    return _worker_linker.result(query, qid)
+
+
+def link_many(
+    linker: ResultLinker, factory: Callable[[], ResultLinker], queries: Iterable[tuple[str, str]], workers: int
+) -> Iterator[LinkResult]:
+    """Results of ``(qid, query)`` pairs in input order: with ``linker`` when ``workers`` is 1,
+    else in that many spawned processes, each holding a linker made by ``factory``."""
+    if workers < 1:
+        raise ElqueryError(f"workers must be at least 1, got {workers}")
+    if workers == 1:
+        for qid, query in queries:
+            yield linker.result(query, qid)
+        return
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_start_worker,
+                             initargs=(factory,)) as pool:
+        yield from pool.map(_link_in_worker, queries, chunksize=32)
