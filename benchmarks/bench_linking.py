@@ -55,8 +55,8 @@ def build_artefacts(work: Path, entities: int) -> tuple[Path, Path]:
     """Synthetic dumps, index and surface forms for ``entities`` entities under ``work`` (reused)."""
     import synthetic_dbpedia
 
-    from indexing.build_index import build_dbpedia_index
-    from indexing.surface_forms import BuildOptions, build_store
+    from elquery.indexing.build_index import build_dbpedia_index
+    from elquery.indexing.surface_forms import BuildOptions, build_store
 
     started = time.perf_counter()
     dumps = synthetic_dbpedia.generate(work / f"dumps-{entities}", entities, extras=True, reuse=True)
@@ -167,9 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     if (args.index is None) != (args.surface_forms is None):
         parser.error("give --index and --surface-forms together")
 
-    from indexing.surface_forms import SurfaceFormStore
-    from linking.linker import Linker
-    from linking.mentions import query_tokens
+    from elquery.indexing.surface_forms import SurfaceFormStore
+    from elquery.linking.linker import Linker
+    from elquery.linking.mentions import query_tokens
 
     if args.index is None:
         args.work.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ for queries of common, mid-frequency and rare terms, and prints one JSON line pe
 ``cpu_p50_ms``, ``cpu_p99_ms``: on a shared, busy machine the wall clock mostly measures waiting
 for a CPU) plus a header line describing the index and the machine load.
 
-The index is a synthetic one built with :class:`indexing.lucene_writer.EntityIndexWriter` from
+The index is a synthetic one built with :class:`elquery.indexing.lucene_writer.EntityIndexWriter` from
 seeded Zipfian documents (``--entities``, default 1,000,000), or an existing index (``--index``).
 
 Synthetic shape: vocabulary of ``--vocabulary`` pronounceable words (consonant-vowel syllables,
@@ -44,9 +44,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 if TYPE_CHECKING:
-    from indexing.entity_documents import EntityDocument
-    from indexing.entity_index import EntityIndex
-    from retrieval.searcher import Searcher
+    from elquery.indexing.entity_documents import EntityDocument
+    from elquery.indexing.entity_index import EntityIndex
+    from elquery.retrieval.searcher import Searcher
 
 _CONSONANTS = "bdfgklmnprstvz"
 _VOWELS = "aeiou"
@@ -71,7 +71,7 @@ def _zipf_sampler(vocabulary: int, rng: np.random.Generator) -> Callable[[int], 
 
 def synthetic_documents(entities: int, vocabulary: int, seed: int) -> Iterator[EntityDocument]:
     """Seeded Zipfian :class:`EntityDocument` objects, in docid order."""
-    from indexing.entity_documents import EntityDocument
+    from elquery.indexing.entity_documents import EntityDocument
 
     rng = np.random.default_rng(seed)
     sample = _zipf_sampler(vocabulary, rng)
@@ -101,9 +101,9 @@ def build_synthetic_index(out: Path, entities: int, vocabulary: int, seed: int) 
     """Write a single-segment elquery index of synthetic documents at ``out``; returns seconds."""
     from tqdm import tqdm
 
-    from indexing.entity_index import EntityIndex
-    from indexing.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, length_file
-    from indexing.lucene_writer import EntityIndexWriter
+    from elquery.indexing.entity_index import EntityIndex
+    from elquery.indexing.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, length_file
+    from elquery.indexing.lucene_writer import EntityIndexWriter
 
     started = time.monotonic()
     out.mkdir(parents=True)
@@ -196,7 +196,7 @@ class Timer:
 def run_band(searcher: Searcher, band: str, queries: list[str], k: int, candidate_sizes: list[int],
              rng: np.random.Generator, warmup: int) -> Iterator[dict[str, object]]:
     """JSON records for one band: candidate scoring, then MLM vs BM25 top k (interleaved)."""
-    from retrieval import BM25, EntityScorer, mlm
+    from elquery.retrieval import BM25, EntityScorer, mlm
 
     index = searcher.index
     model, bm25 = mlm(), BM25()
@@ -249,8 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=42)
     args = parser.parse_args(argv)
 
-    from indexing.entity_index import EntityIndex
-    from retrieval import Searcher
+    from elquery.indexing.entity_index import EntityIndex
+    from elquery.retrieval import Searcher
 
     work = None
     build_seconds = None

@@ -31,7 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from indexing.surface_forms import BuildOptions, SurfaceFormStore, build_store, query_tokens  # noqa: E402
+from elquery.indexing.surface_forms import BuildOptions, SurfaceFormStore, build_store, query_tokens  # noqa: E402
 
 
 def _emit(record: dict) -> None:

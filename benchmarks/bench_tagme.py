@@ -1,7 +1,7 @@
 """TAGME benchmark (TAGME issue): per-query latency over the Y-ERD queries (methods.md §6).
 
 Builds, in one run, a synthetic TAGME artefact in the project's format and links every Y-ERD
-query (``ELQUERY_DATA``/elq/y-erd/queries.json) with :class:`linking.tagme.TagmeLinker`:
+query (``ELQUERY_DATA``/elq/y-erd/queries.json) with :class:`elquery.linking.tagme.TagmeLinker`:
 
 * in-link graph: ``--entities`` nodes (default 1,000,000) and ``--links`` links drawn
   (default 50,000,000; duplicates and self-links removed, so slightly fewer remain); targets follow
@@ -58,12 +58,12 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from indexing.normalize import normalize  # noqa: E402
-from indexing.tagme.dictionary import FormEntry  # noqa: E402
-from indexing.tagme.layout import DICTIONARY_FILE, INDICES_FILE, INDPTR_FILE, read_meta, write_meta  # noqa: E402
-from indexing.tagme.store import DictionaryWriter  # noqa: E402
-from linking.tagme import TagmeLinker  # noqa: E402
-from linking.tagme.relatedness import milne_witten  # noqa: E402
+from elquery.indexing.normalize import normalize  # noqa: E402
+from elquery.indexing.tagme.dictionary import FormEntry  # noqa: E402
+from elquery.indexing.tagme.layout import DICTIONARY_FILE, INDICES_FILE, INDPTR_FILE, read_meta, write_meta  # noqa: E402
+from elquery.indexing.tagme.store import DictionaryWriter  # noqa: E402
+from elquery.linking.tagme import TagmeLinker  # noqa: E402
+from elquery.linking.tagme.relatedness import milne_witten  # noqa: E402
 
 FORM_PROBABILITY = {1: 0.9, 2: 0.5, 3: 0.25}
 LONG_FORM_PROBABILITY = 0.1
@@ -242,7 +242,7 @@ def write_dumps(out: Path, pages: int, links: int, seed: int) -> None:
 # peak of this process image only (ru_maxrss would include the benchmark's memory at fork time).
 _BUILD_AND_REPORT_PEAK = """
 import sys
-from indexing.cli import main
+from elquery.indexing.cli import main
 code = main(sys.argv[1:])
 print(next(line for line in open("/proc/self/status") if line.startswith("VmHWM")).split()[1], file=sys.stderr)
 sys.exit(code)

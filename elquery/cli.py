@@ -10,8 +10,8 @@ Registrar = Callable[[argparse._SubParsersAction], None]
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from evaluation.errors import EvaluationInputError
-    from indexing.errors import ElqueryError
+    from elquery.evaluation.errors import EvaluationInputError
+    from elquery.indexing.errors import ElqueryError
 
     return (ElqueryError, EvaluationInputError, OSError)
 
@@ -38,21 +38,21 @@ def run(registrars: Sequence[Registrar], prog: str, argv: Sequence[str] | None =
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import evaluation.cli
-    import indexing.cli
-    import indexing.surface_forms.cli
-    import linking.cli
-    import linking.experiments.cli
-    import retrieval.cli
+    import elquery.evaluation.cli
+    import elquery.indexing.cli
+    import elquery.indexing.surface_forms.cli
+    import elquery.linking.cli
+    import elquery.linking.experiments.cli
+    import elquery.retrieval.cli
 
     return run(
         [
-            indexing.cli.register,
-            indexing.surface_forms.cli.register,
-            retrieval.cli.register,
-            linking.cli.register,
-            linking.experiments.cli.register,
-            evaluation.cli.register,
+            elquery.indexing.cli.register,
+            elquery.indexing.surface_forms.cli.register,
+            elquery.retrieval.cli.register,
+            elquery.linking.cli.register,
+            elquery.linking.experiments.cli.register,
+            elquery.evaluation.cli.register,
         ],
         prog="elquery",
         argv=argv,

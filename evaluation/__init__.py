@@ -3,20 +3,20 @@
 Reads files only; imports nothing from the indexing, retrieval or linking packages.
 """
 
-from evaluation.clustering import (ClusteringScores, f_alpha, inverse_purity, macro_clustering,
+from elquery.evaluation.clustering import (ClusteringScores, f_alpha, inverse_purity, macro_clustering,
                                    purity, score_clustering)
-from evaluation.correlation import Correlation, spearman
-from evaluation.errors import EvaluationInputError
-from evaluation.interpretation import (Interpretation, InterpretationEvaluation, QueryScores,
+from elquery.evaluation.correlation import Correlation, spearman
+from elquery.evaluation.errors import EvaluationInputError
+from elquery.evaluation.interpretation import (Interpretation, InterpretationEvaluation, QueryScores,
                                        entity_scores, evaluate_interpretations, lean_scores,
                                        score_query, strict_scores)
-from evaluation.mentions import MentionRecall, mention_detection_recall
-from evaluation.rank import RankEvaluation, evaluate_rankings, parse_metric, relevant_entities
-from evaluation.readers import read_elq, read_jsonl, read_trec_qrels, read_trec_run
-from evaluation.setmetrics import PRF, Aggregate, f_measure, macro_average, set_prf
-from evaluation.significance import Comparison, PairedTest, compare, paired_t_test, randomization_test
-from evaluation.tagme_metrics import TagmeScores, annotation_scores, mentions_match, topics_scores
-from evaluation.wikification import NOT_IN_KB, WikificationScores, wikification_scores
+from elquery.evaluation.mentions import MentionRecall, mention_detection_recall
+from elquery.evaluation.rank import RankEvaluation, evaluate_rankings, parse_metric, relevant_entities
+from elquery.evaluation.readers import read_elq, read_jsonl, read_trec_qrels, read_trec_run
+from elquery.evaluation.setmetrics import PRF, Aggregate, f_measure, macro_average, set_prf
+from elquery.evaluation.significance import Comparison, PairedTest, compare, paired_t_test, randomization_test
+from elquery.evaluation.tagme_metrics import TagmeScores, annotation_scores, mentions_match, topics_scores
+from elquery.evaluation.wikification import NOT_IN_KB, WikificationScores, wikification_scores
 
 __all__ = [
     "NOT_IN_KB", "PRF", "Aggregate", "ClusteringScores", "Comparison", "Correlation",

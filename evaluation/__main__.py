@@ -1,5 +1,5 @@
-"""``python -m evaluation``: the evaluation command line."""
+"""``python -m elquery.evaluation``: the evaluation command line."""
 
-from evaluation.cli import main
+from elquery.evaluation.cli import main
 
 raise SystemExit(main())

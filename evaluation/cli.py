@@ -1,4 +1,4 @@
-"""Command line: ``elquery evaluate {elq,rank,compare}`` (and ``python -m evaluation evaluate``).
+"""Command line: ``elquery evaluate {elq,rank,compare}`` (and ``python -m elquery.evaluation evaluate``).
 
 Exit status 0 on success, 2 on bad input (one ``error: path:line: reason`` line on stderr).
 """
@@ -13,12 +13,12 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evaluation.errors import EvaluationInputError
-from evaluation.interpretation import evaluate_interpretations
-from evaluation.rank import RankEvaluation, evaluate_rankings, parse_metric
-from evaluation.readers import read_elq, read_trec_qrels, read_trec_run
-from evaluation.significance import Comparison, compare
-from evaluation.setmetrics import Aggregate
+from elquery.evaluation.errors import EvaluationInputError
+from elquery.evaluation.interpretation import evaluate_interpretations
+from elquery.evaluation.rank import RankEvaluation, evaluate_rankings, parse_metric
+from elquery.evaluation.readers import read_elq, read_trec_qrels, read_trec_run
+from elquery.evaluation.significance import Comparison, compare
+from elquery.evaluation.setmetrics import Aggregate
 
 DEFAULT_METRICS = "map@100,p@10,ndcg@10,mrr"
 _ELQ_METRIC = re.compile(r"(strict|entity|lean)\.([prf])", re.IGNORECASE)
@@ -83,8 +83,8 @@ def register(subparsers: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m evaluation``."""
-    parser = argparse.ArgumentParser(prog="python -m evaluation",
+    """Entry point of ``python -m elquery.evaluation``."""
+    parser = argparse.ArgumentParser(prog="python -m elquery.evaluation",
                                      description="elquery evaluation tools")
     register(parser.add_subparsers(dest="command", required=True, metavar="{evaluate}"))
     args = parser.parse_args(argv)

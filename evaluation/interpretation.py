@@ -16,7 +16,7 @@ from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
-from evaluation.setmetrics import PRF, Aggregate, f_measure, macro_average, set_prf
+from elquery.evaluation.setmetrics import PRF, Aggregate, f_measure, macro_average, set_prf
 
 Interpretation = frozenset[str]
 

@@ -13,8 +13,8 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from evaluation.errors import EvaluationInputError
-from evaluation.interpretation import Interpretation
+from elquery.evaluation.errors import EvaluationInputError
+from elquery.evaluation.interpretation import Interpretation
 
 PathLike = str | os.PathLike[str]
 ElqData = dict[str, frozenset[Interpretation]]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from evaluation.setmetrics import PRF, Aggregate, macro_average, prf_from_counts
+from elquery.evaluation.setmetrics import PRF, Aggregate, macro_average, prf_from_counts
 
 Mention = str | tuple[int, int]
 Annotation = tuple[Mention, str]

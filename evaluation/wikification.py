@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from evaluation.setmetrics import PRF, set_prf
+from elquery.evaluation.setmetrics import PRF, set_prf
 
 NOT_IN_KB = "NOT_IN_KB"
 Item = tuple[int, int, str]

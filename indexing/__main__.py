@@ -1,3 +1,3 @@
-from indexing.cli import main
+from elquery.indexing.cli import main
 
 raise SystemExit(main())

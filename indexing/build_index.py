@@ -1,6 +1,6 @@
 """``elquery index dbpedia``: DBpedia dumps -> fielded Lucene entity index (methods.md §2).
 
-Phases (see :mod:`indexing.entity_documents`): spill the dumps into subject partitions (files
+Phases (see :mod:`elquery.indexing.entity_documents`): spill the dumps into subject partitions (files
 spread over worker processes), count predicates per partition, write one Lucene sub-index per
 partition (worker processes, one JVM each), then append the sub-indexes in partition order into
 one single-segment index with the exact-length caches beside it. Everything is built in a
@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import numpy as np
 from tqdm import tqdm
 
-from indexing.entity_documents import (
+from elquery.indexing.entity_documents import (
     SKIPPED_DATASETS,
     build_documents,
     count_predicates,
@@ -35,8 +35,8 @@ from indexing.entity_documents import (
     spill,
     top_predicates,
 )
-from indexing.errors import ElqueryError
-from indexing.index_format import (
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.index_format import (
     ANALYZER_NAME,
     FIELDS,
     FORMAT_VERSION,
@@ -44,8 +44,8 @@ from indexing.index_format import (
     METADATA_FILE,
     length_file,
 )
-from indexing.lucene_writer import EntityIndexWriter, WrittenDocuments
-from indexing.ntriples import ParseReport, dump_files
+from elquery.indexing.lucene_writer import EntityIndexWriter, WrittenDocuments
+from elquery.indexing.ntriples import ParseReport, dump_files
 
 PARTITION_BYTES = 256 * 2**20  # uncompressed dump bytes per partition (memory per worker ~5x)
 MIN_PARTITIONS = 4
@@ -223,7 +223,7 @@ def _build(
 
 
 def _merge(sub_indexes: list[Path], written: WrittenDocuments, index: Path, predicates: list[str]) -> None:
-    from indexing.entity_index import EntityIndex
+    from elquery.indexing.entity_index import EntityIndex
 
     writer = EntityIndexWriter(index)
     writer.add_indexes(sub_indexes)

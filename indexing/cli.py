@@ -6,9 +6,9 @@ import argparse
 import json
 import sys
 
-from indexing.entity_documents import SKIPPED_DATASETS
-from indexing.surface_forms.cli import register_index as register_surface_forms_index
-from indexing.tagme.cli import register_index as register_tagme_index
+from elquery.indexing.entity_documents import SKIPPED_DATASETS
+from elquery.indexing.surface_forms.cli import register_index as register_surface_forms_index
+from elquery.indexing.tagme.cli import register_index as register_tagme_index
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -47,7 +47,7 @@ def register_artefacts(index_commands: argparse._SubParsersAction) -> None:
 
 
 def _index_dbpedia(args: argparse.Namespace) -> int:
-    from indexing.build_index import build_dbpedia_index
+    from elquery.indexing.build_index import build_dbpedia_index
 
     summary = build_dbpedia_index(
         args.dumps,
@@ -64,7 +64,7 @@ def _index_dbpedia(args: argparse.Namespace) -> int:
 
 
 def _index_stats(args: argparse.Namespace) -> int:
-    from indexing.entity_index import EntityIndex
+    from elquery.indexing.entity_index import EntityIndex
 
     with EntityIndex(args.index) as index:
         print(json.dumps(index.stats(), indent=1))
@@ -74,4 +74,4 @@ def _index_stats(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     from elquery.cli import run
 
-    return run([register_artefacts], prog="python -m indexing", argv=argv)
+    return run([register_artefacts], prog="python -m elquery.indexing", argv=argv)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from indexing.ntriples import DBPEDIA_RESOURCE, ObjectKind, ParseReport, entity_id, read_triples
+from elquery.indexing.ntriples import DBPEDIA_RESOURCE, ObjectKind, ParseReport, entity_id, read_triples
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"

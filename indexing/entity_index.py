@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from indexing.errors import ElqueryError
-from indexing.index_format import (
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.index_format import (
     FIELDS,
     FORMAT_VERSION,
     ID_FIELD,
@@ -26,7 +26,7 @@ from indexing.index_format import (
     length_field,
     length_file,
 )
-from indexing.jvm import java_class
+from elquery.indexing.jvm import java_class
 
 
 class EntityIndex:

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from indexing.entity_documents import EntityDocument
-from indexing.index_format import FIELDS, ID_FIELD, analyzer, length_field
-from indexing.jvm import java_class
+from elquery.indexing.entity_documents import EntityDocument
+from elquery.indexing.index_format import FIELDS, ID_FIELD, analyzer, length_field
+from elquery.indexing.jvm import java_class
 
 RAM_BUFFER_MB = 256.0
 

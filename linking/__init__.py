@@ -2,19 +2,19 @@
 
 ::
 
-    from linking import Linker
+    from elquery.linking import Linker
     with Linker(index_dir, surface_forms_db, method="mlmcg", gif_threshold=20) as linker:
         linker.link("new york pizza manhattan")    # [Interpretation(annotations, score)], best first
         linker.rank("new york pizza manhattan")    # [RankedEntity(entity, score, mention)]
         linker.link_many([("q1", "obama's mother")], workers=2)   # LinkResult per query, in order
     Linker.demo().link("new york new jersey")      # the bundled demo knowledge base
 
-Modules: :mod:`linking.mentions` (mention detection), :mod:`linking.methods` (CMNS, MLM, MLMc,
-MLMcg), :mod:`linking.gif` (GIF, TopRanked), :mod:`linking.linker` (the pipeline),
-:mod:`linking.output` (elq / trec / jsonl runs), :mod:`linking.cli` (``elquery link``).
+Modules: :mod:`elquery.linking.mentions` (mention detection), :mod:`elquery.linking.methods` (CMNS, MLM, MLMc,
+MLMcg), :mod:`elquery.linking.gif` (GIF, TopRanked), :mod:`elquery.linking.linker` (the pipeline),
+:mod:`elquery.linking.output` (elq / trec / jsonl runs), :mod:`elquery.linking.cli` (``elquery link``).
 """
 
-from linking.linker import Linker
-from linking.types import Candidate, Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
+from elquery.linking.linker import Linker
+from elquery.linking.types import Candidate, Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
 
 __all__ = ["Candidate", "Interpretation", "LinkResult", "Linker", "Mention", "RankedEntity", "ScoredMention"]

@@ -1,5 +1,5 @@
-"""``python -m linking``: the ``link`` command on its own."""
+"""``python -m elquery.linking``: the ``link`` command on its own."""
 
-from linking.cli import main
+from elquery.linking.cli import main
 
 raise SystemExit(main())

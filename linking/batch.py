@@ -1,6 +1,6 @@
 """Linking a batch of queries, in this process or spread over worker processes.
 
-Shared by :class:`linking.linker.Linker` and :class:`linking.tagme.TagmeLinker`: each worker
+Shared by :class:`elquery.linking.linker.Linker` and :class:`elquery.linking.tagme.TagmeLinker`: each worker
 builds its own linker once (a JVM and open artefacts do not cross processes) from a picklable
 ``factory``, and results come back in input order.
 """
@@ -12,8 +12,8 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Protocol
 
-from indexing.errors import ElqueryError
-from linking.types import LinkResult
+from elquery.indexing.errors import ElqueryError
+from elquery.linking.types import LinkResult
 
 
 class ResultLinker(Protocol):

@@ -8,22 +8,22 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from indexing.errors import ElqueryError
-from linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
-from linking.output import FORMATS
+from elquery.indexing.errors import ElqueryError
+from elquery.linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
+from elquery.linking.output import FORMATS
 
 if TYPE_CHECKING:
-    from linking.linker import Linker
-    from linking.tagme.annotator import TagmeLinker
+    from elquery.linking.linker import Linker
+    from elquery.linking.tagme.annotator import TagmeLinker
 
 SINGLE_QUERY_ID = "q1"
-TAGME = "tagme"  # the TAGME baseline (methods.md §6); its options are in linking.tagme.cli
+TAGME = "tagme"  # the TAGME baseline (methods.md §6); its options are in elquery.linking.tagme.cli
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     """Add ``link`` to the top-level ``elquery`` commands."""
-    from linking.linker import DEFAULT_GIF_THRESHOLD, DEFAULT_METHOD, DEMO_GIF_THRESHOLD
-    from linking.tagme.cli import add_arguments as add_tagme_arguments
+    from elquery.linking.linker import DEFAULT_GIF_THRESHOLD, DEFAULT_METHOD, DEMO_GIF_THRESHOLD
+    from elquery.linking.tagme.cli import add_arguments as add_tagme_arguments
 
     def defaults(table: dict[str, float]) -> str:
         return ", ".join(f"{m} {table[m]:g}" for m in METHODS)
@@ -66,7 +66,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _link(args: argparse.Namespace) -> int:
-    from linking.output import write_results
+    from elquery.linking.output import write_results
 
     started = time.monotonic()
     if (args.query is None) == (args.queries is None):
@@ -76,7 +76,7 @@ def _link(args: argparse.Namespace) -> int:
     if args.method != TAGME and (args.index is None) != (args.surface_forms is None):
         raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
     if args.queries is not None:
-        from retrieval.queries import read_queries
+        from elquery.retrieval.queries import read_queries
 
         queries = [(q.qid, q.text) for q in read_queries(args.queries)]
     else:
@@ -93,11 +93,11 @@ def _link(args: argparse.Namespace) -> int:
 
 def _linker(args: argparse.Namespace) -> Linker | TagmeLinker:
     """The linker the options describe: TAGME, or a Linker over the given artefacts or the demo KB."""
-    from linking.linker import Linker
-    from linking.mentions import read_whitelist
+    from elquery.linking.linker import Linker
+    from elquery.linking.mentions import read_whitelist
 
     if args.method == TAGME:
-        from linking.tagme.cli import linker as tagme_linker
+        from elquery.linking.tagme.cli import linker as tagme_linker
 
         return tagme_linker(args)
     whitelist = read_whitelist(args.whitelist) if args.whitelist else None
@@ -111,4 +111,4 @@ def _linker(args: argparse.Namespace) -> Linker | TagmeLinker:
 def main(argv: Sequence[str] | None = None) -> int:
     from elquery.cli import run
 
-    return run([register], prog="python -m linking", argv=argv)
+    return run([register], prog="python -m elquery.linking", argv=argv)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from math import fsum
 
-from linking.types import Interpretation, ScoredMention
+from elquery.linking.types import Interpretation, ScoredMention
 
 
 def triple_order(triple: ScoredMention) -> tuple[float, int, str, int]:

@@ -32,11 +32,11 @@ from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from indexing.errors import ElqueryError
-from linking import batch, methods
-from linking.gif import gif, top_ranked
-from linking.mentions import FormCandidate, detect, query_tokens
-from linking.types import Interpretation, LinkResult, RankedEntity
+from elquery.indexing.errors import ElqueryError
+from elquery.linking import batch, methods
+from elquery.linking.gif import gif, top_ranked
+from elquery.linking.mentions import FormCandidate, detect, query_tokens
+from elquery.linking.types import Interpretation, LinkResult, RankedEntity
 
 DEFAULT_METHOD = "mlmcg"
 DEFAULT_GIF_THRESHOLD = {"cmns": 0.1, "mlm": 20.0, "mlmc": 20.0, "mlmcg": 20.0}
@@ -45,7 +45,7 @@ DEMO_GIF_THRESHOLD = {"cmns": 0.1, "mlm": 1.0, "mlmc": 1.0, "mlmcg": 0.25}
 
 class SpanMatcher(Protocol):
     """What the linker needs from a surface-form store
-    (:class:`indexing.surface_forms.store.SurfaceFormStore`): for every span ``(start, end)`` of
+    (:class:`elquery.indexing.surface_forms.store.SurfaceFormStore`): for every span ``(start, end)`` of
     the normalized tokens that is a known surface form, the entities it may name."""
 
     def lookup_spans(self, tokens: Sequence[str]) -> Mapping[tuple[int, int], Sequence[FormCandidate]]: ...
@@ -152,7 +152,7 @@ class Linker:
              whitelist: Iterable[str] | None = None) -> Linker:
         """A linker over the bundled demo knowledge base (its index and surface forms are built
         on first use), with the demo's GIF thresholds (:data:`DEMO_GIF_THRESHOLD`) by default."""
-        from indexing.demo import demo_artefacts
+        from elquery.indexing.demo import demo_artefacts
 
         index, surface_forms = demo_artefacts()
         if gif_threshold is None and not top_ranked:
@@ -212,7 +212,7 @@ def _path_of(artefact: object) -> Path | None:
 def _open_matcher(surface_forms: Path | str | SpanMatcher) -> SpanMatcher:
     if not isinstance(surface_forms, str | Path):
         return surface_forms
-    from indexing.surface_forms.store import SurfaceFormStore
+    from elquery.indexing.surface_forms.store import SurfaceFormStore
 
     return SurfaceFormStore(surface_forms)
 
@@ -222,6 +222,6 @@ def _open_scorer(index: Path | str | CandidateScorer | None, method: str) -> Can
         raise ElqueryError(f"method {method} needs an entity index")
     if not isinstance(index, str | Path):
         return index
-    from linking.mlm_scores import IndexScorer
+    from elquery.linking.mlm_scores import IndexScorer
 
     return IndexScorer(index)

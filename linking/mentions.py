@@ -1,7 +1,7 @@
 """Mention detection (methods.md §3): query n-grams, M = M_kb ∪ M_w with commonness threshold c,
 optional entity whitelist.
 
-The query is normalized with :func:`indexing.normalize.normalize` (the one normalization shared
+The query is normalized with :func:`elquery.indexing.normalize.normalize` (the one normalization shared
 with the surface-form store) and split on spaces; every contiguous token span is a possible
 mention. The surface-form store looks up all spans at once and answers, per span, the entities it
 may name with commonness(m, e) and the sources of the pair (``kb`` when the span is a KB alias of
@@ -16,16 +16,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from indexing.errors import ElqueryError
-from indexing.normalize import normalize
-from indexing.ntriples import entity_id
-from indexing.surface_forms.store import KB
-from linking.types import Candidate, Mention
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.normalize import normalize
+from elquery.indexing.ntriples import entity_id
+from elquery.indexing.surface_forms.store import KB
+from elquery.linking.types import Candidate, Mention
 
 
 class FormCandidate(Protocol):
     """An entity a span may name, as the surface-form store reports it
-    (:class:`indexing.surface_forms.store.Candidate`)."""
+    (:class:`elquery.indexing.surface_forms.store.Candidate`)."""
 
     entity: str
     commonness: float

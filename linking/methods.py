@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from linking.types import Candidate, RankedEntity, ScoredMention
+from elquery.linking.types import Candidate, RankedEntity, ScoredMention
 
 METHODS = ("cmns", "mlm", "mlmc", "mlmcg")
 

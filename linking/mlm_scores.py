@@ -7,8 +7,8 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from indexing.entity_index import EntityIndex
-from retrieval import MLMScorer
+from elquery.indexing.entity_index import EntityIndex
+from elquery.retrieval import MLMScorer
 
 
 class IndexScorer:

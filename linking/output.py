@@ -19,10 +19,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterator
 
-from indexing.errors import ElqueryError
-from linking.types import Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
-from retrieval.runs import run_lines
-from retrieval.searcher import RankedEntity as RankedHit
+from elquery.indexing.errors import ElqueryError
+from elquery.linking.types import Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
+from elquery.retrieval.runs import run_lines
+from elquery.retrieval.searcher import RankedEntity as RankedHit
 
 FORMATS = ("elq", "trec", "jsonl")
 

@@ -2,22 +2,22 @@
 
 Candidate scoring (the linking hot path)::
 
-    from indexing.entity_index import EntityIndex
-    from retrieval import MLMScorer
+    from elquery.indexing.entity_index import EntityIndex
+    from elquery.retrieval import MLMScorer
     scorer = MLMScorer(EntityIndex(path))                 # names 0.2 / content 0.8, lambda 0.1
     scorer.score_candidates("obama family", ["<dbpedia:Barack_Obama>", ...])   # {entity: log score}
     scorer.normalized_query_likelihood("obama family", ids)  # {entity: QueryLikelihood(log_score).score}
 
 Whole-index ranking::
 
-    from retrieval import Searcher, BM25, mlm, lm_dirichlet
+    from elquery.retrieval import Searcher, BM25, mlm, lm_dirichlet
     with Searcher(path) as searcher:
         searcher.rank("obama family", mlm(), k=100)        # [RankedEntity(rank, entity, score)]
         searcher.rank("obama family", BM25(k1=0.9, b=0.4))
         searcher.score("obama family", ids)                # [EntityScore(entity, log_score, score)]
 """
 
-from retrieval.models import (
+from elquery.retrieval.models import (
     BM25,
     BM25F,
     Dirichlet,
@@ -31,10 +31,10 @@ from retrieval.models import (
     mlm,
     model_from_name,
 )
-from retrieval.queries import QueryRecord, read_queries
-from retrieval.runs import write_run
-from retrieval.scoring import AnalyzedQuery, EntityPrior, EntityScorer, MLMScorer, QueryLikelihood, analyze
-from retrieval.searcher import EntityScore, RankedEntity, Searcher
+from elquery.retrieval.queries import QueryRecord, read_queries
+from elquery.retrieval.runs import write_run
+from elquery.retrieval.scoring import AnalyzedQuery, EntityPrior, EntityScorer, MLMScorer, QueryLikelihood, analyze
+from elquery.retrieval.searcher import EntityScore, RankedEntity, Searcher
 
 __all__ = [
     "BM25",

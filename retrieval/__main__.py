@@ -1,3 +1,3 @@
-from retrieval.cli import main
+from elquery.retrieval.cli import main
 
 raise SystemExit(main())

@@ -12,13 +12,13 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from indexing.errors import ElqueryError
-from retrieval.models import MODEL_HELP
+from elquery.indexing.errors import ElqueryError
+from elquery.retrieval.models import MODEL_HELP
 
 if TYPE_CHECKING:
-    from retrieval.models import Model
-    from retrieval.queries import QueryRecord
-    from retrieval.searcher import RankedEntity, Searcher
+    from elquery.retrieval.models import Model
+    from elquery.retrieval.queries import QueryRecord
+    from elquery.retrieval.searcher import RankedEntity, Searcher
 
 T = TypeVar("T")
 
@@ -50,9 +50,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _rank(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from retrieval.models import model_from_name, parse_params
-    from retrieval.queries import read_queries
-    from retrieval.runs import write_run
+    from elquery.retrieval.models import model_from_name, parse_params
+    from elquery.retrieval.queries import read_queries
+    from elquery.retrieval.runs import write_run
 
     started = time.monotonic()
     model = model_from_name(args.model, parse_params(args.param))
@@ -83,7 +83,7 @@ _searcher: Searcher | None = None
 
 
 def _open_searcher(index: str) -> None:
-    from retrieval.searcher import Searcher
+    from elquery.retrieval.searcher import Searcher
 
     global _searcher
     _searcher = Searcher(index)
@@ -127,4 +127,4 @@ class _InlineExecutor(Executor):
 def main(argv: Sequence[str] | None = None) -> int:
     from elquery.cli import run
 
-    return run([register], prog="python -m retrieval", argv=argv)
+    return run([register], prog="python -m elquery.retrieval", argv=argv)

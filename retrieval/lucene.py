@@ -3,7 +3,7 @@
 Reading postings through pyjnius costs about 0.5 us per posting and a Python -> Java call per
 step, so scoring runs in Java, one call per query: the request goes over as text, the answer comes
 back as one little-endian byte array. The helper jar is loaded with its own class loader (child of
-the one holding Lucene), so it works whenever and however :func:`indexing.jvm.jnius` started the
+the one holding Lucene), so it works whenever and however :func:`elquery.indexing.jvm.jnius` started the
 JVM; its static methods are called through method handles.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from indexing.errors import ElqueryError
-from indexing.jvm import java_class
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.jvm import java_class
 
 JAR = Path(__file__).resolve().parent / "java" / "elquery-retrieval.jar"
 ENTRY_CLASS = "org.elquery.retrieval.EntityScores"

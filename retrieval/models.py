@@ -16,8 +16,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from indexing.errors import ElqueryError
-from indexing.index_format import FIELDS
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.index_format import FIELDS
 
 DEFAULT_FIELD_WEIGHTS = {"names": 0.2, "content": 0.8}
 DEFAULT_LAMBDA = 0.1

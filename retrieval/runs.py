@@ -6,8 +6,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from indexing.errors import ElqueryError
-from retrieval.searcher import RankedEntity
+from elquery.indexing.errors import ElqueryError
+from elquery.retrieval.searcher import RankedEntity
 
 
 def run_lines(qid: str, ranking: Iterable[RankedEntity], tag: str) -> list[str]:

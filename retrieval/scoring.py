@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from indexing.entity_index import EntityIndex
-from indexing.errors import ElqueryError
-from retrieval import lucene
-from retrieval.models import DEFAULT_FIELD_WEIGHTS, DEFAULT_LAMBDA, LanguageModel, Smoothing, mlm
+from elquery.indexing.entity_index import EntityIndex
+from elquery.indexing.errors import ElqueryError
+from elquery.retrieval import lucene
+from elquery.retrieval.models import DEFAULT_FIELD_WEIGHTS, DEFAULT_LAMBDA, LanguageModel, Smoothing, mlm
 
 Query = str | Sequence[str]
 """Query text (analyzed with the index's analyzer) or a sequence of already analyzed terms."""
@@ -87,7 +87,7 @@ class EntityPrior:
 
 class EntityScorer:
     """Scores candidate entities under a language model (Eq. 12-13, 16). One per thread (see
-    :class:`retrieval.searcher.Searcher`)."""
+    :class:`elquery.retrieval.searcher.Searcher`)."""
 
     def __init__(self, index: EntityIndex, model: LanguageModel | None = None, prior: EntityPrior | None = None) -> None:
         self.index = index
@@ -133,7 +133,7 @@ class EntityScorer:
 
 class MLMScorer(EntityScorer):
     """:class:`EntityScorer` for MLM (Eq. 12-13): field weights and Jelinek-Mercer lambda (one for
-    all fields, or per field; a :class:`~retrieval.models.Dirichlet` value smooths that field
+    all fields, or per field; a :class:`~elquery.retrieval.models.Dirichlet` value smooths that field
     with Dirichlet instead)."""
 
     def __init__(

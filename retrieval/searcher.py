@@ -24,11 +24,11 @@ from types import TracebackType
 
 import numpy as np
 
-from indexing.entity_index import EntityIndex
-from indexing.errors import ElqueryError
-from retrieval import lucene
-from retrieval.models import BM25, BM25F, LanguageModel, Model, Rerank, mlm
-from retrieval.scoring import AnalyzedQuery, EntityPrior, EntityScorer, Query, analyze
+from elquery.indexing.entity_index import EntityIndex
+from elquery.indexing.errors import ElqueryError
+from elquery.retrieval import lucene
+from elquery.retrieval.models import BM25, BM25F, LanguageModel, Model, Rerank, mlm
+from elquery.retrieval.scoring import AnalyzedQuery, EntityPrior, EntityScorer, Query, analyze
 
 
 @dataclass(frozen=True, slots=True)

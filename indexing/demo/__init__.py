@@ -33,7 +33,7 @@ FACC_NAMES = ("facc_counts.tsv",)
 
 
 def dumps() -> list[Path]:
-    """The demo KB's N-Triples files, in sorted order (as ``indexing.ntriples.dump_files`` lists
+    """The demo KB's N-Triples files, in sorted order (as ``elquery.indexing.ntriples.dump_files`` lists
     a directory)."""
     return [DEMO_DIR / name for name in DUMP_NAMES]
 
@@ -64,8 +64,8 @@ def demo_artefacts() -> tuple[Path, Path]:
     Both are built with the same code a user runs on real dumps (``elquery index dbpedia`` and
     ``elquery index surface-forms --facc``), each into a temporary path renamed on success, so a
     crashed first run leaves nothing half-built behind."""
-    from indexing.build_index import build_dbpedia_index
-    from indexing.surface_forms import BuildOptions, build_store
+    from elquery.indexing.build_index import build_dbpedia_index
+    from elquery.indexing.surface_forms import BuildOptions, build_store
 
     root = cache_dir() / f"demo-{_fingerprint()}"
     index, surface_forms = root / "index", root / "surface_forms.db"

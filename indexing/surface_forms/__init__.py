@@ -5,7 +5,7 @@ Build with ``build_store(out, BuildOptions(...))`` (or ``elquery index surface-f
 ``aliases(entity)``.
 """
 
-from indexing.surface_forms.build import BuildOptions, BuildReport, build_store
-from indexing.surface_forms.store import Alias, Candidate, SurfaceFormStore, query_tokens
+from elquery.indexing.surface_forms.build import BuildOptions, BuildReport, build_store
+from elquery.indexing.surface_forms.store import Alias, Candidate, SurfaceFormStore, query_tokens
 
 __all__ = ["Alias", "BuildOptions", "BuildReport", "Candidate", "SurfaceFormStore", "build_store", "query_tokens"]

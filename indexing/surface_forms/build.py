@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from indexing.errors import ElqueryError
-from indexing.ntriples import dump_files
-from indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, PairChunk, SpillWriter, merge_partition
-from indexing.surface_forms.facc import CodedRows, FaccReport, facc_files, read_facc
-from indexing.surface_forms.sources import (
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.ntriples import dump_files
+from elquery.indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, PairChunk, SpillWriter, merge_partition
+from elquery.indexing.surface_forms.facc import CodedRows, FaccReport, facc_files, read_facc
+from elquery.indexing.surface_forms.sources import (
     ANCHOR_TEXT,
     FOAF_NAME,
     RDFS_LABEL,
@@ -42,7 +42,7 @@ from indexing.surface_forms.sources import (
     predicates_of,
     read_redirects,
 )
-from indexing.surface_forms.store import ANCHORS, FACC, KB, append_shard, create, finish, write_shard
+from elquery.indexing.surface_forms.store import ANCHORS, FACC, KB, append_shard, create, finish, write_shard
 
 PARTITION_INPUT_BYTES = 64 << 20
 COMPRESSION_RATIO = 6

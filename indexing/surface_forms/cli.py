@@ -9,9 +9,9 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from indexing.normalize import normalize
-from indexing.surface_forms.build import BuildOptions, build_store
-from indexing.surface_forms.store import SurfaceFormStore
+from elquery.indexing.normalize import normalize
+from elquery.indexing.surface_forms.build import BuildOptions, build_store
+from elquery.indexing.surface_forms.store import SurfaceFormStore
 
 
 def _build(args: argparse.Namespace) -> int:

@@ -27,8 +27,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from indexing.errors import ElqueryError
-from indexing.ntriples import expand_files, open_text
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.ntriples import expand_files, open_text
 
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
 FACC_SUFFIXES = (".tsv", ".gz", ".bz2")

@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from indexing.errors import ElqueryError
-from indexing.ntriples import ObjectKind, ParseReport, entity_id, open_text, parse_line
-from indexing.surface_forms.facc import text_blocks
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.ntriples import ObjectKind, ParseReport, entity_id, open_text, parse_line
+from elquery.indexing.surface_forms.facc import text_blocks
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 FOAF_NAME = "http://xmlns.com/foaf/0.1/name"

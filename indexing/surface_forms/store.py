@@ -33,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from indexing.errors import ElqueryError
-from indexing.normalize import normalize
-from indexing.surface_forms.aggregate import MergedPartition
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.normalize import normalize
+from elquery.indexing.surface_forms.aggregate import MergedPartition
 
 FORMAT = "elquery-surface-forms/1"
 KB, FACC, ANCHORS = "kb", "facc", "anchors"

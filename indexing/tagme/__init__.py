@@ -6,6 +6,6 @@
   for Milne-Witten relatedness;
 * ``meta.json``: format, build parameters and counts.
 
-Build with :func:`indexing.tagme.build.build_tagme` (``elquery index tagme``); read with
-:class:`indexing.tagme.artefact.TagmeArtefact`.
+Build with :func:`elquery.indexing.tagme.build.build_tagme` (``elquery index tagme``); read with
+:class:`elquery.indexing.tagme.artefact.TagmeArtefact`.
 """

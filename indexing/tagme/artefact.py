@@ -6,9 +6,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from indexing.tagme.graph import InlinkGraph
-from indexing.tagme.layout import DICTIONARY_FILE, read_meta
-from indexing.tagme.store import AnchorDictionary
+from elquery.indexing.tagme.graph import InlinkGraph
+from elquery.indexing.tagme.layout import DICTIONARY_FILE, read_meta
+from elquery.indexing.tagme.store import AnchorDictionary
 
 
 class TagmeArtefact:

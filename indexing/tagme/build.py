@@ -24,16 +24,16 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from indexing.entity_documents import RDFS_LABEL, REDIRECTS, title_text
-from indexing.errors import ElqueryError
-from indexing.ntriples import ObjectKind, ParseReport, Triple, read_triples
-from indexing.tagme.datasets import TagmeDumps, find_dumps
-from indexing.tagme.dictionary import FormSpill, aggregate, title_variants
-from indexing.tagme.document_frequency import document_frequencies, phrase_prefixes
-from indexing.tagme.graph import EdgeSpill, build_csr
-from indexing.tagme.layout import DICTIONARY_FILE, write_meta
-from indexing.tagme.nodes import NodeIds
-from indexing.tagme.store import DictionaryWriter
+from elquery.indexing.entity_documents import RDFS_LABEL, REDIRECTS, title_text
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.ntriples import ObjectKind, ParseReport, Triple, read_triples
+from elquery.indexing.tagme.datasets import TagmeDumps, find_dumps
+from elquery.indexing.tagme.dictionary import FormSpill, aggregate, title_variants
+from elquery.indexing.tagme.document_frequency import document_frequencies, phrase_prefixes
+from elquery.indexing.tagme.graph import EdgeSpill, build_csr
+from elquery.indexing.tagme.layout import DICTIONARY_FILE, write_meta
+from elquery.indexing.tagme.nodes import NodeIds
+from elquery.indexing.tagme.store import DictionaryWriter
 
 WIKI_LINK = "http://dbpedia.org/ontology/wikiPageWikiLink"
 WIKI_LINK_TEXT = "http://dbpedia.org/ontology/wikiPageWikiLinkText"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from indexing.tagme.build import TagmeBuildParams
+from elquery.indexing.tagme.build import TagmeBuildParams
 
 
 def register_index(index_commands: argparse._SubParsersAction) -> None:
@@ -32,7 +32,7 @@ def register_index(index_commands: argparse._SubParsersAction) -> None:
 
 
 def _index_tagme(args: argparse.Namespace) -> int:
-    from indexing.tagme.build import build_tagme
+    from elquery.indexing.tagme.build import build_tagme
 
     summary = build_tagme(args.dumps, args.out, TagmeBuildParams(args.min_link, args.max_tokens),
                           overwrite=args.overwrite)

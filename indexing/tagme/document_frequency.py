@@ -16,8 +16,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from indexing.normalize import normalize
-from indexing.ntriples import ObjectKind, ParseReport, read_triples
+from elquery.indexing.normalize import normalize
+from elquery.indexing.ntriples import ObjectKind, ParseReport, read_triples
 
 ABSTRACT = "http://dbpedia.org/ontology/abstract"
 

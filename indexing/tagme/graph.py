@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from indexing.tagme.layout import INDICES_FILE, INDPTR_FILE
+from elquery.indexing.tagme.layout import INDICES_FILE, INDPTR_FILE
 
 RANGE_LINKS = 1 << 21
 _FLUSH_INTS = 1 << 22

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from indexing.errors import ElqueryError
+from elquery.indexing.errors import ElqueryError
 
 FORMAT = "elquery-tagme-1"
 DICTIONARY_FILE = "dictionary.db"

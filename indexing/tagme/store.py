@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexing.errors import ElqueryError
-from indexing.tagme.dictionary import FormEntry
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.tagme.dictionary import FormEntry
 
 _SCHEMA = """
 CREATE TABLE forms (form TEXT PRIMARY KEY, link INTEGER NOT NULL, df INTEGER NOT NULL) WITHOUT ROWID;

@@ -1,5 +1,5 @@
-"""The linking backend of experiments: :class:`linking.linker.Linker` for CMNS, MLM, MLMc and
-MLMcg (methods.md §3-4), :class:`linking.tagme.TagmeLinker` for TAGME (§6), and the surface-form
+"""The linking backend of experiments: :class:`elquery.linking.linker.Linker` for CMNS, MLM, MLMc and
+MLMcg (methods.md §3-4), :class:`elquery.linking.tagme.TagmeLinker` for TAGME (§6), and the surface-form
 store for mention detection (§3), over the artefacts an experiment description names.
 
 TAGME runs with rho_NA = 0, so its annotations keep their rho and the sweep applies each rho_NA
@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from indexing.surface_forms.store import SurfaceFormStore
-from linking.experiments.config import TAGME, ExperimentConfig
-from linking.experiments.sweep import Progress, file_identity
-from linking.linker import Linker
-from linking.mentions import detect, query_tokens, read_whitelist
-from linking.methods import uses_mlm
-from linking.tagme import TagmeLinker
-from linking.types import Candidate, LinkResult
+from elquery.indexing.surface_forms.store import SurfaceFormStore
+from elquery.linking.experiments.config import TAGME, ExperimentConfig
+from elquery.linking.experiments.sweep import Progress, file_identity
+from elquery.linking.linker import Linker
+from elquery.linking.mentions import detect, query_tokens, read_whitelist
+from elquery.linking.methods import uses_mlm
+from elquery.linking.tagme import TagmeLinker
+from elquery.linking.types import Candidate, LinkResult
 
 
 class LinkerBackend:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from evaluation.cli import positive_int
+from elquery.evaluation.cli import positive_int
 
 
 def register(subparsers: Any) -> None:
@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from linking.experiments.runner import run_experiment
+    from elquery.linking.experiments.runner import run_experiment
 
     result = run_experiment(args.config, args.out, workers=args.workers)
     print(result.report, end="")

@@ -54,9 +54,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluation.rank import parse_metric
-from indexing.errors import ElqueryError
-from linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
+from elquery.evaluation.rank import parse_metric
+from elquery.indexing.errors import ElqueryError
+from elquery.linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
 
 TAGME = "tagme"
 GIF = "gif"

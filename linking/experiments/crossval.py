@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Generic, TypeVar
 
-from linking.experiments.folds import Fold
+from elquery.linking.experiments.folds import Fold
 
 K = TypeVar("K")
 V = TypeVar("V")

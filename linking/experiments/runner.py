@@ -24,20 +24,20 @@ from statistics import fmean
 from typing import Any
 
 
-from evaluation.interpretation import evaluate_interpretations
-from evaluation.mentions import MentionRecall, mention_detection_recall
-from evaluation.rank import evaluate_rankings, relevant_entities
-from evaluation.readers import read_elq, read_trec_qrels, read_trec_run
-from indexing.errors import ElqueryError
-from linking.experiments.config import (IF_METRICS, LEAVE_ONE_OUT, ExperimentConfig, MethodSpec,
+from elquery.evaluation.interpretation import evaluate_interpretations
+from elquery.evaluation.mentions import MentionRecall, mention_detection_recall
+from elquery.evaluation.rank import evaluate_rankings, relevant_entities
+from elquery.evaluation.readers import read_elq, read_trec_qrels, read_trec_run
+from elquery.indexing.errors import ElqueryError
+from elquery.linking.experiments.config import (IF_METRICS, LEAVE_ONE_OUT, ExperimentConfig, MethodSpec,
                                         TaskSpec, load_config)
-from linking.experiments.crossval import Choice, combine, cross_validate
-from linking.experiments.folds import Fold, leave_one_out, session_folds
-from linking.experiments.sweep import Backend, RunStore, Setting, grid
-from linking.experiments.tables import (IF_COLUMNS, MD_COLUMNS, SM_COLUMNS, markdown_table,
+from elquery.linking.experiments.crossval import Choice, combine, cross_validate
+from elquery.linking.experiments.folds import Fold, leave_one_out, session_folds
+from elquery.linking.experiments.sweep import Backend, RunStore, Setting, grid
+from elquery.linking.experiments.tables import (IF_COLUMNS, MD_COLUMNS, SM_COLUMNS, markdown_table,
                                         significance, significance_note)
-from linking.output import output
-from linking.types import Candidate
+from elquery.linking.output import output
+from elquery.linking.types import Candidate
 
 TASKS = {"if": "Interpretation finding", "sm": "Semantic mapping"}
 SOURCES = ("KB", "Web", "KB+Web")
@@ -134,7 +134,7 @@ def run_experiment(config: ExperimentConfig | str | os.PathLike[str], out_dir: s
     queries = _queries(config)
     folds = tuple(_folds(config, list(queries)))
     if backend is None:
-        from linking.experiments.backend import LinkerBackend
+        from elquery.linking.experiments.backend import LinkerBackend
         backend = LinkerBackend(config, workers)
     store = RunStore(out, backend, queries, progress)
     methods = []
@@ -151,7 +151,7 @@ def run_experiment(config: ExperimentConfig | str | os.PathLike[str], out_dir: s
 
 
 def _queries(config: ExperimentConfig) -> dict[str, str]:
-    from retrieval.queries import read_queries
+    from elquery.retrieval.queries import read_queries
 
     queries = {q.qid: q.text for q in read_queries(config.queries)}
     if not queries:

@@ -24,13 +24,13 @@ from typing import Any, Protocol
 
 from tqdm import tqdm
 
-from evaluation.readers import read_jsonl
-from indexing.errors import ElqueryError
-from linking.experiments.config import GIF, TAGME, MethodSpec
-from linking.gif import gif, top_ranked
-from linking.output import output, write_results
-from linking.tagme import TagmeLinker
-from linking.types import Candidate, Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
+from elquery.evaluation.readers import read_jsonl
+from elquery.indexing.errors import ElqueryError
+from elquery.linking.experiments.config import GIF, TAGME, MethodSpec
+from elquery.linking.gif import gif, top_ranked
+from elquery.linking.output import output, write_results
+from elquery.linking.tagme import TagmeLinker
+from elquery.linking.types import Candidate, Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
 
 CACHE_VERSION = 1
 Progress = Callable[[int], Any]

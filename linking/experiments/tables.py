@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
-from evaluation.significance import paired_t_test
+from elquery.evaluation.significance import paired_t_test
 
 # metric -> query id -> score
 PerQuery = Mapping[str, Mapping[str, float]]

@@ -32,16 +32,16 @@ from typing import Any
 
 import numpy as np
 
-from indexing.errors import ElqueryError
-from indexing.normalize import normalize
-from indexing.tagme.artefact import TagmeArtefact
-from indexing.tagme.store import Sense
-from linking import batch
-from linking.gif import interpretation, triple_order
-from linking.methods import rank_entities
-from linking.tagme.params import TagmeParams
-from linking.tagme.relatedness import Relatedness
-from linking.types import Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.normalize import normalize
+from elquery.indexing.tagme.artefact import TagmeArtefact
+from elquery.indexing.tagme.store import Sense
+from elquery.linking import batch
+from elquery.linking.gif import interpretation, triple_order
+from elquery.linking.methods import rank_entities
+from elquery.linking.tagme.params import TagmeParams
+from elquery.linking.tagme.relatedness import Relatedness
+from elquery.linking.types import Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,11 @@ import argparse
 from dataclasses import fields
 from typing import TYPE_CHECKING
 
-from indexing.errors import ElqueryError
-from linking.tagme.params import TagmeParams
+from elquery.indexing.errors import ElqueryError
+from elquery.linking.tagme.params import TagmeParams
 
 if TYPE_CHECKING:
-    from linking.tagme.annotator import TagmeLinker
+    from elquery.linking.tagme.annotator import TagmeLinker
 
 # options of `elquery link` that belong to the other methods
 _NOT_FOR_TAGME = ("index", "surface_forms", "whitelist", "gif_threshold", "top_ranked", "commonness_threshold")
@@ -46,7 +46,7 @@ def parse_params(pairs: list[str]) -> dict[str, int | float]:
 def linker(args: argparse.Namespace) -> TagmeLinker:
     """The linker the options describe; a one-line error without ``--tagme`` or with an option
     of the other methods."""
-    from linking.tagme.annotator import TagmeLinker
+    from elquery.linking.tagme.annotator import TagmeLinker
 
     if not args.tagme:
         raise ElqueryError("--method tagme needs --tagme DIR (build it with `elquery index tagme`)")

@@ -50,7 +50,7 @@ def build_info(javac: str) -> str:
 def build(out: Path = JAR, javac: str = "javac") -> Path:
     """Compile and pack the helper into ``out``; returns ``out``."""
     sys.path.insert(0, str(HERE.parent.parent))
-    from indexing.jvm import anserini_jar
+    from elquery.indexing.jvm import anserini_jar
 
     with tempfile.TemporaryDirectory() as classes:
         subprocess.run(

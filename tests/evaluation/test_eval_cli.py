@@ -1,4 +1,4 @@
-"""`evaluate elq|rank|compare` through evaluation.cli.main."""
+"""`evaluate elq|rank|compare` through elquery.evaluation.cli.main."""
 
 import argparse
 import json
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.cli import main, register
+from elquery.evaluation.cli import main, register
 
 QRELS = "q1\nq2\t1\t<a>\nq3\nq4\t1\t<a>\t<b>\nq5\t1\t<a>\t<c>\nq5\t1\t<b>\t<c>\nq6\t1\t<a>\t<b>\n"
 RUN = ("q1\nq3\t0.5\t<a>\nq4\t0.9\t<a>\nq5\t0.8\t<a>\t<c>\nq5\t0.2\t<d>\n"

@@ -4,7 +4,7 @@ from fractions import Fraction as Fr
 
 import pytest
 
-from evaluation import (PRF, entity_scores, evaluate_interpretations, lean_scores, score_query,
+from elquery.evaluation import (PRF, entity_scores, evaluate_interpretations, lean_scores, score_query,
                         strict_scores)
 
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from evaluation import (NOT_IN_KB, annotation_scores, f_alpha, inverse_purity, macro_clustering,
+from elquery.evaluation import (NOT_IN_KB, annotation_scores, f_alpha, inverse_purity, macro_clustering,
                         mention_detection_recall, mentions_match, purity, score_clustering,
                         spearman, topics_scores, wikification_scores)
 

@@ -14,7 +14,7 @@ import pytest
 import pytrec_eval
 from ir_measures import AP, RR, P, R, Success, nDCG
 
-from evaluation import evaluate_rankings, parse_metric, read_trec_qrels, read_trec_run
+from elquery.evaluation import evaluate_rankings, parse_metric, read_trec_qrels, read_trec_run
 
 QRELS_TEXT = """\
 q1 0 d1 1

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import (EvaluationInputError, read_elq, read_jsonl, read_trec_qrels,
+from elquery.evaluation import (EvaluationInputError, read_elq, read_jsonl, read_trec_qrels,
                         read_trec_run)
 
 

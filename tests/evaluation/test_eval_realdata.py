@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import evaluate_interpretations, evaluate_rankings, read_elq, read_trec_qrels
-from evaluation.cli import main
+from elquery.evaluation import evaluate_interpretations, evaluate_rankings, read_elq, read_trec_qrels
+from elquery.evaluation.cli import main
 
 DATA = Path(os.environ.get("ELQUERY_DATA", Path(__file__).resolve().parents[2] / ".." / "shared"
                            / "data"))

@@ -5,7 +5,7 @@ import math
 import pytest
 from scipy import stats
 
-from evaluation import compare, paired_t_test, randomization_test
+from elquery.evaluation import compare, paired_t_test, randomization_test
 
 A = [1.0, 2.0, 3.0, 4.0]
 B = [0.0, 0.0, 0.0, 0.0]

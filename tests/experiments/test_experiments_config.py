@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from indexing.errors import ElqueryError
-from linking.experiments.config import LEAVE_ONE_OUT, SESSIONS, load_config
+from elquery.indexing.errors import ElqueryError
+from elquery.linking.experiments.config import LEAVE_ONE_OUT, SESSIONS, load_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "linking" / "experiments" / "configs"
 MINIMAL = """

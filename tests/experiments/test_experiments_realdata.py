@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 
 from elquery.cli import run
-from evaluation.interpretation import evaluate_interpretations
-from evaluation.readers import read_elq
-from indexing.build_index import build_dbpedia_index
-from indexing.surface_forms.build import BuildOptions, build_store
-from indexing.tagme.build import build_tagme
-from linking.experiments import run_experiment
-from linking.experiments.cli import register
-from linking.experiments.sweep import Setting
-from linking.linker import Linker
-from linking.output import write_results
-from linking.tagme import TagmeLinker
+from elquery.evaluation.interpretation import evaluate_interpretations
+from elquery.evaluation.readers import read_elq
+from elquery.indexing.build_index import build_dbpedia_index
+from elquery.indexing.surface_forms.build import BuildOptions, build_store
+from elquery.indexing.tagme.build import build_tagme
+from elquery.linking.experiments import run_experiment
+from elquery.linking.experiments.cli import register
+from elquery.linking.experiments.sweep import Setting
+from elquery.linking.linker import Linker
+from elquery.linking.output import write_results
+from elquery.linking.tagme import TagmeLinker
 
 QUERIES = 30
 

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from elquery.cli import run
-from linking.experiments import load_config, run_experiment
-from linking.experiments.cli import register
-from linking.experiments.sweep import Setting
-from linking.methods import rank_entities
-from linking.output import number
-from linking.types import Candidate, LinkResult, Mention, ScoredMention
+from elquery.linking.experiments import load_config, run_experiment
+from elquery.linking.experiments.cli import register
+from elquery.linking.experiments.sweep import Setting
+from elquery.linking.methods import rank_entities
+from elquery.linking.output import number
+from elquery.linking.types import Candidate, LinkResult, Mention, ScoredMention
 
 # 12 queries in 6 sessions. Query q: "alpha beta"; the right entity R<q> on "alpha" scores 0.6-0.75,
 # a wrong entity W<q> on "beta" scores 0.2-0.34. Sessions s5 has no entity in the ground truth.

@@ -20,14 +20,14 @@ from urllib.parse import unquote
 import numpy as np
 import pytest
 
-import indexing.build_index as build_index_module
-from indexing.build_index import build_dbpedia_index
-from indexing.cli import main as indexing_main
-from indexing.entity_documents import SKIPPED_DATASETS, build_documents, spill, title_text
-from indexing.entity_index import EntityIndex
-from indexing.errors import ElqueryError
-from indexing.index_format import FIELDS, IDS_FILE, METADATA_FILE, length_file
-from indexing.jvm import java_class
+import elquery.indexing.build_index as build_index_module
+from elquery.indexing.build_index import build_dbpedia_index
+from elquery.indexing.cli import main as indexing_main
+from elquery.indexing.entity_documents import SKIPPED_DATASETS, build_documents, spill, title_text
+from elquery.indexing.entity_index import EntityIndex
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.index_format import FIELDS, IDS_FILE, METADATA_FILE, length_file
+from elquery.indexing.jvm import java_class
 
 R = "http://dbpedia.org/resource/"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
@@ -70,7 +70,7 @@ def _uri_title(iri: str) -> str:
 
 @dataclass
 class RawSample:
-    """What the raw dump files say, read without indexing.ntriples."""
+    """What the raw dump files say, read without elquery.indexing.ntriples."""
 
     files: list[Path]
     literals: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
@@ -359,7 +359,7 @@ def test_stats_cli_json(sample_index: EntityIndex, sample_index_path: Path, caps
 
 def test_stats_through_the_elquery_command(sample_index_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from elquery.cli import run
-    from indexing.cli import register
+    from elquery.indexing.cli import register
 
     assert run([register], prog="elquery", argv=["index", "stats", str(sample_index_path)]) == 0
     first = json.loads(capsys.readouterr().out)
@@ -499,8 +499,8 @@ def test_interrupted_build_leaves_nothing_and_keeps_the_old_index(
 
 _SIGNALLED_BUILD = """
 import os, signal, sys, time
-import indexing.build_index as builder
-from indexing.cli import main
+import elquery.indexing.build_index as builder
+from elquery.indexing.cli import main
 
 merge = builder._merge
 def signalled_merge(*args, **kwargs):
@@ -528,7 +528,7 @@ def test_signal_during_build_leaves_nothing(tmp_path: Path, signal_name: str) ->
         capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
     )
     assert completed.returncode == 130, completed.stderr[-2000:]
-    assert completed.stderr.strip().splitlines()[-1] == "python -m indexing: interrupted"
+    assert completed.stderr.strip().splitlines()[-1] == "python -m elquery.indexing: interrupted"
     assert _leftovers(builds, set()) == []
 
 
@@ -561,7 +561,7 @@ def test_cli_missing_dumps_path(tmp_path: Path, capsys: pytest.CaptureFixture[st
     status = indexing_main(["dbpedia", "--dumps", str(tmp_path / "nowhere"), "--out", str(out)])
     assert status == 2
     line = _one_error_line(capsys)
-    assert line.startswith("python -m indexing: error: ") and str(tmp_path / "nowhere") in line
+    assert line.startswith("python -m elquery.indexing: error: ") and str(tmp_path / "nowhere") in line
     assert not out.exists()
 
 

@@ -1,4 +1,4 @@
-"""The streaming N-Triples reader (indexing.ntriples): escapes, malformed lines, compression."""
+"""The streaming N-Triples reader (elquery.indexing.ntriples): escapes, malformed lines, compression."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from indexing.entity_documents import spill
-from indexing.errors import ElqueryError
-from indexing.ntriples import (
+from elquery.indexing.entity_documents import spill
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.ntriples import (
     ObjectKind,
     ParseReport,
     Triple,

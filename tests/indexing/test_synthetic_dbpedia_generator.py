@@ -1,5 +1,5 @@
 """benchmarks/synthetic_dbpedia.py, which the indexing, retrieval and linking benchmarks share:
-deterministic, parseable by indexing.ntriples, and consistent with what it reports."""
+deterministic, parseable by elquery.indexing.ntriples, and consistent with what it reports."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from indexing.entity_documents import title_text
-from indexing.ntriples import ParseReport, entity_id, read_triples
+from elquery.indexing.entity_documents import title_text
+from elquery.indexing.ntriples import ParseReport, entity_id, read_triples
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import synthetic_dbpedia  # noqa: E402

@@ -1,5 +1,5 @@
 """``elquery link`` and the Linker on the bundled demo knowledge base (README examples, formats,
-errors, workers). The demo artefacts are built once per session by :func:`indexing.demo.demo_artefacts`
+errors, workers). The demo artefacts are built once per session by :func:`elquery.indexing.demo.demo_artefacts`
 (the CLI's no-``--index`` default) into a temporary ``ELQUERY_CACHE``."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import indexing.demo
+from elquery.indexing.demo import demo_artefacts as build_demo_artefacts
 from elquery.cli import main as elquery
-from linking.cli import main as link_main
-from linking.linker import DEMO_GIF_THRESHOLD, Linker
+from elquery.linking.cli import main as link_main
+from elquery.linking.linker import DEMO_GIF_THRESHOLD, Linker
 
 NYC, NYS, PIZZA, MANHATTAN = ("<dbpedia:New_York_City>", "<dbpedia:New_York>", "<dbpedia:New_York-style_pizza>",
                               "<dbpedia:Manhattan>")
@@ -24,7 +24,7 @@ def demo_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cache = tmp_path_factory.mktemp("elquery-cache")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ELQUERY_CACHE", str(cache))
-        indexing.demo.demo_artefacts()
+        build_demo_artefacts()
     return cache
 
 
@@ -32,14 +32,14 @@ def demo_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def demo(demo_cache: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     """The demo artefacts, with ``ELQUERY_CACHE`` pointing at them (as the CLI finds them)."""
     monkeypatch.setenv("ELQUERY_CACHE", str(demo_cache))
-    return indexing.demo.demo_artefacts()
+    return build_demo_artefacts()
 
 
 @pytest.fixture(scope="session")
 def demo_artefacts(demo_cache: Path) -> tuple[Path, Path]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ELQUERY_CACHE", str(demo_cache))
-        return indexing.demo.demo_artefacts()
+        return build_demo_artefacts()
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from linking.gif import gif, top_ranked
-from linking.types import Mention, ScoredMention
+from elquery.linking.gif import gif, top_ranked
+from elquery.linking.types import Mention, ScoredMention
 
 QUERY = "new york pizza manhattan new jersey".split()
 

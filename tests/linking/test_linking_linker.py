@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from indexing.errors import ElqueryError
-from indexing.surface_forms.store import Candidate as FormCandidate
-from linking.linker import DEFAULT_GIF_THRESHOLD, Linker
-from linking.types import Mention
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.surface_forms.store import Candidate as FormCandidate
+from elquery.linking.linker import DEFAULT_GIF_THRESHOLD, Linker
+from elquery.linking.types import Mention
 
 NYC, NYS, PIZZA, MANHATTAN = "<dbpedia:New_York_City>", "<dbpedia:New_York>", "<dbpedia:New_York-style_pizza>", "<dbpedia:Manhattan>"
 COCKTAIL, OUTSIDE = "<dbpedia:Manhattan_(cocktail)>", "<dbpedia:Not_Indexed>"

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from indexing.errors import ElqueryError
-from indexing.surface_forms.store import Candidate as FormCandidate
-from linking.mentions import detect, query_tokens, read_whitelist
-from linking.types import Mention
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.surface_forms.store import Candidate as FormCandidate
+from elquery.linking.mentions import detect, query_tokens, read_whitelist
+from elquery.linking.types import Mention
 
 
 def test_query_tokens_use_the_shared_normalization() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from linking.methods import COMMONNESS_FLOOR, rank_entities, score
-from linking.types import Candidate, Mention
+from elquery.linking.methods import COMMONNESS_FLOOR, rank_entities, score
+from elquery.linking.types import Candidate, Mention
 
 TOKENS = "new york pizza manhattan".split()
 

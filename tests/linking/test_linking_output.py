@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from linking.gif import interpretation
-from linking.output import write_results
-from linking.types import LinkResult, Mention, RankedEntity, ScoredMention
+from elquery.linking.gif import interpretation
+from elquery.linking.output import write_results
+from elquery.linking.types import LinkResult, Mention, RankedEntity, ScoredMention
 
 NYC = ScoredMention(Mention("new york", 0, 2), "<dbpedia:New_York_City>", 24.0, 0.6)
 PIZZA = ScoredMention(Mention("new york pizza", 0, 3), "<dbpedia:New_York-style_pizza>", 1.8, 0.9)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from elquery.cli import main as elquery
-from evaluation.readers import read_elq, read_jsonl
-from indexing.build_index import build_dbpedia_index
-from indexing.surface_forms.build import BuildOptions, build_store
+from elquery.evaluation.readers import read_elq, read_jsonl
+from elquery.indexing.build_index import build_dbpedia_index
+from elquery.indexing.surface_forms.build import BuildOptions, build_store
 
 
 @pytest.fixture(scope="module")

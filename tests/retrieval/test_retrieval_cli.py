@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from elquery.cli import main as elquery_main
-from indexing.build_index import build_dbpedia_index
-from indexing.entity_index import EntityIndex
-from retrieval.cli import main
-from retrieval.queries import read_queries
+from elquery.indexing.build_index import build_dbpedia_index
+from elquery.indexing.entity_index import EntityIndex
+from elquery.retrieval.cli import main
+from elquery.retrieval.queries import read_queries
 
 
 @pytest.fixture(scope="module")

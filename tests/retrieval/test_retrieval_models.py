@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from indexing.errors import ElqueryError
-from retrieval.models import (
+from elquery.indexing.errors import ElqueryError
+from elquery.retrieval.models import (
     BM25,
     BM25F,
     Dirichlet,

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from indexing.errors import ElqueryError
-from retrieval.queries import QueryRecord, read_queries
-from retrieval.runs import write_run
-from retrieval.searcher import RankedEntity
+from elquery.indexing.errors import ElqueryError
+from elquery.retrieval.queries import QueryRecord, read_queries
+from elquery.retrieval.runs import write_run
+from elquery.retrieval.searcher import RankedEntity
 
 
 def test_tsv_queries(tmp_path: Path) -> None:

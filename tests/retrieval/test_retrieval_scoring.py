@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexing.build_index import build_dbpedia_index
-from indexing.entity_documents import EntityDocument
-from indexing.entity_index import EntityIndex
-from indexing.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, length_file
-from indexing.jvm import java_class, jnius
-from indexing.lucene_writer import EntityIndexWriter
-from retrieval import (
+from elquery.indexing.build_index import build_dbpedia_index
+from elquery.indexing.entity_documents import EntityDocument
+from elquery.indexing.entity_index import EntityIndex
+from elquery.indexing.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, length_file
+from elquery.indexing.jvm import java_class, jnius
+from elquery.indexing.lucene_writer import EntityIndexWriter
+from elquery.retrieval import (
     BM25,
     BM25F,
     Dirichlet,
@@ -37,7 +37,7 @@ from retrieval import (
     lm_dirichlet,
     mlm,
 )
-from retrieval.models import LanguageModel
+from elquery.retrieval.models import LanguageModel
 
 TOLERANCE = 1e-9
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from elquery.cli import run
-from indexing.normalize import normalize
-from indexing.surface_forms import cli
+from elquery.indexing.normalize import normalize
+from elquery.indexing.surface_forms import cli
 
 
 def _index_group(commands: argparse._SubParsersAction) -> None:

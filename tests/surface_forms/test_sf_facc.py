@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexing.errors import ElqueryError
-from indexing.surface_forms import BuildOptions, SurfaceFormStore, build_store
-from indexing.surface_forms.facc import FaccReport, canonical_mid, facc_files, read_facc
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.surface_forms import BuildOptions, SurfaceFormStore, build_store
+from elquery.indexing.surface_forms.facc import FaccReport, canonical_mid, facc_files, read_facc
 
 SAME_AS = "<http://www.w3.org/2002/07/owl#sameAs>"
 LINKS = {
@@ -206,8 +206,8 @@ def test_a_corrupt_compressed_file_is_an_error(tmp_path: Path) -> None:
 def test_the_pyarrow_batches_match_the_block_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import random
 
-    from indexing.surface_forms import facc as facc_module
-    from indexing.surface_forms.facc import read_facc_blocks, read_facc_coded
+    from elquery.indexing.surface_forms import facc as facc_module
+    from elquery.indexing.surface_forms.facc import read_facc_blocks, read_facc_coded
 
     mids = {f"/m/0{i}": i for i in range(20)}
     good = ["Tokyo{}\t/m/0{}\t{}\n", "Café {}\tm.0{}\t{}\n", "  x_{} \thttp://rdf.freebase.com/ns/m.0{}\t{}\n"]
@@ -234,8 +234,8 @@ def test_the_pyarrow_batches_match_the_block_reader(tmp_path: Path, monkeypatch:
 def test_normalize_array_is_normalize() -> None:
     import pyarrow as pa
 
-    from indexing.normalize import normalize
-    from indexing.surface_forms.aggregate import normalize_array
+    from elquery.indexing.normalize import normalize
+    from elquery.indexing.surface_forms.aggregate import normalize_array
 
     texts = ["Barack  Obama", "Obama's", "__x__", "", "!!!", "A1-b2", "Café-Müller", "STRASSE", "Straße", "ΣΊΣΥΦΟΣ", "東京", "x\u00a0y", "\tq\x1f"]
     assert normalize_array(pa.array(texts)).to_pylist() == [normalize(t) for t in texts]

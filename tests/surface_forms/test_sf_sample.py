@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from indexing.normalize import normalize
-from indexing.ntriples import ObjectKind, ParseReport, read_triples
-from indexing.surface_forms import BuildOptions, SurfaceFormStore, build_store
-from indexing.surface_forms.sources import scan
+from elquery.indexing.normalize import normalize
+from elquery.indexing.ntriples import ObjectKind, ParseReport, read_triples
+from elquery.indexing.surface_forms import BuildOptions, SurfaceFormStore, build_store
+from elquery.indexing.surface_forms.sources import scan
 
 RESOURCE = "http://dbpedia.org/resource/"
 _LINE = re.compile(r'^<http://dbpedia\.org/resource/(\S+)> <([^>]+)> (?:"((?:[^"\\]|\\.)*)"@en|<([^>]+)>) \.$')

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from indexing.errors import ElqueryError
-from indexing.ntriples import ParseReport
-from indexing.surface_forms import BuildOptions, Candidate, SurfaceFormStore, build_store, query_tokens
-from indexing.surface_forms import build as build_module
-from indexing.surface_forms.sources import scan_freebase_links
+from elquery.indexing.errors import ElqueryError
+from elquery.indexing.ntriples import ParseReport
+from elquery.indexing.surface_forms import BuildOptions, Candidate, SurfaceFormStore, build_store, query_tokens
+from elquery.indexing.surface_forms import build as build_module
+from elquery.indexing.surface_forms.sources import scan_freebase_links
 
 R = "http://dbpedia.org/resource/"
 LABEL = "<http://www.w3.org/2000/01/rdf-schema#label>"

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexing.tagme.graph import InlinkGraph
-from indexing.tagme.layout import INDICES_FILE, INDPTR_FILE
-from linking.tagme.relatedness import Relatedness, milne_witten
+from elquery.indexing.tagme.graph import InlinkGraph
+from elquery.indexing.tagme.layout import INDICES_FILE, INDPTR_FILE
+from elquery.linking.tagme.relatedness import Relatedness, milne_witten
 
 
 def graph_of(directory: Path, inlinks: list[list[int]], entities: int) -> Relatedness:

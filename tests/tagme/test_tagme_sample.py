@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexing.cli import main as index_main
-from indexing.normalize import normalize
-from indexing.ntriples import read_triples
-from indexing.tagme.artefact import TagmeArtefact
-from indexing.tagme.build import build_tagme
-from linking.tagme import TagmeLinker
-from linking.tagme.relatedness import Relatedness
+from elquery.indexing.cli import main as index_main
+from elquery.indexing.normalize import normalize
+from elquery.indexing.ntriples import read_triples
+from elquery.indexing.tagme.artefact import TagmeArtefact
+from elquery.indexing.tagme.build import build_tagme
+from elquery.linking.tagme import TagmeLinker
+from elquery.linking.tagme.relatedness import Relatedness
 
 RESOURCE = "http://dbpedia.org/resource/"
 QUERY = "british airways flights to rome"
@@ -217,7 +217,7 @@ def test_index_cli_missing_dataset(dbpedia_sample: Path, tmp_path: Path, capsys:
 
 @pytest.mark.parametrize("fmt", ["elq", "trec", "jsonl"])
 def test_output_formats(linker: TagmeLinker, tmp_path: Path, fmt: str) -> None:
-    from linking.output import write_results
+    from elquery.linking.output import write_results
 
     queries = {"q1": QUERY, "q2": "of the and"}
     path = tmp_path / f"run.{fmt}"
@@ -235,8 +235,8 @@ def test_output_formats(linker: TagmeLinker, tmp_path: Path, fmt: str) -> None:
 def test_link_options() -> None:
     import argparse
 
-    from indexing.errors import ElqueryError
-    from linking.tagme.cli import add_arguments, linker as make_linker, parse_params
+    from elquery.indexing.errors import ElqueryError
+    from elquery.linking.tagme.cli import add_arguments, linker as make_linker, parse_params
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -261,14 +261,14 @@ def test_batches_and_workers(linker: TagmeLinker, artefact_dir: Path) -> None:
 
 @pytest.mark.parametrize("fmt", ["elq", "trec", "jsonl"])
 def test_link_cli(artefact_dir: Path, tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from linking.cli import main as link_main
+    from elquery.linking.cli import main as link_main
 
     queries = tmp_path / "queries.json"
     queries.write_text(json.dumps({"q1": QUERY, "q2": "of the and"}), encoding="utf-8")
     run = tmp_path / "run"
     assert link_main(["link", "--method", "tagme", "--tagme", str(artefact_dir), "--queries", str(queries),
                       "--format", fmt, "--out", str(run)]) == 0
-    from linking.output import formatter
+    from elquery.linking.output import formatter
 
     with TagmeLinker(artefact_dir) as tagme:
         lines = [line for q, text in [("q1", QUERY), ("q2", "of the and")]
@@ -288,7 +288,7 @@ def test_link_cli(artefact_dir: Path, tmp_path: Path, fmt: str, capsys: pytest.C
     (["--method", "tagme", "--tagme", "MISSING", "rome"], "not a TAGME artefact"),
 ])
 def test_link_cli_errors(artefact_dir: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from linking.cli import main as link_main
+    from elquery.linking.cli import main as link_main
 
     paths = {"ART": str(artefact_dir), "MISSING": str(artefact_dir.parent / "missing")}
     argv = [paths.get(a, a) for a in argv]

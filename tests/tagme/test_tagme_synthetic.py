@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexing.cli import main as index_main
-from indexing.tagme.artefact import TagmeArtefact
-from indexing.tagme.build import TagmeBuildParams, build_tagme
-from linking.tagme import TagmeLinker
-from linking.tagme.annotator import top_share
-from linking.tagme.relatedness import Relatedness
+from elquery.indexing.cli import main as index_main
+from elquery.indexing.tagme.artefact import TagmeArtefact
+from elquery.indexing.tagme.build import TagmeBuildParams, build_tagme
+from elquery.linking.tagme import TagmeLinker
+from elquery.linking.tagme.annotator import top_share
+from elquery.linking.tagme.relatedness import Relatedness
 
 R = "http://dbpedia.org/resource/"
 O = "http://dbpedia.org/ontology/"
@@ -134,7 +134,7 @@ def test_inlink_graph(artefact: TagmeArtefact) -> None:
 
 def test_graph_built_in_small_ranges_and_chunks(dumps: Path, artefact_dir: Path, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from indexing.tagme import graph
+    from elquery.indexing.tagme import graph
 
     monkeypatch.setattr(graph, "RANGE_LINKS", 3)
     monkeypatch.setattr(graph, "_CHUNK_PAIRS", 4)
@@ -146,7 +146,7 @@ def test_graph_built_in_small_ranges_and_chunks(dumps: Path, artefact_dir: Path,
 
 
 def test_target_ranges() -> None:
-    from indexing.tagme.graph import target_ranges
+    from elquery.indexing.tagme.graph import target_ranges
 
     assert target_ranges(np.array([3, 1, 1, 10, 0, 2, 2]), 4).tolist() == [0, 2, 3, 4, 7]
     assert target_ranges(np.zeros(3, dtype=np.int64), 4).tolist() == [0, 3]
@@ -197,7 +197,7 @@ def test_containment_and_overlap(artefact_dir: Path) -> None:
 
 
 def test_spans_longer_than_the_build_are_refused(artefact_dir: Path) -> None:
-    from indexing.errors import ElqueryError
+    from elquery.indexing.errors import ElqueryError
 
     with pytest.raises(ElqueryError, match="spans of up to 6 tokens"):
         TagmeLinker(artefact_dir, max_tokens=7)
