@@ -7,7 +7,7 @@ from elquery.evaluation.clustering import (ClusteringScores, f_alpha, inverse_pu
                                    purity, score_clustering)
 from elquery.evaluation.correlation import Correlation, spearman
 from elquery.evaluation.errors import EvaluationInputError
-from elquery.evaluation.interpretation import (Interpretation, InterpretationEvaluation, QueryScores,
+from elquery.evaluation.interpretation import (EntitySet, InterpretationEvaluation, QueryScores,
                                        entity_scores, evaluate_interpretations, lean_scores,
                                        score_query, strict_scores)
 from elquery.evaluation.mentions import MentionRecall, mention_detection_recall
@@ -20,7 +20,7 @@ from elquery.evaluation.wikification import NOT_IN_KB, WikificationScores, wikif
 
 __all__ = [
     "NOT_IN_KB", "PRF", "Aggregate", "ClusteringScores", "Comparison", "Correlation",
-    "EvaluationInputError", "Interpretation", "InterpretationEvaluation", "MentionRecall",
+    "EvaluationInputError", "EntitySet", "InterpretationEvaluation", "MentionRecall",
     "PairedTest", "QueryScores", "RankEvaluation", "TagmeScores", "WikificationScores",
     "annotation_scores", "compare", "entity_scores", "evaluate_interpretations",
     "evaluate_rankings", "f_alpha", "f_measure", "inverse_purity", "lean_scores",

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 
+from elquery.base import ElqueryError
 
-class EvaluationInputError(ValueError):
+
+class EvaluationInputError(ElqueryError):
     """Bad input file; the message is one line, ``path:line: reason`` (``path: reason`` when
     the problem concerns the file as a whole rather than one line)."""
 

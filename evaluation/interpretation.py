@@ -18,7 +18,7 @@ from typing import Any
 
 from elquery.evaluation.setmetrics import PRF, Aggregate, f_measure, macro_average, set_prf
 
-Interpretation = frozenset[str]
+EntitySet = frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -52,17 +52,17 @@ class InterpretationEvaluation:
         return out
 
 
-def strict_scores(system: Set[Interpretation], gold: Set[Interpretation]) -> PRF:
+def strict_scores(system: Set[EntitySet], gold: Set[EntitySet]) -> PRF:
     """Eq. 2-3: an interpretation counts only if its entity set equals a ground-truth set."""
     return set_prf(system, gold)
 
 
-def entity_scores(system: Set[Interpretation], gold: Set[Interpretation]) -> PRF:
+def entity_scores(system: Set[EntitySet], gold: Set[EntitySet]) -> PRF:
     """Eq. 4-5: Eq. 2-3 on the union of the system's vs the ground truth's interpretations."""
     return set_prf(frozenset().union(*system), frozenset().union(*gold))
 
 
-def lean_scores(system: Set[Interpretation], gold: Set[Interpretation]) -> PRF:
+def lean_scores(system: Set[EntitySet], gold: Set[EntitySet]) -> PRF:
     """Eq. 6 (P and R are the means of strict and entity-based P and R), F by Eq. 7."""
     return _lean(strict_scores(system, gold), entity_scores(system, gold))
 
@@ -73,7 +73,7 @@ def _lean(strict: PRF, entity: PRF) -> PRF:
     return PRF(p, r, f_measure(p, r))
 
 
-def score_query(system: Set[Interpretation], gold: Set[Interpretation]) -> QueryScores:
+def score_query(system: Set[EntitySet], gold: Set[EntitySet]) -> QueryScores:
     """All three scores of one query."""
     for interpretation in (*system, *gold):
         if not interpretation:
@@ -84,7 +84,7 @@ def score_query(system: Set[Interpretation], gold: Set[Interpretation]) -> Query
 
 
 def evaluate_interpretations(
-    qrels: Mapping[str, Set[Interpretation]], run: Mapping[str, Set[Interpretation]]
+    qrels: Mapping[str, Set[EntitySet]], run: Mapping[str, Set[EntitySet]]
 ) -> InterpretationEvaluation:
     """Score every ground-truth query and macro-average (methods.md section 7)."""
     per_query = {q: score_query(run.get(q, frozenset()), qrels[q]) for q in sorted(qrels)}

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from elquery.evaluation.errors import EvaluationInputError
-from elquery.evaluation.interpretation import Interpretation
+from elquery.evaluation.interpretation import EntitySet
 
 PathLike = str | os.PathLike[str]
-ElqData = dict[str, frozenset[Interpretation]]
+ElqData = dict[str, frozenset[EntitySet]]
 TrecQrels = dict[str, dict[str, int]]
 TrecRun = dict[str, dict[str, float]]
 
@@ -66,7 +66,7 @@ def read_elq(path: PathLike) -> ElqData:
     line counts once (an interpretation is a set). The same entity set given twice for a query is
     an error, as is an empty field, whitespace inside the qid, or a score that is not a number.
     """
-    data: dict[str, dict[Interpretation, int]] = {}
+    data: dict[str, dict[EntitySet, int]] = {}
     for line, text in _lines(path):
         fields = text.strip().split("\t")
         qid = fields[0]

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from elquery.evaluation.setmetrics import PRF, Aggregate, macro_average, prf_from_counts
 
-Mention = str | tuple[int, int]
-Annotation = tuple[Mention, str]
+MentionKey = str | tuple[int, int]
+Annotation = tuple[MentionKey, str]
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class TagmeScores:
     macro: Aggregate
 
 
-def mentions_match(a: Mention, b: Mention) -> bool:
+def mentions_match(a: MentionKey, b: MentionKey) -> bool:
     """True when the mentions are equal or one contains the other."""
     if isinstance(a, str) and isinstance(b, str):
         a, b = a.casefold(), b.casefold()

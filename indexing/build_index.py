@@ -35,7 +35,7 @@ from elquery.indexing.entity_documents import (
     spill,
     top_predicates,
 )
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.index_format import (
     ANALYZER_NAME,
     FIELDS,

@@ -72,6 +72,6 @@ def _index_stats(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from elquery.cli import run
+    from elquery.base import run
 
     return run([register_artefacts], prog="python -m elquery.indexing", argv=argv)

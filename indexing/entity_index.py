@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.index_format import (
     FIELDS,
     FORMAT_VERSION,

@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 
 DEFAULT_HEAP = "2g"
 

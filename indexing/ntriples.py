@@ -18,7 +18,7 @@ from enum import Enum
 from pathlib import Path
 from typing import IO
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 
 DBPEDIA_RESOURCE = "http://dbpedia.org/resource/"
 DUMP_SUFFIXES = (".ttl", ".nt", ".ttl.bz2", ".nt.bz2", ".ttl.gz", ".nt.gz")

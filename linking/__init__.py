@@ -5,7 +5,7 @@
     from elquery.linking import Linker
     with Linker(index_dir, surface_forms_db, method="mlmcg", gif_threshold=20) as linker:
         linker.link("new york pizza manhattan")    # [Interpretation(annotations, score)], best first
-        linker.rank("new york pizza manhattan")    # [RankedEntity(entity, score, mention)]
+        linker.rank("new york pizza manhattan")    # [MappedEntity(entity, score, mention)]
         linker.link_many([("q1", "obama's mother")], workers=2)   # LinkResult per query, in order
     Linker.demo().link("new york new jersey")      # the bundled demo knowledge base
 
@@ -15,6 +15,6 @@ MLMcg), :mod:`elquery.linking.gif` (GIF, TopRanked), :mod:`elquery.linking.linke
 """
 
 from elquery.linking.linker import Linker
-from elquery.linking.types import Candidate, Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
+from elquery.linking.types import Candidate, Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
 
-__all__ = ["Candidate", "Interpretation", "LinkResult", "Linker", "Mention", "RankedEntity", "ScoredMention"]
+__all__ = ["Candidate", "Interpretation", "LinkResult", "Linker", "Mention", "MappedEntity", "ScoredMention"]

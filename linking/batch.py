@@ -12,7 +12,7 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Protocol
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.linking.types import LinkResult
 
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
 from elquery.linking.output import FORMATS
 
@@ -109,6 +109,6 @@ def _linker(args: argparse.Namespace) -> Linker | TagmeLinker:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from elquery.cli import run
+    from elquery.base import run
 
     return run([register], prog="python -m elquery.linking", argv=argv)

@@ -32,11 +32,11 @@ from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.linking import batch, methods
 from elquery.linking.gif import gif, top_ranked
-from elquery.linking.mentions import FormCandidate, detect, query_tokens
-from elquery.linking.types import Interpretation, LinkResult, RankedEntity
+from elquery.linking.mentions import FormEntityLike, detect, query_tokens
+from elquery.linking.types import Interpretation, LinkResult, MappedEntity
 
 DEFAULT_METHOD = "mlmcg"
 DEFAULT_GIF_THRESHOLD = {"cmns": 0.1, "mlm": 20.0, "mlmc": 20.0, "mlmcg": 20.0}
@@ -48,7 +48,7 @@ class SpanMatcher(Protocol):
     (:class:`elquery.indexing.surface_forms.store.SurfaceFormStore`): for every span ``(start, end)`` of
     the normalized tokens that is a known surface form, the entities it may name."""
 
-    def lookup_spans(self, tokens: Sequence[str]) -> Mapping[tuple[int, int], Sequence[FormCandidate]]: ...
+    def lookup_spans(self, tokens: Sequence[str]) -> Mapping[tuple[int, int], Sequence[FormEntityLike]]: ...
 
 
 class CandidateScorer(Protocol):
@@ -188,7 +188,7 @@ class Linker:
         """Interpretation finding (methods.md §1): the query's interpretations, best first."""
         return list(self.result(query).interpretations)
 
-    def rank(self, query: str) -> list[RankedEntity]:
+    def rank(self, query: str) -> list[MappedEntity]:
         """Semantic mapping (methods.md §1): the entities the query mentions, best first."""
         return list(self.result(query).ranking)
 

@@ -16,16 +16,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.normalize import normalize
 from elquery.indexing.ntriples import entity_id
 from elquery.indexing.surface_forms.store import KB
 from elquery.linking.types import Candidate, Mention
 
 
-class FormCandidate(Protocol):
+class FormEntityLike(Protocol):
     """An entity a span may name, as the surface-form store reports it
-    (:class:`elquery.indexing.surface_forms.store.Candidate`)."""
+    (:class:`elquery.indexing.surface_forms.store.FormEntity`)."""
 
     entity: str
     commonness: float
@@ -39,7 +39,7 @@ def query_tokens(query: str) -> list[str]:
 
 def detect(
     tokens: Sequence[str],
-    matches: Mapping[tuple[int, int], Iterable[FormCandidate]],
+    matches: Mapping[tuple[int, int], Iterable[FormEntityLike]],
     commonness_threshold: float,
     whitelist: frozenset[str] | None = None,
 ) -> list[Candidate]:

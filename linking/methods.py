@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from elquery.linking.types import Candidate, RankedEntity, ScoredMention
+from elquery.base import ElqueryError
+from elquery.linking.types import Candidate, MappedEntity, ScoredMention
 
 METHODS = ("cmns", "mlm", "mlmc", "mlmcg")
 
@@ -59,7 +60,7 @@ def score(method: str, candidates: Sequence[Candidate], mlm_scores: Mapping[str,
         return score_mlm(candidates, mlm_scores)
     if method == "mlmcg":
         return score_mlmcg(candidates, mlm_scores)
-    raise ValueError(f"unknown method {method!r}; methods are {', '.join(METHODS)}")
+    raise ElqueryError(f"unknown method {method!r}; methods are {', '.join(METHODS)}")
 
 
 def longest_spans(triples: Iterable[ScoredMention]) -> list[ScoredMention]:
@@ -69,7 +70,7 @@ def longest_spans(triples: Iterable[ScoredMention]) -> list[ScoredMention]:
     return [t for t in triples if t.mention.length == longest]
 
 
-def rank_entities(method: str, triples: Iterable[ScoredMention]) -> list[RankedEntity]:
+def rank_entities(method: str, triples: Iterable[ScoredMention]) -> list[MappedEntity]:
     """Semantic mapping (methods.md §1, §4): each entity with its best (mention, score), by score
     descending, then entity id. For CMNS only spans of the longest matched length count (Eq. 11)."""
     if method == "cmns":
@@ -78,4 +79,4 @@ def rank_entities(method: str, triples: Iterable[ScoredMention]) -> list[RankedE
     for triple in sorted(triples, key=lambda t: (-t.score, t.mention.start, -t.mention.end)):
         best.setdefault(triple.entity, triple)
     ranked = sorted(best.values(), key=lambda t: (-t.score, t.entity))
-    return [RankedEntity(t.entity, t.score, t.mention) for t in ranked]
+    return [MappedEntity(t.entity, t.score, t.mention) for t in ranked]

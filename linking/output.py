@@ -19,10 +19,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterator
 
-from elquery.indexing.errors import ElqueryError
-from elquery.linking.types import Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
+from elquery.base import ElqueryError
+from elquery.linking.types import Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
 from elquery.retrieval.runs import run_lines
-from elquery.retrieval.searcher import RankedEntity as RankedHit
+from elquery.retrieval.searcher import RankedEntity
 
 FORMATS = ("elq", "trec", "jsonl")
 
@@ -41,7 +41,7 @@ def elq_lines(result: LinkResult) -> Iterator[str]:
 
 
 def trec_lines(result: LinkResult, tag: str) -> Iterator[str]:
-    ranking = [RankedHit(rank, r.entity, r.score) for rank, r in enumerate(result.ranking, start=1)]
+    ranking = [RankedEntity(rank, r.entity, r.score) for rank, r in enumerate(result.ranking, start=1)]
     for line in run_lines(result.qid, ranking, tag):
         yield line.rstrip("\n")
 
@@ -59,7 +59,7 @@ def _interpretation(interpretation: Interpretation) -> dict[str, Any]:
     return {"score": interpretation.score, "annotations": [_annotation(a) for a in interpretation.annotations]}
 
 
-def _ranked(ranked: RankedEntity) -> dict[str, Any]:
+def _ranked(ranked: MappedEntity) -> dict[str, Any]:
     return {"entity": ranked.entity, "score": ranked.score, "mention": _mention(ranked.mention)}
 
 
@@ -85,7 +85,7 @@ def formatter(fmt: str, tag: str) -> Callable[[LinkResult], Iterator[str]]:
         return lambda result: trec_lines(result, tag)
     if fmt == "jsonl":
         return jsonl_lines
-    raise ValueError(f"unknown format {fmt!r}; formats are {', '.join(FORMATS)}")
+    raise ElqueryError(f"unknown format {fmt!r}; formats are {', '.join(FORMATS)}")
 
 
 @contextmanager

@@ -73,7 +73,7 @@ class Interpretation:
 
 
 @dataclass(frozen=True)
-class RankedEntity:
+class MappedEntity:
     """One entry of the semantic-mapping ranking (methods.md §1, §4): an entity with the score
     and the mention of its best-scoring (mention, entity) pair."""
 
@@ -93,4 +93,4 @@ class LinkResult:
     tokens: tuple[str, ...]
     scored: tuple[ScoredMention, ...]
     interpretations: tuple[Interpretation, ...]
-    ranking: tuple[RankedEntity, ...]
+    ranking: tuple[MappedEntity, ...]

@@ -12,7 +12,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.retrieval.models import MODEL_HELP
 
 if TYPE_CHECKING:
@@ -125,6 +125,6 @@ class _InlineExecutor(Executor):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from elquery.cli import run
+    from elquery.base import run
 
     return run([register], prog="python -m elquery.retrieval", argv=argv)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.jvm import java_class
 
 JAR = Path(__file__).resolve().parent / "java" / "elquery-retrieval.jar"

@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.index_format import FIELDS
 
 DEFAULT_FIELD_WEIGHTS = {"names": 0.2, "content": 0.8}

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.retrieval.searcher import RankedEntity
 
 

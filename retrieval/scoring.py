@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from elquery.indexing.entity_index import EntityIndex
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.retrieval import lucene
 from elquery.retrieval.models import DEFAULT_FIELD_WEIGHTS, DEFAULT_LAMBDA, LanguageModel, Smoothing, mlm
 

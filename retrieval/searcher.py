@@ -25,7 +25,7 @@ from types import TracebackType
 import numpy as np
 
 from elquery.indexing.entity_index import EntityIndex
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.retrieval import lucene
 from elquery.retrieval.models import BM25, BM25F, LanguageModel, Model, Rerank, mlm
 from elquery.retrieval.scoring import AnalyzedQuery, EntityPrior, EntityScorer, Query, analyze

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.ntriples import expand_files, open_text
 
 FREEBASE_NS = "http://rdf.freebase.com/ns/"

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.ntriples import ObjectKind, ParseReport, entity_id, open_text, parse_line
 from elquery.indexing.surface_forms.facc import text_blocks
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.normalize import normalize
 from elquery.indexing.surface_forms.aggregate import MergedPartition
 
@@ -74,7 +74,7 @@ _BUILD_PRAGMAS = ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXC
 
 
 @dataclass(frozen=True, slots=True)
-class Candidate:
+class FormEntity:
     """An entity a surface form may name: its count n(m, e), commonness(m, e) (methods.md §3,
     Eq. 9) and the sources (``kb``, ``facc``, ``anchors``) that proposed the pair."""
 
@@ -109,11 +109,11 @@ def _commonness(count: int, total: int) -> float:
     return count / total if count else 0.0
 
 
-def _decode(blob: bytes) -> list[Candidate]:
+def _decode(blob: bytes) -> list[FormEntity]:
     total, *flat = marshal.loads(blob)
     values = iter(flat)
     return [
-        Candidate(entity, count, _commonness(count, total), _SOURCES[mask]) for entity, count, mask in zip(values, values, values)
+        FormEntity(entity, count, _commonness(count, total), _SOURCES[mask]) for entity, count, mask in zip(values, values, values)
     ]
 
 
@@ -161,16 +161,16 @@ class SurfaceFormStore:
     def close(self) -> None:
         self._db.close()
 
-    def lookup_form(self, form: str) -> list[Candidate]:
+    def lookup_form(self, form: str) -> list[FormEntity]:
         """Candidates of an already normalized form, by commonness (then entity id)."""
         row = self._db.execute(_LOOKUP, (form,)).fetchone()
         return [] if row is None else _decode(row[0])
 
-    def lookup(self, text: str) -> list[Candidate]:
+    def lookup(self, text: str) -> list[FormEntity]:
         """Candidates of ``text`` after normalization (methods.md §3), by commonness."""
         return self.lookup_form(normalize(text))
 
-    def lookup_spans(self, tokens: Sequence[str], max_length: int | None = None) -> dict[tuple[int, int], list[Candidate]]:
+    def lookup_spans(self, tokens: Sequence[str], max_length: int | None = None) -> dict[tuple[int, int], list[FormEntity]]:
         """Candidates of every contiguous span [start, end) of the normalized query ``tokens``
         (``query_tokens``; methods.md §3, query n-grams), at most ``max_length`` tokens long if
         given, in one query; spans without candidates are left out."""
@@ -180,7 +180,7 @@ class SurfaceFormStore:
             for end in range(start + 1, min(len(tokens), start + longest) + 1):
                 spans.setdefault(" ".join(tokens[start:end]), []).append((start, end))
         forms = list(spans)
-        found: dict[tuple[int, int], list[Candidate]] = {}
+        found: dict[tuple[int, int], list[FormEntity]] = {}
         for first in range(0, len(forms), _MAX_VARIABLES):
             batch = forms[first : first + _MAX_VARIABLES]
             for form, blob in self._db.execute(_LOOKUP_MANY.format(",".join("?" * len(batch))), batch):

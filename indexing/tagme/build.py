@@ -25,7 +25,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from elquery.indexing.entity_documents import RDFS_LABEL, REDIRECTS, title_text
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.ntriples import ObjectKind, ParseReport, Triple, read_triples
 from elquery.indexing.tagme.datasets import TagmeDumps, find_dumps
 from elquery.indexing.tagme.dictionary import FormSpill, aggregate, title_variants

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.ntriples import dump_files
 
 # dataset -> file-name prefixes that name it (DBpedia 2015-10 English names)

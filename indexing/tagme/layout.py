@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 
 FORMAT = "elquery-tagme-1"
 DICTIONARY_FILE = "dictionary.db"

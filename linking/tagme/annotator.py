@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.normalize import normalize
 from elquery.indexing.tagme.artefact import TagmeArtefact
 from elquery.indexing.tagme.store import Sense
@@ -41,7 +41,7 @@ from elquery.linking.gif import interpretation, triple_order
 from elquery.linking.methods import rank_entities
 from elquery.linking.tagme.params import TagmeParams
 from elquery.linking.tagme.relatedness import Relatedness
-from elquery.linking.types import Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
+from elquery.linking.types import Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class Spot:
 
 
 @dataclass(frozen=True)
-class Choice:
+class SpotChoice:
     """The sense disambiguation chose for a spot, with its vote total rel(m, e)."""
 
     spot: Spot
@@ -120,7 +120,7 @@ class TagmeLinker:
                        and other.link_probability > spot.link_probability for other in found)
         ]
 
-    def disambiguate(self, spots: list[Spot], related: QueryRelatedness) -> list[Choice]:
+    def disambiguate(self, spots: list[Spot], related: QueryRelatedness) -> list[SpotChoice]:
         """Voting and disambiguation by threshold; one choice per spot that has a sense with
         commonness >= tau."""
         voters = [spot for spot in spots if spot.senses]
@@ -136,10 +136,10 @@ class TagmeLinker:
             levels = sorted(set(rel.values()), reverse=True)
             cut = levels[min(top_share(len(eligible), self.params.epsilon), len(levels)) - 1]
             best = min((s for s in eligible if rel[s.node] >= cut), key=lambda s: (-s.commonness, s.entity))
-            choices.append(Choice(spot, best, rel[best.node]))
+            choices.append(SpotChoice(spot, best, rel[best.node]))
         return choices
 
-    def prune(self, choices: list[Choice], related: QueryRelatedness) -> list[ScoredMention]:
+    def prune(self, choices: list[SpotChoice], related: QueryRelatedness) -> list[ScoredMention]:
         """Pruning: (mention, entity, ρ) of the choices with ρ >= rho_na, by span."""
         kept = []
         for choice in choices:
@@ -183,7 +183,7 @@ class TagmeLinker:
         return LinkResult(qid, query, tuple(tokens), tuple(annotations),
                           tuple(self.interpretations(annotations)), tuple(rank_entities("tagme", annotations)))
 
-    def rank(self, query: str) -> list[RankedEntity]:
+    def rank(self, query: str) -> list[MappedEntity]:
         """Semantic mapping: the annotated entities by ρ, each with its best mention."""
         return list(self.result(query).ranking)
 

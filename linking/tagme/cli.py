@@ -7,7 +7,7 @@ import argparse
 from dataclasses import fields
 from typing import TYPE_CHECKING
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.linking.tagme.params import TagmeParams
 
 if TYPE_CHECKING:

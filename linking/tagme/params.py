@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 
 
 @dataclass(frozen=True)

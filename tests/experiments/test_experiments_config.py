@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from elquery.indexing.errors import ElqueryError
-from elquery.linking.experiments.config import LEAVE_ONE_OUT, SESSIONS, load_config
+from elquery.base import ElqueryError
+from elquery.experiments.config import LEAVE_ONE_OUT, SESSIONS, load_config
 
-CONFIGS = Path(__file__).resolve().parents[2] / "linking" / "experiments" / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "elquery" / "experiments" / "configs"
 MINIMAL = """
 index = "idx"
 surface_forms = "${SF_DIR:-sf}/sf.db"

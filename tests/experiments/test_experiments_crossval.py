@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from elquery.linking.experiments.crossval import choose, combine, cross_validate
-from elquery.linking.experiments.folds import Fold
+from elquery.experiments.crossval import choose, combine, cross_validate
+from elquery.experiments.folds import Fold
 
 QIDS = ("q1", "q2", "q3", "q4", "q5", "q6")
 FOLDS = [Fold(0, ("q3", "q4", "q5", "q6"), ("q1", "q2")),

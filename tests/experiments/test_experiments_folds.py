@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from elquery.linking.experiments.folds import leave_one_out, session_folds, session_of
+from elquery.experiments.folds import leave_one_out, session_folds, session_of
 
 # 30 sessions of 1-4 queries, shaped like Y-ERD query ids.
 QIDS = [f"trec-2010-{100 + s}_{i}" for s in range(30) for i in range(1, 2 + s % 4)] + ["lonely"]

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from elquery.cli import run
+from elquery.base import run
 from elquery.evaluation.interpretation import evaluate_interpretations
 from elquery.evaluation.readers import read_elq
 from elquery.indexing.build_index import build_dbpedia_index
 from elquery.indexing.surface_forms.build import BuildOptions, build_store
 from elquery.indexing.tagme.build import build_tagme
-from elquery.linking.experiments import run_experiment
-from elquery.linking.experiments.cli import register
-from elquery.linking.experiments.sweep import Setting
+from elquery.experiments import run_experiment
+from elquery.experiments.cli import register
+from elquery.experiments.sweep import Setting
 from elquery.linking.linker import Linker
 from elquery.linking.output import write_results
 from elquery.linking.tagme import TagmeLinker

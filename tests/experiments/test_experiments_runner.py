@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from elquery.cli import run
-from elquery.linking.experiments import load_config, run_experiment
-from elquery.linking.experiments.cli import register
-from elquery.linking.experiments.sweep import Setting
+from elquery.base import run
+from elquery.experiments import load_config, run_experiment
+from elquery.experiments.cli import register
+from elquery.experiments.sweep import Setting
 from elquery.linking.methods import rank_entities
 from elquery.linking.output import number
 from elquery.linking.types import Candidate, LinkResult, Mention, ScoredMention

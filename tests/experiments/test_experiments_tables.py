@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from elquery.linking.experiments.tables import (IF_COLUMNS, Column, figure, markdown_table, marker,
+from elquery.experiments.tables import (IF_COLUMNS, Column, figure, markdown_table, marker,
                                         significance_note)
 
 QIDS = ("q1", "q2", "q3", "q4", "q5", "q6")

@@ -25,7 +25,7 @@ from elquery.indexing.build_index import build_dbpedia_index
 from elquery.indexing.cli import main as indexing_main
 from elquery.indexing.entity_documents import SKIPPED_DATASETS, build_documents, spill, title_text
 from elquery.indexing.entity_index import EntityIndex
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.index_format import FIELDS, IDS_FILE, METADATA_FILE, length_file
 from elquery.indexing.jvm import java_class
 
@@ -358,7 +358,7 @@ def test_stats_cli_json(sample_index: EntityIndex, sample_index_path: Path, caps
 
 
 def test_stats_through_the_elquery_command(sample_index_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from elquery.cli import run
+    from elquery.base import run
     from elquery.indexing.cli import register
 
     assert run([register], prog="elquery", argv=["index", "stats", str(sample_index_path)]) == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from elquery.indexing.entity_documents import spill
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.ntriples import (
     ObjectKind,
     ParseReport,

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from elquery.indexing.errors import ElqueryError
-from elquery.indexing.surface_forms.store import Candidate as FormCandidate
+from elquery.base import ElqueryError
+from elquery.indexing.surface_forms.store import FormEntity
 from elquery.linking.linker import DEFAULT_GIF_THRESHOLD, Linker
 from elquery.linking.types import Mention
 
@@ -16,8 +16,8 @@ NYC, NYS, PIZZA, MANHATTAN = "<dbpedia:New_York_City>", "<dbpedia:New_York>", "<
 COCKTAIL, OUTSIDE = "<dbpedia:Manhattan_(cocktail)>", "<dbpedia:Not_Indexed>"
 
 
-def form(entity: str, commonness: float, kb: bool = False) -> FormCandidate:
-    return FormCandidate(entity, round(commonness * 1000), commonness, ("kb", "facc") if kb else ("facc",))
+def form(entity: str, commonness: float, kb: bool = False) -> FormEntity:
+    return FormEntity(entity, round(commonness * 1000), commonness, ("kb", "facc") if kb else ("facc",))
 
 
 FORMS = {
@@ -33,7 +33,7 @@ MLM = {NYC: 30.0, NYS: 25.0, PIZZA: 40.0, MANHATTAN: 50.0, COCKTAIL: 60.0}
 class Store:
     path = None
 
-    def lookup_spans(self, tokens: Sequence[str]) -> dict[tuple[int, int], list[FormCandidate]]:
+    def lookup_spans(self, tokens: Sequence[str]) -> dict[tuple[int, int], list[FormEntity]]:
         found = {}
         for start in range(len(tokens)):
             for end in range(start + 1, len(tokens) + 1):

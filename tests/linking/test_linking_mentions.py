@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from elquery.indexing.errors import ElqueryError
-from elquery.indexing.surface_forms.store import Candidate as FormCandidate
+from elquery.base import ElqueryError
+from elquery.indexing.surface_forms.store import FormEntity
 from elquery.linking.mentions import detect, query_tokens, read_whitelist
 from elquery.linking.types import Mention
 
@@ -21,8 +21,8 @@ def test_query_tokens_use_the_shared_normalization() -> None:
 TOKENS = ["new", "york", "pizza"]
 
 
-def form(entity: str, commonness: float, in_kb: bool) -> FormCandidate:
-    return FormCandidate(entity, int(commonness * 100), commonness, ("kb", "facc") if in_kb else ("facc",))
+def form(entity: str, commonness: float, in_kb: bool) -> FormEntity:
+    return FormEntity(entity, int(commonness * 100), commonness, ("kb", "facc") if in_kb else ("facc",))
 
 
 MATCHES = {

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from elquery.base import ElqueryError
+
 from elquery.linking.methods import COMMONNESS_FLOOR, rank_entities, score
 from elquery.linking.types import Candidate, Mention
 
@@ -65,5 +67,5 @@ def test_ranking_ties_by_entity_id() -> None:
 
 
 def test_unknown_method() -> None:
-    with pytest.raises(ValueError, match="unknown method"):
+    with pytest.raises(ElqueryError, match="unknown method"):
         score("tagme", CANDIDATES, MLM)

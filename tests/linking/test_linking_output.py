@@ -9,7 +9,7 @@ import pytest
 
 from elquery.linking.gif import interpretation
 from elquery.linking.output import write_results
-from elquery.linking.types import LinkResult, Mention, RankedEntity, ScoredMention
+from elquery.linking.types import LinkResult, Mention, MappedEntity, ScoredMention
 
 NYC = ScoredMention(Mention("new york", 0, 2), "<dbpedia:New_York_City>", 24.0, 0.6)
 PIZZA = ScoredMention(Mention("new york pizza", 0, 3), "<dbpedia:New_York-style_pizza>", 1.8, 0.9)
@@ -17,7 +17,7 @@ MANHATTAN = ScoredMention(Mention("manhattan", 3, 4), "<dbpedia:Manhattan>", 12.
 RESULTS = [
     LinkResult("q1", "New York pizza Manhattan", ("new", "york", "pizza", "manhattan"), (NYC, PIZZA, MANHATTAN),
                (interpretation([MANHATTAN, NYC]), interpretation([PIZZA, MANHATTAN])),
-               (RankedEntity(NYC.entity, 24.0, NYC.mention), RankedEntity(MANHATTAN.entity, 12.5, MANHATTAN.mention))),
+               (MappedEntity(NYC.entity, 24.0, NYC.mention), MappedEntity(MANHATTAN.entity, 12.5, MANHATTAN.mention))),
     LinkResult("q2", "forearm braces", ("forearm", "braces"), (), (), ()),
 ]
 

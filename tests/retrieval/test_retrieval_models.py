@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.retrieval.models import (
     BM25,
     BM25F,

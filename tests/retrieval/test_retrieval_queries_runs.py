@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.retrieval.queries import QueryRecord, read_queries
 from elquery.retrieval.runs import write_run
 from elquery.retrieval.searcher import RankedEntity

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from elquery.cli import run
+from elquery.base import run
 from elquery.indexing.normalize import normalize
 from elquery.indexing.surface_forms import cli
 

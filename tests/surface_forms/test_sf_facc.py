@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.surface_forms import BuildOptions, SurfaceFormStore, build_store
 from elquery.indexing.surface_forms.facc import FaccReport, canonical_mid, facc_files, read_facc
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.indexing.ntriples import ParseReport
-from elquery.indexing.surface_forms import BuildOptions, Candidate, SurfaceFormStore, build_store, query_tokens
+from elquery.indexing.surface_forms import BuildOptions, FormEntity, SurfaceFormStore, build_store, query_tokens
 from elquery.indexing.surface_forms import build as build_module
 from elquery.indexing.surface_forms.sources import scan_freebase_links
 
@@ -89,7 +89,7 @@ def test_kb_aliases_from_labels_names_and_redirects(tmp_path: Path, dumps: Path)
     out = tmp_path / "kb.db"
     report = build_store(out, _options(dumps))
     with SurfaceFormStore(out) as store:
-        assert store.lookup("NYC") == [Candidate("<dbpedia:New_York_City>", 0, 0.0, ("kb",))]
+        assert store.lookup("NYC") == [FormEntity("<dbpedia:New_York_City>", 0, 0.0, ("kb",))]
         assert [c.entity for c in store.lookup("big apple s")] == ["<dbpedia:New_York_City>"]
         assert [c.entity for c in store.lookup("Manhatta")] == ["<dbpedia:Manhattan>"]
         assert store.lookup("new york disambiguation") == []
@@ -104,10 +104,10 @@ def test_anchor_counts_and_commonness(tmp_path: Path, dumps: Path) -> None:
     build_store(out, _options(dumps, anchors=True, kb_aliases=False))
     with SurfaceFormStore(out) as store:
         assert store.lookup("New York") == [
-            Candidate("<dbpedia:New_York_City>", 3, 0.75, ("anchors",)),
-            Candidate("<dbpedia:New_York>", 1, 0.25, ("anchors",)),
+            FormEntity("<dbpedia:New_York_City>", 3, 0.75, ("anchors",)),
+            FormEntity("<dbpedia:New_York>", 1, 0.25, ("anchors",)),
         ]
-        assert store.lookup("the city") == [Candidate("<dbpedia:New_York_City>", 1, 1.0, ("anchors",))]
+        assert store.lookup("the city") == [FormEntity("<dbpedia:New_York_City>", 1, 1.0, ("anchors",))]
         assert store.commonness("NEW YORK", "<dbpedia:New_York>") == 0.25
         assert store.commonness("new york", "<dbpedia:Pizza>") == 0.0
         assert store.commonness("nothing", "<dbpedia:Pizza>") == 0.0
@@ -119,13 +119,13 @@ def test_facc_counts_take_precedence_over_anchors(tmp_path: Path, dumps: Path, f
     with SurfaceFormStore(out) as store:
         # "new york" has FACC counts: commonness from FACC (90, 10); anchors only add a source.
         assert store.lookup("new york") == [
-            Candidate("<dbpedia:New_York_City>", 90, 0.9, ("facc", "anchors")),
-            Candidate("<dbpedia:New_York>", 10, 0.1, ("kb", "facc", "anchors")),
+            FormEntity("<dbpedia:New_York_City>", 90, 0.9, ("facc", "anchors")),
+            FormEntity("<dbpedia:New_York>", 10, 0.1, ("kb", "facc", "anchors")),
         ]
         # "pizza" has anchor counts only; "manhattan" FACC only; "new york city" is KB only.
-        assert store.lookup("pizza") == [Candidate("<dbpedia:Pizza>", 2, 1.0, ("kb", "anchors"))]
-        assert store.lookup("manhattan") == [Candidate("<dbpedia:Manhattan>", 40, 1.0, ("kb", "facc"))]
-        assert store.lookup("new york city") == [Candidate("<dbpedia:New_York_City>", 0, 0.0, ("kb",))]
+        assert store.lookup("pizza") == [FormEntity("<dbpedia:Pizza>", 2, 1.0, ("kb", "anchors"))]
+        assert store.lookup("manhattan") == [FormEntity("<dbpedia:Manhattan>", 40, 1.0, ("kb", "facc"))]
+        assert store.lookup("new york city") == [FormEntity("<dbpedia:New_York_City>", 0, 0.0, ("kb",))]
         aliases = {a.form: (a.count, a.commonness, a.sources) for a in store.aliases("<dbpedia:New_York_City>")}
         assert aliases["new york"] == (90, 0.9, ("facc", "anchors"))
         assert aliases["nyc"] == (5, 1.0, ("kb", "facc"))
@@ -157,7 +157,7 @@ def test_min_count_applies_per_counted_source(tmp_path: Path, dumps: Path, facc:
     with SurfaceFormStore(out) as store:
         # new york/New_York: FACC 10 kept; nyc/New_York_City: FACC 5 dropped, KB alias kept.
         assert [(c.entity, c.count) for c in store.lookup("new york")] == [("<dbpedia:New_York_City>", 90), ("<dbpedia:New_York>", 10)]
-        assert store.lookup("nyc") == [Candidate("<dbpedia:New_York_City>", 0, 0.0, ("kb",))]
+        assert store.lookup("nyc") == [FormEntity("<dbpedia:New_York_City>", 0, 0.0, ("kb",))]
         assert store.lookup("the city") == []  # anchor count 1 < 6 and no other source
         assert store.meta["min_count"] == 6
 

@@ -235,7 +235,7 @@ def test_output_formats(linker: TagmeLinker, tmp_path: Path, fmt: str) -> None:
 def test_link_options() -> None:
     import argparse
 
-    from elquery.indexing.errors import ElqueryError
+    from elquery.base import ElqueryError
     from elquery.linking.tagme.cli import add_arguments, linker as make_linker, parse_params
 
     parser = argparse.ArgumentParser()

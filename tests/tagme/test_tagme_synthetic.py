@@ -197,7 +197,7 @@ def test_containment_and_overlap(artefact_dir: Path) -> None:
 
 
 def test_spans_longer_than_the_build_are_refused(artefact_dir: Path) -> None:
-    from elquery.indexing.errors import ElqueryError
+    from elquery.base import ElqueryError
 
     with pytest.raises(ElqueryError, match="spans of up to 6 tokens"):
         TagmeLinker(artefact_dir, max_tokens=7)

@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Generic, TypeVar
 
-from elquery.linking.experiments.folds import Fold
+from elquery.experiments.folds import Fold
 
 K = TypeVar("K")
 V = TypeVar("V")
 
 
 @dataclass(frozen=True)
-class Choice(Generic[K]):
+class FoldChoice(Generic[K]):
     """The setting chosen in one fold and its mean objective on the training queries (NaN when
     no training query is scored)."""
 
@@ -44,12 +44,12 @@ def choose(objective: Mapping[K, Mapping[str, float]], train: Sequence[str]) -> 
 
 
 def cross_validate(folds: Sequence[Fold], objective: Mapping[K, Mapping[str, float]]
-                   ) -> list[Choice[K]]:
-    """One :class:`Choice` per fold, chosen on that fold's training queries only."""
-    return [Choice(fold, *choose(objective, fold.train)) for fold in folds]
+                   ) -> list[FoldChoice[K]]:
+    """One :class:`FoldChoice` per fold, chosen on that fold's training queries only."""
+    return [FoldChoice(fold, *choose(objective, fold.train)) for fold in folds]
 
 
-def combine(outputs: Mapping[K, Mapping[str, V]], choices: Sequence[Choice[K]]) -> dict[str, V]:
+def combine(outputs: Mapping[K, Mapping[str, V]], choices: Sequence[FoldChoice[K]]) -> dict[str, V]:
     """Each test query's output under the setting chosen for its fold (queries a setting left
     unanswered stay absent), in query id order."""
     combined: dict[str, V] = {}

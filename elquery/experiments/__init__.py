@@ -4,23 +4,23 @@ tables in the layout of the ICTIR'15 tables, driven by a TOML experiment descrip
 
 Python API::
 
-    from elquery.linking.experiments import run_experiment
-    result = run_experiment("linking/experiments/configs/y-erd.toml", "out/y-erd")
+    from elquery.experiments import run_experiment
+    result = run_experiment("elquery/experiments/configs/y-erd.toml", "out/y-erd")
     print(result.report)                     # the Markdown tables
     result.summary()                         # [{"task", "method", "metric", "value", "p_value"}, ...]
     result.rows()                            # per-query scores, one record per value
 """
 
-from elquery.linking.experiments.config import (CrossValidation, ExperimentConfig, MentionDetectionSpec,
+from elquery.experiments.config import (CrossValidation, ExperimentConfig, MentionDetectionSpec,
                                         MethodSpec, TaskSpec, load_config)
-from elquery.linking.experiments.crossval import Choice, choose, combine, cross_validate
-from elquery.linking.experiments.folds import Fold, leave_one_out, session_folds, session_of
-from elquery.linking.experiments.runner import ExperimentResult, MethodResult, run_experiment
-from elquery.linking.experiments.sweep import Setting, grid
-from elquery.linking.experiments.tables import Column, markdown_table
+from elquery.experiments.crossval import FoldChoice, choose, combine, cross_validate
+from elquery.experiments.folds import Fold, leave_one_out, session_folds, session_of
+from elquery.experiments.runner import ExperimentResult, MethodResult, run_experiment
+from elquery.experiments.sweep import Setting, grid
+from elquery.experiments.tables import Column, markdown_table
 
 __all__ = [
-    "Choice", "Column", "CrossValidation", "ExperimentConfig", "ExperimentResult", "Fold",
+    "FoldChoice", "Column", "CrossValidation", "ExperimentConfig", "ExperimentResult", "Fold",
     "MentionDetectionSpec", "MethodResult", "MethodSpec", "Setting", "TaskSpec", "choose",
     "combine", "cross_validate", "grid", "leave_one_out", "load_config", "markdown_table",
     "run_experiment", "session_folds", "session_of",

@@ -28,13 +28,13 @@ from elquery.evaluation.interpretation import evaluate_interpretations
 from elquery.evaluation.mentions import MentionRecall, mention_detection_recall
 from elquery.evaluation.rank import evaluate_rankings, relevant_entities
 from elquery.evaluation.readers import read_elq, read_trec_qrels, read_trec_run
-from elquery.indexing.errors import ElqueryError
-from elquery.linking.experiments.config import (IF_METRICS, LEAVE_ONE_OUT, ExperimentConfig, MethodSpec,
+from elquery.base import ElqueryError
+from elquery.experiments.config import (IF_METRICS, LEAVE_ONE_OUT, ExperimentConfig, MethodSpec,
                                         TaskSpec, load_config)
-from elquery.linking.experiments.crossval import Choice, combine, cross_validate
-from elquery.linking.experiments.folds import Fold, leave_one_out, session_folds
-from elquery.linking.experiments.sweep import Backend, RunStore, Setting, grid
-from elquery.linking.experiments.tables import (IF_COLUMNS, MD_COLUMNS, SM_COLUMNS, markdown_table,
+from elquery.experiments.crossval import FoldChoice, combine, cross_validate
+from elquery.experiments.folds import Fold, leave_one_out, session_folds
+from elquery.experiments.sweep import Backend, RunStore, Setting, grid
+from elquery.experiments.tables import (IF_COLUMNS, MD_COLUMNS, SM_COLUMNS, markdown_table,
                                         significance, significance_note)
 from elquery.linking.output import output
 from elquery.linking.types import Candidate
@@ -51,7 +51,7 @@ class MethodResult:
 
     task: str
     spec: MethodSpec
-    choices: tuple[Choice[Setting], ...]
+    choices: tuple[FoldChoice[Setting], ...]
     per_query: Mapping[str, Mapping[str, float]]
     sweep: Mapping[Setting, Mapping[str, Mapping[str, float]]]
     run: Path
@@ -134,7 +134,7 @@ def run_experiment(config: ExperimentConfig | str | os.PathLike[str], out_dir: s
     queries = _queries(config)
     folds = tuple(_folds(config, list(queries)))
     if backend is None:
-        from elquery.linking.experiments.backend import LinkerBackend
+        from elquery.experiments.backend import LinkerBackend
         backend = LinkerBackend(config, workers)
     store = RunStore(out, backend, queries, progress)
     methods = []

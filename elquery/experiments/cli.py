@@ -17,7 +17,7 @@ def register(subparsers: Any) -> None:
         "test significance against the baseline (paired t-test) and write every run file, the "
         "chosen parameters per fold, per-query scores and Markdown tables in the layout of the "
         "ICTIR'15 tables into DIR. Finished runs are reused when re-run (content-hashed by their "
-        "inputs and parameters). Ready configs: linking/experiments/configs/{y-erd,erd-dev}.toml.")
+        "inputs and parameters). Ready configs: elquery/experiments/configs/{y-erd,erd-dev}.toml.")
     parser.add_argument("config", metavar="CONFIG", help="experiment description (TOML)")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
     parser.add_argument("--workers", type=positive_int, default=1,
@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from elquery.linking.experiments.runner import run_experiment
+    from elquery.experiments.runner import run_experiment
 
     result = run_experiment(args.config, args.out, workers=args.workers)
     print(result.report, end="")

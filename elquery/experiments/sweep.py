@@ -25,12 +25,12 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from elquery.evaluation.readers import read_jsonl
-from elquery.indexing.errors import ElqueryError
-from elquery.linking.experiments.config import GIF, TAGME, MethodSpec
+from elquery.base import ElqueryError
+from elquery.experiments.config import GIF, TAGME, MethodSpec
 from elquery.linking.gif import gif, top_ranked
 from elquery.linking.output import output, write_results
 from elquery.linking.tagme import TagmeLinker
-from elquery.linking.types import Candidate, Interpretation, LinkResult, Mention, RankedEntity, ScoredMention
+from elquery.linking.types import Candidate, Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
 
 CACHE_VERSION = 1
 Progress = Callable[[int], Any]
@@ -112,7 +112,7 @@ def _mention(data: Mapping[str, Any]) -> Mention:
 def _link_result(record: Mapping[str, Any]) -> LinkResult:
     scored = tuple(ScoredMention(_mention(t["mention"]), t["entity"], t["score"], t["commonness"])
                    for t in record["mentions"])
-    ranking = tuple(RankedEntity(r["entity"], r["score"], _mention(r["mention"]))
+    ranking = tuple(MappedEntity(r["entity"], r["score"], _mention(r["mention"]))
                     for r in record["ranking"])
     return LinkResult(record["qid"], record["query"], tuple(record["tokens"]), scored, (), ranking)
 

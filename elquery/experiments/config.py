@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from elquery.evaluation.rank import parse_metric
-from elquery.indexing.errors import ElqueryError
+from elquery.base import ElqueryError
 from elquery.linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
 
 TAGME = "tagme"

@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from elquery.indexing.surface_forms.store import SurfaceFormStore
-from elquery.linking.experiments.config import TAGME, ExperimentConfig
-from elquery.linking.experiments.sweep import Progress, file_identity
+from elquery.experiments.config import TAGME, ExperimentConfig
+from elquery.experiments.sweep import Progress, file_identity
 from elquery.linking.linker import Linker
 from elquery.linking.mentions import detect, query_tokens, read_whitelist
 from elquery.linking.methods import uses_mlm

@@ -1,0 +1,82 @@
+"""The import graph of the package: indexing <- retrieval <- linking, evaluation depends on none of
+them, every layer may import the bottom module ``elquery.base``, and the dispatcher
+(``elquery.cli``) sits on top. Walks every ``import`` statement of the source (lazy ones inside
+functions too) with :mod:`ast`, so an upward edge fails here wherever it is written."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PARTS = ("indexing", "retrieval", "linking", "evaluation")
+# What each top-level part may import from elquery (besides itself and elquery.base).
+ALLOWED: dict[str, set[str]] = {
+    "indexing": set(),
+    "retrieval": {"indexing"},
+    "linking": {"indexing", "retrieval"},
+    "evaluation": set(),
+    "base": set(),
+}
+
+
+def _part(module: str) -> str | None:
+    """``elquery.linking.gif`` -> ``linking``; ``elquery.base`` -> ``base``; ``elquery.cli`` -> ``cli``."""
+    parts = module.split(".")
+    if parts[0] != "elquery":
+        return None
+    return parts[1] if len(parts) > 1 else "elquery"
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def _sources() -> list[tuple[str, Path]]:
+    out = []
+    for part in PARTS:
+        out += [(part, p) for p in sorted((REPO / part).rglob("*.py"))]
+    out += [("base", REPO / "elquery" / "base.py")]
+    return out
+
+
+def upward_edges() -> list[str]:
+    edges = []
+    for part, path in _sources():
+        for line, module in _imports(path):
+            target = _part(module)
+            if target is None or target in (part, "base"):
+                continue
+            if target not in ALLOWED[part]:
+                edges.append(f"{path.relative_to(REPO)}:{line}: {part} imports {module}")
+    return edges
+
+
+def test_no_layer_imports_upward() -> None:
+    assert upward_edges() == []
+
+
+def test_the_walk_sees_an_upward_edge(tmp_path: Path) -> None:
+    """The walker itself: a lazy import inside a function is an edge like any other."""
+    source = tmp_path / "m.py"
+    source.write_text("def f():\n    from elquery.linking.linker import Linker\n    import elquery.cli\n")
+    assert _imports(source) == [(2, "elquery.linking.linker"), (3, "elquery.cli")]
+    assert [_part(m) for _, m in _imports(source)] == ["linking", "cli"]
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_no_top_level_name_outside_the_namespace(part: str) -> None:
+    """Every import of a layer names it through ``elquery.``: a bare ``import linking`` would pick
+    up a user's own ``linking/`` folder."""
+    bare = [f"{p.relative_to(REPO)}:{line}: {m}" for q, p in _sources() if q == part
+            for line, m in _imports(p) if m.split(".")[0] in PARTS]
+    assert bare == []
