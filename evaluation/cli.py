@@ -13,9 +13,10 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from elquery.base import ElqueryError
 from elquery.evaluation.errors import EvaluationInputError
 from elquery.evaluation.interpretation import evaluate_interpretations
-from elquery.evaluation.rank import RankEvaluation, evaluate_rankings, parse_metric
+from elquery.evaluation.rank import RankEvaluation, evaluate_rankings, parse_metric, relevant_entities
 from elquery.evaluation.readers import read_elq, read_trec_qrels, read_trec_run
 from elquery.evaluation.significance import Comparison, compare
 from elquery.evaluation.setmetrics import Aggregate
@@ -47,17 +48,19 @@ def register(subparsers: Any) -> None:
 
     rank = commands.add_parser(
         "rank", help="rank metrics (MAP, MRR, P@k, nDCG@k, ...) with trec_eval semantics",
-        description="Score a TREC run against TREC qrels with ir_measures (trec_eval semantics: "
-        "ties ordered by score then docid descending, unjudged = non-relevant, queries in both "
-        "run and qrels evaluated, queries without a relevant entity skipped).")
+        description="Score a TREC run against TREC qrels with ir_measures (the semantics of "
+        "trec_eval -c: ties ordered by score then docid descending, unjudged = non-relevant, "
+        "every query with a relevant entity evaluated, one missing from the run scoring 0; "
+        "queries without a relevant entity skipped). See docs/evaluation.md.")
     _add_files(rank)
     rank.add_argument(
         "--metrics", type=_metric_list, default=DEFAULT_METRICS,
         help="comma-separated metrics: ir_measures names (AP@100, P@10, nDCG@10, RR, "
         "Success@1, ...) or aliases (map, map@k, mrr, ndcg@k, p@k, success@k); results are "
         f"keyed by the names as given (default: {DEFAULT_METRICS})")
-    rank.add_argument("--complete", action="store_true",
-                      help="like trec_eval -c: judged queries missing from the run score 0")
+    rank.add_argument("--skip-missing", dest="complete", action="store_false",
+                      help="evaluate only the judged queries present in the run (trec_eval "
+                      "without -c); by default a judged query missing from the run scores 0")
     _add_output(rank, per_query=True)
     rank.set_defaults(func=_run_rank)
 
@@ -124,7 +127,7 @@ def _metric_list(text: str) -> list[str]:
 def _rank_metric(name: str) -> str:
     try:
         parse_metric(name)
-    except ValueError as exc:
+    except ElqueryError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return name
 
@@ -174,6 +177,7 @@ def _run_rank(args: argparse.Namespace) -> int:
     qrels = read_trec_qrels(args.qrels)
     run = read_trec_run(args.run)
     _warn_unmatched(args.run, run, qrels)
+    _warn_missing(args.run, run, relevant_entities(qrels), args.complete)
     result = _rankings(args.run, qrels, run, args.metrics, args.complete)
     if args.format == "json":
         _print_json(result.as_dict(per_query=args.per_query))
@@ -219,7 +223,7 @@ def _rankings(blamed_path: str, qrels: Mapping[str, Mapping[str, int]],
               ) -> RankEvaluation:
     try:
         return evaluate_rankings(qrels, run, metrics, complete=complete)
-    except ValueError as exc:
+    except ElqueryError as exc:
         raise EvaluationInputError(blamed_path, None, str(exc)) from None
 
 
@@ -230,6 +234,15 @@ def _warn_unmatched(path: str, run: Mapping[str, object], qrels: Mapping[str, ob
     if unmatched:
         print(f"warning: {path}: {unmatched} of {len(run)} queries are not in the qrels and are "
               "ignored", file=sys.stderr)
+
+
+def _warn_missing(path: str, run: Mapping[str, object], judged: Mapping[str, object],
+                  complete: bool) -> None:
+    missing = sum(1 for q in judged if q not in run)
+    if missing:
+        outcome = "score 0" if complete else "are skipped (--skip-missing)"
+        print(f"warning: {path}: {missing} of {len(judged)} judged queries are missing from the "
+              f"run and {outcome}", file=sys.stderr)
 
 
 def _fmt(value: float) -> str:

@@ -1,16 +1,19 @@
 """Rank metrics for semantic mapping and entity retrieval (methods.md section 7), computed by
 ir_measures with trec_eval semantics.
 
-Semantics, as trec_eval (``trec_eval -q`` without ``-c``):
+Semantics, as ``trec_eval -c -q`` (and ir_measures):
 
 - a run's documents are ordered by score descending, ties by docid descending (the rank column
   is ignored); unjudged documents count as non-relevant; relevant means relevance >= 1 unless a
   measure says otherwise (e.g. ``AP(rel=2)``); nDCG uses the graded relevance as gain;
-- queries are evaluated when they are in both the run and the qrels, and the aggregate is the
-  mean over them (for count measures such as NumRet, the sum);
-- queries whose qrels hold no relevant entity are skipped (methods.md section 7);
-- with ``complete=True`` (trec_eval ``-c``), judged queries missing from the run are evaluated as
-  an empty ranking (every measure's default, 0 for the ranking measures).
+- every judged query (one with a relevant entity in the qrels) is evaluated; a judged query
+  missing from the run is evaluated as an empty ranking (every measure's default, 0 for the
+  ranking measures), so a system cannot gain by answering nothing for hard queries; the
+  aggregate is the mean over the judged queries (for count measures such as NumRet, the sum);
+- queries whose qrels hold no relevant entity are skipped (methods.md section 7), and run
+  queries absent from the qrels are ignored;
+- ``complete=False`` (trec_eval without ``-c``) is the explicit opt-out: only judged queries
+  present in the run are evaluated.
 
 Every measure pytrec_eval (trec_eval's own code) computes goes through it; any other ir_measures
 measure goes through ir_measures' default provider.
@@ -25,6 +28,8 @@ from typing import Any
 
 import ir_measures
 from ir_measures import Measure
+
+from elquery.base import ElqueryError
 
 # Common lowercase names -> ir_measures names; "@k" is carried over.
 _ALIASES = {
@@ -57,12 +62,12 @@ def parse_metric(name: str) -> Measure:
     if match and match["base"] in _ALIASES:
         base = _ALIASES[match["base"]]
         if match["cutoff"] is None and base in ("P", "R", "Success"):
-            raise ValueError(f"metric {name!r} needs a cutoff, e.g. {name.strip()}@10")
+            raise ElqueryError(f"metric {name!r} needs a cutoff, e.g. {name.strip()}@10")
         name = base if match["cutoff"] is None else f"{base}@{match['cutoff']}"
     try:
         return ir_measures.parse_measure(name.strip())
     except (ValueError, NameError, TypeError, SyntaxError, AttributeError):
-        raise ValueError(
+        raise ElqueryError(
             f"unknown metric {name!r}: use an ir_measures name (AP@100, P@10, nDCG@10, RR, "
             "Success@1) or an alias (map, map@k, mrr, ndcg@k, p@k, success@k)") from None
 
@@ -79,16 +84,16 @@ def evaluate_rankings(
     qrels: Mapping[str, Mapping[str, int]],
     run: Mapping[str, Mapping[str, float]],
     metrics: Sequence[str],
-    complete: bool = False,
+    complete: bool = True,
 ) -> RankEvaluation:
     """Evaluate a run with the named metrics (see the module docstring for the semantics)."""
     if len(set(metrics)) != len(metrics):
-        raise ValueError("a metric is named twice")
+        raise ElqueryError("a metric is named twice")
     measures = {name: parse_metric(name) for name in metrics}
     judged = relevant_entities(qrels)
     evaluated = sorted(q for q in judged if complete or q in run)
     if not evaluated:
-        raise ValueError("the qrels hold no query with a relevant entity" if complete or not judged
+        raise ElqueryError("the qrels hold no query with a relevant entity" if complete or not judged
                          else "no query of the run has a relevant entity in the qrels")
     used_qrels = {q: dict(qrels[q]) for q in evaluated}
     used_run = {q: dict(run[q]) for q in evaluated if q in run}

@@ -265,7 +265,7 @@ def _task(table: _Table, task: str) -> TaskSpec:
     if task == "sm":
         try:
             parse_metric(metric)
-        except ValueError as exc:
+        except ElqueryError as exc:
             raise table.error("metric", str(exc)) from None
     raw = table.get("methods", list)
     if not raw:

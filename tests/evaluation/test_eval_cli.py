@@ -84,12 +84,31 @@ def test_rank_per_query_table(files: dict[str, str], capsys: pytest.CaptureFixtu
     assert lines[-1].split() == ["all", "0.8333"]
 
 
-def test_rank_complete(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_rank_scores_judged_queries_missing_from_the_run_as_0(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """trec_eval -c / ir_measures: q1..q3 judged, the run answers only q1 (correctly): MAP is
+    (1 + 0 + 0) / 3, not 1.0 over the answered query alone."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q1 0 a 1\nq2 0 b 1\nq3 0 c 1\n", encoding="utf-8")
+    run.write_text("q1 Q0 a 1 1.0 x\nq9 Q0 a 1 1.0 x\n", encoding="utf-8")
+    argv = ["evaluate", "rank", "--qrels", str(qrels), "--run", str(run), "--metrics", "map"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == "queries: 3"
+    assert captured.out.splitlines()[-1].split() == ["all", "0.3333"]
+    assert "2 of 3 judged queries are missing from the run and score 0" in captured.err
+    assert "1 of 2 queries are not in the qrels" in captured.err
+
+
+def test_rank_skip_missing_is_the_explicit_opt_out(
+        files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["evaluate", "rank", "--qrels", files["tqrels"], "--run", files["trun_b"],
             "--metrics", "map"]
-    assert run_json(capsys, argv)["queries"] == 2
-    data = run_json(capsys, argv + ["--complete", "--per-query"])
+    data = run_json(capsys, argv + ["--per-query"])
     assert data["queries"] == 3 and data["per_query"]["q3"] == {"map": 0.0}
+    assert data["aggregate"]["map"] == pytest.approx((1 + 0 + 0) / 3)
+    skipped = run_json(capsys, argv + ["--skip-missing"])
+    assert skipped["queries"] == 2 and skipped["aggregate"]["map"] == pytest.approx(0.5)
 
 
 def test_compare_elq(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -138,7 +157,11 @@ def test_no_evaluable_query(files: dict[str, str], tmp_path: Path,
                             capsys: pytest.CaptureFixture[str]) -> None:
     other = tmp_path / "other"
     other.write_text("zz Q0 d1 1 1.0 a\n", encoding="utf-8")
-    assert main(["evaluate", "rank", "--qrels", files["tqrels"], "--run", str(other)]) == 2
+    data = run_json(capsys, ["evaluate", "rank", "--qrels", files["tqrels"], "--run", str(other),
+                             "--metrics", "map"])
+    assert data == {"queries": 3, "aggregate": {"map": 0.0}}
+    assert main(["evaluate", "rank", "--qrels", files["tqrels"], "--run", str(other),
+                 "--skip-missing"]) == 2
     assert "no query of the run" in capsys.readouterr().err
 
 

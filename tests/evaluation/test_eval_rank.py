@@ -11,6 +11,8 @@ from math import log2
 from pathlib import Path
 
 import pytest
+
+from elquery.base import ElqueryError
 import pytrec_eval
 from ir_measures import AP, RR, P, R, Success, nDCG
 
@@ -72,7 +74,7 @@ def files(tmp_path: Path) -> tuple[dict[str, dict[str, int]], dict[str, dict[str
 
 def test_hand_computed_trec_eval_values(files) -> None:  # type: ignore[no-untyped-def]
     qrels, run = files
-    result = evaluate_rankings(qrels, run, METRICS)
+    result = evaluate_rankings(qrels, run, METRICS, complete=False)
     assert result.queries == 2
     assert sorted(result.per_query) == ["q1", "q5"]
     for name in METRICS:
@@ -92,9 +94,9 @@ def test_equal_to_pytrec_eval(files) -> None:  # type: ignore[no-untyped-def]
             assert result.per_query[qid][ours] == pytest.approx(direct[qid][theirs], abs=1e-12)
 
 
-def test_complete_counts_judged_queries_missing_from_the_run(files) -> None:  # type: ignore[no-untyped-def]
+def test_judged_queries_missing_from_the_run_score_0_by_default(files) -> None:  # type: ignore[no-untyped-def]
     qrels, run = files
-    result = evaluate_rankings(qrels, run, ["map", "mrr"], complete=True)
+    result = evaluate_rankings(qrels, run, ["map", "mrr"])
     assert result.queries == 3
     assert result.per_query["q3"] == {"map": 0.0, "mrr": 0.0}
     assert result.aggregate["map"] == pytest.approx((Q1["map"] + Q5["map"]) / 3)
@@ -109,12 +111,12 @@ def test_count_measures_are_summed(files) -> None:  # type: ignore[no-untyped-de
 
 
 def test_no_evaluable_query_is_an_error() -> None:
-    with pytest.raises(ValueError, match="no query"):
+    with pytest.raises(ElqueryError, match="no query"):
         evaluate_rankings({"q1": {"d1": 0}}, {"q1": {"d1": 1.0}}, ["map"])
 
 
 def test_metric_named_twice_is_an_error() -> None:
-    with pytest.raises(ValueError, match="twice"):
+    with pytest.raises(ElqueryError, match="twice"):
         evaluate_rankings({"q1": {"d1": 1}}, {"q1": {"d1": 1.0}}, ["map", "map"])
 
 
@@ -134,5 +136,5 @@ def test_metric_names_and_aliases(name: str, measure: object) -> None:
     ("", "unknown metric"),
 ])
 def test_bad_metric_names(name: str, words: str) -> None:
-    with pytest.raises(ValueError, match=words):
+    with pytest.raises(ElqueryError, match=words):
         parse_metric(name)
