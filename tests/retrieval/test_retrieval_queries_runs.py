@@ -78,3 +78,22 @@ def test_failed_run_leaves_nothing_behind(tmp_path: Path) -> None:
     with pytest.raises(ElqueryError, match="tag"):
         write_run(out, [], "two words")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_tied_scores_are_evaluated_in_elquerys_order(tmp_path: Path) -> None:
+    """Entities tied on score are ranked by id ascending; trec_eval orders ties by docid
+    descending. The written run must be evaluated in elquery's order: with the first of two
+    tied entities relevant, RR is 1 (the in-memory ranking), not 0.5."""
+    from elquery.evaluation import evaluate_rankings, read_trec_qrels, read_trec_run
+
+    ranking = [RankedEntity(1, "<dbpedia:A>", 0.0), RankedEntity(2, "<dbpedia:B>", 0.0),
+               RankedEntity(3, "<dbpedia:C>", 0.0), RankedEntity(4, "<dbpedia:D>", -2.0)]
+    out, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    write_run(out, [("q1", ranking)], "tag")
+    qrels.write_text("q1 0 <dbpedia:A> 1\nq1 0 <dbpedia:C> 1\n", encoding="utf-8")
+    written = evaluate_rankings(read_trec_qrels(qrels), read_trec_run(out), ["mrr", "map"])
+    assert written.aggregate == {"mrr": 1.0, "map": (1 / 1 + 2 / 3) / 2}
+    scores = [float(line.split()[4]) for line in out.read_text().splitlines()]
+    assert scores[0] == 0.0 and scores[3] == -2.0
+    assert scores[0] > scores[1] > scores[2] > scores[3]
+    assert scores[2] == pytest.approx(0.0, abs=1e-300)
