@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,11 +41,15 @@ def _lines(path: PathLike) -> Iterator[tuple[int, str]]:
         raise EvaluationInputError(path, 1, "empty file: no lines to read")
 
 
+# A decimal number as C's strtod (trec_eval) reads it whole: no digit separators such as "1_000",
+# which Python's float() would accept.
+_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.IGNORECASE)
+
+
 def _number(path: PathLike, line: int, text: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise EvaluationInputError(path, line, f"{what} {text!r} is not a number") from None
+    if not _NUMBER.fullmatch(text):
+        raise EvaluationInputError(path, line, f"{what} {text!r} is not a number")
+    value = float(text)
     if math.isnan(value):
         raise EvaluationInputError(path, line, f"{what} {text!r} is NaN, which has no order")
     return value
@@ -63,10 +69,13 @@ def read_elq(path: PathLike) -> ElqData:
     A bare qid marks the query as processed; it may also appear next to interpretation lines of
     the same query. A ``qid<TAB>score`` line with no entity counts like a bare qid (the published
     evaluation scripts read it so). Entity ids are opaque strings; an entity repeated inside one
-    line counts once (an interpretation is a set). The same entity set given twice for a query is
-    an error, as is an empty field, whitespace inside the qid, or a score that is not a number.
+    line counts once (an interpretation is a set), and so does an entity set given twice for a
+    query: a query's interpretations are a set too (one warning line on stderr counts the
+    repeats). An empty field, whitespace inside the qid, or a score that is not a number is an
+    error.
     """
     data: dict[str, dict[EntitySet, int]] = {}
+    repeated = 0
     for line, text in _lines(path):
         fields = text.strip().split("\t")
         qid = fields[0]
@@ -83,10 +92,12 @@ def read_elq(path: PathLike) -> ElqData:
             continue
         interpretation = frozenset(fields[2:])
         if interpretation in interpretations:
-            raise EvaluationInputError(
-                path, line, f"identical interpretation for query {qid!r} already given on line "
-                f"{interpretations[interpretation]}")
+            repeated += 1
+            continue
         interpretations[interpretation] = line
+    if repeated:
+        print(f"warning: {os.fspath(path)}: {repeated} repeated interpretations (the same entity "
+              "set again for a query) count once", file=sys.stderr)
     return {qid: frozenset(interpretations) for qid, interpretations in data.items()}
 
 

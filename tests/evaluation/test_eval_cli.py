@@ -139,11 +139,11 @@ def test_compare_rank(files: dict[str, str], capsys: pytest.CaptureFixture[str])
 def test_bad_input_is_one_error_line(files: dict[str, str], tmp_path: Path,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.txt"
-    bad.write_text("q1\t1\t<a>\nq1\t2\t<a>\n", encoding="utf-8")
+    bad.write_text("q1\t1\t<a>\nq1\tx\t<a>\n", encoding="utf-8")
     assert main(["evaluate", "elq", "--qrels", files["qrels"], "--run", str(bad)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err.startswith(f"error: {bad}:2: identical interpretation")
+    assert captured.err.startswith(f"error: {bad}:2: score 'x' is not a number")
     assert captured.err.count("\n") == 1
 
 

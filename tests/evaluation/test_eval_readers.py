@@ -42,11 +42,14 @@ def test_elq_accepts_crlf_bom_blank_lines_and_trailing_tab(tmp_path: Path) -> No
     assert read_elq(path) == {"q1": frozenset({frozenset({"<a>"})}), "q2": frozenset()}
 
 
-def test_elq_identical_interpretation_twice_is_an_error(tmp_path: Path) -> None:
-    path = write(tmp_path, "q1\t1\t<a>\t<b>\nq2\nq1\t0.5\t<b>\t<a>\n")
-    message = error_of(read_elq, path)
-    assert message.startswith(f"{path}:3: ")
-    assert "'q1'" in message and "line 1" in message
+def test_elq_repeated_interpretation_collapses_with_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A query's interpretations are a set: the same entity set again (in any order) counts once."""
+    path = write(tmp_path, "q1\t1\t<a>\t<b>\nq2\nq1\t0.5\t<b>\t<a>\nq1\t0.2\t<c>\nq1\t0.1\t<b>\t<a>\t<a>\n")
+    assert read_elq(path) == {"q1": frozenset({frozenset({"<a>", "<b>"}), frozenset({"<c>"})}),
+                              "q2": frozenset()}
+    assert capsys.readouterr().err == (f"warning: {path}: 2 repeated interpretations (the same "
+                                       "entity set again for a query) count once\n")
 
 
 @pytest.mark.parametrize("text, line, words", [
@@ -98,6 +101,8 @@ def test_trec_run(tmp_path: Path) -> None:
 @pytest.mark.parametrize("text, line, words", [
     ("q1 Q0 d1 1 2.5\n", 1, "expected 6 fields"),
     ("q1 Q0 d1 1 high tag\n", 1, "score 'high' is not a number"),
+    ("q1 Q0 d1 1 1_000 tag\n", 1, "score '1_000' is not a number"),
+    ("q1 Q0 d1 1 0x10 tag\n", 1, "score '0x10' is not a number"),
     ("q1 Q0 d1 first 2.5 tag\n", 1, "rank 'first' is not an integer"),
     ("q1 Q0 d1 1 2.5 t\nq1 Q0 d1 2 1.5 t\n", 2, "'d1' retrieved twice for query 'q1'"),
 ])
