@@ -8,6 +8,11 @@ in the published scripts) or ``(start, end)`` offsets (containment of the spans)
 system pairs that match some gold pair, R the gold pairs matched by some system pair. Empty sets
 follow the Eq. 2-3 convention; documents missing from the system output count as empty,
 documents not in the ground truth are ignored.
+
+Two averages are reported, each labelled. Micro: P and R from the counts pooled over all
+documents, F from those. Macro: P and R averaged over documents; its F, the default (``f``), is
+the F of those averaged P and R, as the TAGME reproducibility study reports it; the mean of the
+per-document F is kept beside it as ``F_mean_per_document``. See docs/evaluation.md.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from elquery.base import ElqueryError
 from elquery.evaluation.setmetrics import PRF, Aggregate, macro_average, prf_from_counts
 
 MentionKey = str | tuple[int, int]
@@ -27,6 +33,18 @@ class TagmeScores:
 
     micro: PRF
     macro: Aggregate
+
+    @property
+    def f(self) -> float:
+        """The default F: the F of the macro-averaged P and R."""
+        return self.macro.f_of_means
+
+    def as_dict(self) -> dict[str, dict[str, float]]:
+        """Labelled figures: micro P/R/F; macro P/R, F of those (``F``) and the mean of the
+        per-document F (``F_mean_per_document``)."""
+        return {"micro": self.micro.as_dict(),
+                "macro": {"P": self.macro.p, "R": self.macro.r, "F": self.macro.f_of_means,
+                          "F_mean_per_document": self.macro.f}}
 
 
 def mentions_match(a: MentionKey, b: MentionKey) -> bool:
@@ -50,7 +68,7 @@ def _counts(system: list[Annotation], gold: list[Annotation]) -> tuple[int, int,
 
 def _aggregate(counts: list[tuple[int, int, int, int]]) -> TagmeScores:
     if not counts:
-        raise ValueError("the ground truth holds no document")
+        raise ElqueryError("the ground truth holds no document")
     pooled = [sum(c[i] for c in counts) for i in range(4)]
     return TagmeScores(prf_from_counts(*pooled),
                        macro_average([prf_from_counts(*c) for c in counts]))

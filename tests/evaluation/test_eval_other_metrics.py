@@ -58,6 +58,27 @@ def test_tagme_annotation_micro_and_macro() -> None:
     assert macro.queries == 3
 
 
+def test_tagme_default_f_is_the_f_of_the_averaged_p_and_r() -> None:
+    """d1: P 1, R 1/2 (F 2/3); d2: P 1/4, R 1 (F 2/5). Macro P 5/8, R 3/4: the default F is
+    2PR/(P+R) = 15/22 (TAGME reproducibility study); the mean per-document F, 8/15, is labelled."""
+    gold = {"d1": [("a", "A"), ("b", "B")], "d2": [("c", "C")]}
+    system = {"d1": [("a", "A")], "d2": [("c", "C"), ("x", "X"), ("y", "Y"), ("z", "Z")]}
+    scores = annotation_scores(gold, system)
+    assert scores.f == pytest.approx(15 / 22)
+    assert scores.as_dict() == {
+        "micro": pytest.approx({"P": 2 / 5, "R": 2 / 3, "F": 2 * (2 / 5) * (2 / 3) / (2 / 5 + 2 / 3)}),
+        "macro": pytest.approx({"P": 5 / 8, "R": 3 / 4, "F": 15 / 22, "F_mean_per_document": 8 / 15})}
+
+
+def test_tagme_empty_document_cases() -> None:
+    """A document with no gold annotation: nothing returned scores P = R = 1, anything returned
+    P = R = 0 (Eq. 2-3); a gold document missing from the system output counts as empty."""
+    assert annotation_scores({"d": []}, {}).as_dict()["macro"] == {"P": 1.0, "R": 1.0, "F": 1.0,
+                                                                   "F_mean_per_document": 1.0}
+    assert annotation_scores({"d": []}, {"d": [("a", "A")]}).as_dict()["micro"] == {"P": 0.0, "R": 0.0, "F": 0.0}
+    assert annotation_scores({"d": [("a", "A")]}, {}).as_dict()["micro"] == {"P": 0.0, "R": 0.0, "F": 0.0}
+
+
 def test_tagme_annotation_with_offsets() -> None:
     scores = annotation_scores({"d": [((0, 8), "NYC")]}, {"d": [((0, 3), "NYC"), ((4, 8), "NYC")]})
     assert (scores.micro.p, scores.micro.r) == (1.0, 1.0)
