@@ -64,8 +64,17 @@ class TagmeBuildSummary:
     entities: int
     edges: int
     abstracts: int
+    forms_df_below_link: int
     seconds: float
     report: ParseReport = field(repr=False, compare=False)
+
+    def warnings(self) -> list[str]:
+        """One line when df was counted over too small a collection for some forms' lp."""
+        if not self.forms_df_below_link:
+            return []
+        return [f"warning: {self.forms_df_below_link} of {self.forms} forms occur in fewer of the "
+                f"{self.abstracts} long abstracts than they are linked from: df is counted "
+                "over too small a text collection for their link probability to be meaningful"]
 
     def line(self) -> str:
         data = asdict(self)
@@ -128,10 +137,11 @@ def _build(dumps: TagmeDumps, params: TagmeBuildParams, directory: Path, report:
     del prefixes
     writer.set_document_frequencies(df)
     writer.add_entities((node, nodes.entity(node)) for node in range(len(nodes)) if not nodes.is_redirect(node))
+    df_below_link = writer.forms_with_df_below_link()
     writer.close()
     shutil.rmtree(work)
     return {"forms": writer.forms, "pairs": writer.pairs, "entities": graph.entities, "nodes": graph.nodes,
-            "edges": graph.edges, "abstracts": abstracts}
+            "edges": graph.edges, "abstracts": abstracts, "forms_df_below_link": df_below_link}
 
 
 def build_tagme(
@@ -156,7 +166,7 @@ def build_tagme(
     report = ParseReport()
     try:
         counts = _build(found, params, temporary, report)
-        write_meta(temporary, {**asdict(params), **counts, "dumps": found.files()})
+        write_meta(temporary, {**asdict(params), **counts, "df_collection": "long_abstracts", "dumps": found.files()})
         if out.exists():
             shutil.rmtree(out)
         temporary.rename(out)
@@ -164,4 +174,5 @@ def build_tagme(
         shutil.rmtree(temporary, ignore_errors=True)
         raise
     return TagmeBuildSummary(str(out), counts["forms"], counts["pairs"], counts["entities"], counts["edges"],
-                             counts["abstracts"], round(time.monotonic() - started, 3), report)
+                             counts["abstracts"], counts["forms_df_below_link"], round(time.monotonic() - started, 3),
+                             report)

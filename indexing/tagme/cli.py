@@ -17,7 +17,7 @@ def register_index(index_commands: argparse._SubParsersAction) -> None:
         description="Build the TAGME artefact (methods.md §6) from DBpedia dumps: the anchor "
         "dictionary (anchor_text link counts, titles, titles cut at '(' or ',', redirects) in "
         "SQLite, the in-link graph of page_links as CSR arrays, and phrase document frequencies "
-        "over long_abstracts (an approximation of full Wikipedia text; lp = link / max(df, link)).",
+        "over long_abstracts (an approximation of full Wikipedia text; lp = link / df, 0 when df = 0).",
     )
     tagme.add_argument("--dumps", nargs="+", required=True, metavar="DIR_OR_FILE",
                        help="dump files or directories holding anchor_text_en, page_links_en, "
@@ -36,7 +36,7 @@ def _index_tagme(args: argparse.Namespace) -> int:
 
     summary = build_tagme(args.dumps, args.out, TagmeBuildParams(args.min_link, args.max_tokens),
                           overwrite=args.overwrite)
-    for line in summary.report.summary_lines():
+    for line in [*summary.report.summary_lines(), *summary.warnings()]:
         print(line, file=sys.stderr)
     print(summary.line())
     return 0

@@ -3,12 +3,13 @@
 Tables: ``forms(form, link, df)`` with link(m) and df(m); ``candidates(form, node, link)`` with
 link(e, m); ``entities(node, entity)`` naming every graph node that is not a redirect page.
 
-Link probability lp(m) = link(m) / df(m), with df(m) the number of documents containing the
-phrase. The documents here are DBpedia's long abstracts, an approximation of the full Wikipedia
-text TAGME counts over: an abstract is a small part of its article, so df(m) is smaller than it
-would be, and can be smaller than link(m) (which counts links over all of Wikipedia). As in the
-TAGME source code, the denominator is max(df(m), link(m)), so lp(m) <= 1; a form found in no
-abstract has lp(m) = 1.
+Link probability lp(m) = link(m) / df(m) (docs/methods.md §6), with df(m) the number of documents
+containing the phrase, and lp(m) = 0 when no document contains it. The documents here are
+DBpedia's long abstracts, an approximation of the full Wikipedia text TAGME counts over: an
+abstract is a small part of its article, so df(m) is smaller than it would be and can be smaller
+than link(m) (which counts links over all of Wikipedia), giving lp(m) > 1. Nothing is capped: the
+build report counts the forms with df(m) < link(m), for which the collection is too small for lp
+to be meaningful (see :meth:`DictionaryWriter.forms_with_df_below_link`).
 """
 
 from __future__ import annotations
@@ -66,6 +67,10 @@ class DictionaryWriter:
     def add_entities(self, entities: Iterable[tuple[int, str]]) -> None:
         self._db.executemany("INSERT INTO entities VALUES (?, ?)", entities)
 
+    def forms_with_df_below_link(self) -> int:
+        """How many forms occur in fewer documents than they are linked from (lp(m) > 1)."""
+        return self._db.execute("SELECT count(*) FROM forms WHERE df < link").fetchone()[0]
+
     def forms_in_order(self) -> Iterable[str]:
         return (row[0] for row in self._db.execute("SELECT form FROM forms ORDER BY form"))
 
@@ -84,8 +89,8 @@ class FormStats:
 
     @property
     def link_probability(self) -> float:
-        """lp(m) = link(m) / max(df(m), link(m)) (see the module docstring)."""
-        return self.link / max(self.df, self.link)
+        """lp(m) = link(m) / df(m), 0 when df(m) = 0 (see the module docstring)."""
+        return self.link / self.df if self.df else 0.0
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from elquery.base import ElqueryError
@@ -23,6 +24,11 @@ class TagmeParams:
             raise ElqueryError(f"TAGME max_tokens must be at least 1, not {self.max_tokens}")
         if not 0 < self.epsilon <= 1:
             raise ElqueryError(f"TAGME epsilon must be in (0, 1], not {self.epsilon}")
-        for name in ("min_lp", "min_commonness", "tau", "rho_na"):
+        for name in ("min_commonness", "tau"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ElqueryError(f"TAGME {name} must be in [0, 1], not {getattr(self, name)}")
+        # lp = link / df exceeds 1 where df is counted over a smaller text than the links (§6),
+        # and ρ with it: their thresholds are any finite value >= 0
+        for name in ("min_lp", "rho_na"):
+            if not 0 <= getattr(self, name) < math.inf:
+                raise ElqueryError(f"TAGME {name} must be a finite number >= 0, not {getattr(self, name)}")

@@ -102,7 +102,7 @@ def test_link_probability_and_commonness_of_chosen_spans(linker: TagmeLinker, ex
         form = annotation.mention.text
         link = sum(expected_counts[form].values())
         df = sum(f" {form} " in text for text in abstracts)
-        assert spots[form].link_probability == pytest.approx(link / max(df, link))
+        assert spots[form].link_probability == pytest.approx(link / df)  # a chosen spot has df > 0
         entity_count = expected_counts[form][RESOURCE + annotation.entity[len("<dbpedia:"):-1]]
         assert annotation.commonness == pytest.approx(entity_count / link)
     assert spots["italy"].link_probability == pytest.approx(3 / 6)  # df > link: a true ratio
@@ -147,7 +147,14 @@ def _node(artefact: TagmeArtefact, entity: str) -> int:
     return node
 
 
-def test_british_airways_flights_to_rome(linker: TagmeLinker, artefact: TagmeArtefact) -> None:
+def _lp(form: str, expected_counts, abstracts) -> float:  # type: ignore[no-untyped-def]
+    """lp = link / df (methods.md §6), counted independently from the raw sample files."""
+    df = sum(f" {form} " in text for text in abstracts)
+    return sum(expected_counts[form].values()) / df if df else 0.0
+
+
+def test_british_airways_flights_to_rome(linker: TagmeLinker, artefact: TagmeArtefact, expected_counts,
+                                         abstracts) -> None:
     annotations = linker.annotate(QUERY)
     assert [(a.mention.text, a.mention.start, a.mention.end, a.entity) for a in annotations] == [
         ("british airways", 0, 2, "<dbpedia:British_Airways>"),
@@ -155,19 +162,23 @@ def test_british_airways_flights_to_rome(linker: TagmeLinker, artefact: TagmeArt
     ]
     rome, ba = _node(artefact, "<dbpedia:Rome>"), _node(artefact, "<dbpedia:British_Airways>")
     rel = Relatedness(artefact.graph).pair(rome, ba)
-    for annotation in annotations:  # lp = 1 for both spans: ρ = (1 + coherence) / 2
-        assert annotation.score == pytest.approx((1 + rel) / 2)
+    # ρ = (lp + coherence) / 2; on the sample, df comes from 98 abstracts while link counts come from
+    # all of Wikipedia, so lp far exceeds 1 (the build report says so)
+    lp = {form: _lp(form, expected_counts, abstracts) for form in ("british airways", "rome")}
+    assert lp["rome"] > lp["british airways"] > 1
+    for annotation in annotations:
+        assert annotation.score == pytest.approx((lp[annotation.mention.text] + rel) / 2)
     [interpretation] = linker.link(QUERY)
     assert interpretation.entities == {"<dbpedia:British_Airways>", "<dbpedia:Rome>"}
-    assert interpretation.score == pytest.approx((1 + rel) / 2)
+    assert interpretation.score == pytest.approx((lp["british airways"] + lp["rome"] + 2 * rel) / 4)
     result = linker.result(QUERY, "q1")
     assert result.tokens == tuple(QUERY.split())
-    assert [r.entity for r in result.ranking] == ["<dbpedia:British_Airways>", "<dbpedia:Rome>"]
+    assert [r.entity for r in result.ranking] == ["<dbpedia:Rome>", "<dbpedia:British_Airways>"]
 
 
 def test_parameter_effects(artefact_dir: Path) -> None:
-    assert TagmeLinker(artefact_dir, rho_na=1.0).link(QUERY) == []
-    assert TagmeLinker(artefact_dir, rho_na=1.0).annotate(QUERY) == []
+    assert TagmeLinker(artefact_dir, rho_na=1e6).link(QUERY) == []
+    assert TagmeLinker(artefact_dir, rho_na=1e6).annotate(QUERY) == []
     # tau = 1: only senses with commonness 1 can be chosen; Rome's is 0.9998
     assert [a.entity for a in TagmeLinker(artefact_dir, tau=1.0).annotate(QUERY)] == ["<dbpedia:British_Airways>"]
     # spans of one token: "british airways" is not parsed
@@ -181,10 +192,10 @@ def test_parameter_effects(artefact_dir: Path) -> None:
     assert TagmeLinker(artefact_dir, min_commonness=0.99999).annotate("rome") == []
 
 
-def test_single_token_query(linker: TagmeLinker) -> None:
+def test_single_token_query(linker: TagmeLinker, expected_counts, abstracts) -> None:
     [annotation] = linker.annotate("Rome")
     assert annotation.entity == "<dbpedia:Rome>"
-    assert annotation.score == pytest.approx(0.5)  # (lp + no coherence) / 2
+    assert annotation.score == pytest.approx(_lp("rome", expected_counts, abstracts) / 2)  # (lp + no coherence) / 2
     assert len(linker.link("Rome")) == 1
 
 
@@ -226,7 +237,7 @@ def test_output_formats(linker: TagmeLinker, tmp_path: Path, fmt: str) -> None:
     if fmt == "elq":
         assert lines[0].split("\t")[2:] == ["<dbpedia:British_Airways>", "<dbpedia:Rome>"] and lines[1] == "q2"
     elif fmt == "trec":
-        assert [line.split()[2] for line in lines] == ["<dbpedia:British_Airways>", "<dbpedia:Rome>"]
+        assert [line.split()[2] for line in lines] == ["<dbpedia:Rome>", "<dbpedia:British_Airways>"]
     else:
         records = [json.loads(line) for line in lines]
         assert len(records[0]["interpretations"]) == 1 and records[1]["interpretations"] == []
@@ -254,7 +265,7 @@ def test_batches_and_workers(linker: TagmeLinker, artefact_dir: Path) -> None:
     serial = list(linker.link_many(queries))
     assert [r.qid for r in serial] == ["q1", "q2", "q3"]
     assert list(TagmeLinker(artefact_dir).link_many(queries, workers=2)) == serial
-    assert [r.entity for r in linker.rank(QUERY)] == ["<dbpedia:British_Airways>", "<dbpedia:Rome>"]
+    assert [r.entity for r in linker.rank(QUERY)] == ["<dbpedia:Rome>", "<dbpedia:British_Airways>"]
     assert linker.describe() == ("TAGME (max_tokens=6, min_lp=0.001, min_commonness=0.001, tau=0.02, epsilon=0.3, "
                                  "rho_na=0.1)")
 
@@ -275,7 +286,7 @@ def test_link_cli(artefact_dir: Path, tmp_path: Path, fmt: str, capsys: pytest.C
                  for line in formatter(fmt, "elquery-tagme")(tagme.result(text, q))]
     assert run.read_text(encoding="utf-8").splitlines() == lines
     assert link_main(["link", "--method", "tagme", "--tagme", str(artefact_dir), QUERY,
-                      "--tagme-param", "rho_na=1"]) == 0
+                      "--tagme-param", "rho_na=1e6"]) == 0
     assert capsys.readouterr().out == "q1\n"
 
 

@@ -24,7 +24,7 @@ O = "http://dbpedia.org/ontology/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 
 ANCHORS = [("Alpha_1", "Alpha", 6), ("Alpha_Two", "alpha", 3), ("Alpha_2", "Alpha Two", 1), ("Beta", "Beta", 5),
-           ("Gamma", "Gamma Delta", 4), ("Delta", "delta", 3), ("Gamma_ray", "gamma", 2), ("Year", "1999", 5),
+           ("Gamma", "Gamma Delta", 4), ("Delta", "delta", 3), ("Gamma_ray", "gamma", 4), ("Year", "1999", 5),
            ("X", "x", 5), ("Long", "one two three four five six seven", 3), ("Six", "a b c d e f", 2),
            ("Springfield,_Illinois", "Springfield", 1)]
 LABELS = [("Alpha_1", "Alpha (letter)"), ("Alpha_2", "Alpha Two Corp"), ("Beta", "Beta"),
@@ -35,7 +35,8 @@ LINKS = ([(f"P{i}", "Alpha_2") for i in range(1, 5)] + [("P0", "Alpha_Two"), ("P
          + [(f"P{i}", "Beta") for i in range(5)] + [("Q0", "Beta"), ("Beta", "Beta")]
          + [(f"Q{i}", "Alpha_1") for i in range(5)])
 ABSTRACTS = ([f"Alpha {i} is a page about alpha, alpha and ALPHA." for i in range(22)]
-             + [f"The river delta {i}." for i in range(6)] + ["Beta: no phrase here counts."])
+             + [f"The river delta {i}." for i in range(6)] + ["Beta: no phrase here counts."]
+             + [f"The gamma delta {i} of Beta." for i in range(4)] + ["Beta again."])
 
 
 def _iri(title: str) -> str:
@@ -103,8 +104,13 @@ def test_dictionary_sources_and_filters(artefact: TagmeArtefact) -> None:
         assert artefact.dictionary.form(dropped) is None, dropped
     stats = artefact.dictionary.form("alpha")
     assert (stats.link, stats.df, stats.link_probability) == (10, 22, pytest.approx(10 / 22))
-    assert artefact.dictionary.form("beta").link_probability == 1.0  # df 0: lp capped at 1
-    assert artefact.dictionary.form("delta").link_probability == 0.5
+    assert artefact.dictionary.form("beta").link_probability == 6 / 6
+    assert artefact.dictionary.form("delta").link_probability == 3 / 10  # 6 river + 4 gamma delta abstracts
+    # a form in no abstract has lp 0 (methods.md §6), never 1
+    assert artefact.dictionary.form("a b c d e f").df == 0
+    assert artefact.dictionary.form("a b c d e f").link_probability == 0.0
+    # "a b c d e f", "alpha two" and "springfield" are linked twice and in no abstract
+    assert artefact.meta["forms_df_below_link"] == 3
     assert artefact.meta["abstracts"] == len(ABSTRACTS)
 
 
@@ -184,7 +190,7 @@ def test_pruning(artefact_dir: Path) -> None:
 
 def test_containment_and_overlap(artefact_dir: Path) -> None:
     linker = TagmeLinker(artefact_dir)
-    # "delta" (lp 0.5) lies in "gamma delta" (lp 1): dropped; "gamma" (lp 1, not lower) stays
+    # "delta" (lp 3/10) lies in "gamma delta" (lp 4/4): dropped; "gamma" (lp 4/4, not lower) stays
     spots = linker.spots(["gamma", "delta"])
     assert [(s.mention.text, s.link_probability) for s in spots] == [("gamma", 1.0), ("gamma delta", 1.0)]
     annotations = linker.annotate("gamma delta")
