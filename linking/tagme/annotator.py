@@ -142,8 +142,11 @@ class TagmeLinker:
     def prune(self, choices: list[SpotChoice], related: QueryRelatedness) -> list[ScoredMention]:
         """Pruning: (mention, entity, ρ) of the choices with ρ >= rho_na, by span."""
         kept = []
+        chosen = {c.sense.node for c in choices}
         for choice in choices:
-            others = [related.rel(choice.sense.node, c.sense.node) for c in choices if c is not choice]
+            # coherence: mean rel to the distinct other chosen entities, E(T) - {e} (ECIR'16 Eq. 7):
+            # the same entity chosen for a nested spot does not vote for itself
+            others = [related.rel(choice.sense.node, node) for node in sorted(chosen - {choice.sense.node})]
             coherence = sum(others) / len(others) if others else 0.0
             rho = (choice.spot.link_probability + coherence) / 2
             if rho >= self.params.rho_na:

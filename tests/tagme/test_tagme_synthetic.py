@@ -234,3 +234,23 @@ def test_index_cli(dumps: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_top_share() -> None:
     assert [top_share(n, 0.3) for n in (1, 2, 3, 4, 5, 10)] == [1, 1, 1, 1, 2, 3]
     assert top_share(7, 1.0) == 7
+
+
+def test_coherence_averages_over_the_distinct_other_entities(artefact_dir: Path) -> None:
+    """Two nested spots chose entity 1, one spot entity 2, rel(1, 2) = 0.4: the coherence of
+    entity 1 is rel(1, 2) = 0.4 (E(T) - {e} = {2}), not the mean of rel(1, 1) = 1 and 0.4."""
+    from elquery.indexing.tagme.store import Sense
+    from elquery.linking.tagme.annotator import Spot, SpotChoice
+    from elquery.linking.types import Mention
+
+    class Related:
+        def rel(self, a: int, b: int) -> float:
+            return 1.0 if a == b else 0.4
+
+    one, two = Sense("<dbpedia:One>", 1, 5, 1.0), Sense("<dbpedia:Two>", 2, 5, 1.0)
+    choices = [SpotChoice(Spot(Mention("a b", 0, 2), 0.5, (one,)), one, 0.0),
+               SpotChoice(Spot(Mention("a", 0, 1), 0.5, (one,)), one, 0.0),
+               SpotChoice(Spot(Mention("c", 2, 3), 0.5, (two,)), two, 0.0)]
+    kept = TagmeLinker(artefact_dir, rho_na=0.0).prune(choices, Related())  # type: ignore[arg-type]
+    assert [(t.mention.text, t.score) for t in kept] == [("a", pytest.approx(0.45)), ("a b", pytest.approx(0.45)),
+                                                        ("c", pytest.approx(0.45))]
