@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from math import fsum
 
+from elquery.linking.methods import rank_entities
 from elquery.linking.types import Interpretation, ScoredMention
 
 
@@ -79,8 +80,14 @@ def gif(triples: Iterable[ScoredMention], threshold: float) -> list[Interpretati
     return distinct(interpretation(group) for group in create_interpretations(kept))
 
 
-def top_ranked(triples: Iterable[ScoredMention]) -> list[Interpretation]:
-    """TopRanked baseline (methods.md §5): one interpretation holding the top-ranked triple's
-    entity (in :func:`triple_order`), or [] without candidates."""
-    best = min(triples, key=triple_order, default=None)
-    return [] if best is None else [interpretation([best])]
+def top_ranked(method: str, triples: Iterable[ScoredMention]) -> list[Interpretation]:
+    """TopRanked baseline (methods.md §5): one interpretation holding the top entity of the
+    method's semantic-mapping ranking (:func:`~elquery.linking.methods.rank_entities`, so Eq. 11's
+    longest spans for CMNS) with the mention of its best triple, or [] without candidates."""
+    triples = list(triples)
+    ranking = rank_entities(method, triples)
+    if not ranking:
+        return []
+    top = ranking[0]
+    best = next(t for t in triples if t.entity == top.entity and t.mention == top.mention and t.score == top.score)
+    return [interpretation([best])]

@@ -181,7 +181,7 @@ class Linker:
             candidates = [c for c in candidates if c.entity in mlm_scores]
         scored = methods.score(config.method, candidates, mlm_scores)
         ranking = methods.rank_entities(config.method, scored)
-        interpretations = top_ranked(scored) if config.top_ranked else gif(scored, config.s)
+        interpretations = top_ranked(config.method, scored) if config.top_ranked else gif(scored, config.s)
         return LinkResult(qid, query, tuple(tokens), tuple(scored), tuple(interpretations), tuple(ranking))
 
     def link(self, query: str) -> list[Interpretation]:

@@ -102,7 +102,7 @@ def find_interpretations(spec: MethodSpec, setting: Setting, result: LinkResult
     if spec.finder == GIF:
         assert setting.s is not None
         return gif(result.scored, setting.s)
-    return top_ranked(result.scored)
+    return top_ranked(spec.method, result.scored)
 
 
 def _mention(data: Mapping[str, Any]) -> Mention:
