@@ -55,8 +55,13 @@ def create_interpretations(ordered: Iterable[ScoredMention]) -> list[list[Scored
 
 
 def interpretation(members: Iterable[ScoredMention]) -> Interpretation:
-    """An interpretation of ``members`` (ordered by span) scored by the mean member score."""
-    annotations = tuple(sorted(members, key=lambda t: (t.mention.start, t.mention.end, t.entity)))
+    """An interpretation of ``members`` (ordered by span) scored by the mean member score. An
+    interpretation is a set of entities: an entity named by several disjoint spans keeps only its
+    best annotation (first in :func:`triple_order`), counted once in the mean."""
+    best: dict[str, ScoredMention] = {}
+    for triple in sorted(members, key=triple_order):
+        best.setdefault(triple.entity, triple)
+    annotations = tuple(sorted(best.values(), key=lambda t: (t.mention.start, t.mention.end, t.entity)))
     return Interpretation(annotations, fsum(t.score for t in annotations) / len(annotations))
 
 

@@ -127,3 +127,13 @@ def test_top_ranked_over_cmns_is_the_top_of_eq_11() -> None:
     triples = [triple(0, 3, "NY_pizza", 0.9), triple(2, 3, "Pizza", 1.0), triple(3, 4, "Manhattan", 1.0)]
     [only] = top_ranked("cmns", triples)
     assert only.entities == {"NY_pizza"} and only.annotations[0].mention.length == 3
+
+
+def test_an_interpretation_never_holds_an_entity_twice() -> None:
+    """Two disjoint spans naming one entity: the best-scoring annotation stays, and the mean counts
+    the entity once: (0.8 + 0.6) / 2, not (0.8 + 0.6 + 0.4) / 3."""
+    tokens = ["nyc", "and", "new", "york", "pizza"]
+    triples = [triple(0, 1, "NYC", 0.8, tokens), triple(2, 4, "NYC", 0.4, tokens), triple(4, 5, "Pizza", 0.6, tokens)]
+    [only] = gif(triples, 0.0)
+    assert [(a.entity, a.mention.start) for a in only.annotations] == [("NYC", 0), ("Pizza", 4)]
+    assert only.score == pytest.approx(0.7)
