@@ -7,7 +7,10 @@ The score of entity e for query q is the normalized query likelihood of Eq. 16,
 with P(t|theta_e) the model's mixture of smoothed field language models (MLM, Eq. 12-13), plus
 log P(e) when an :class:`EntityPrior` is given (uniform by default: nothing added). Query text is
 analyzed with the index's own analyzer; terms absent from the collection are skipped, but count in
-|q|. The reported score is exp(log score), a likelihood ratio comparable across queries.
+|q|. The reported score is exp(log score), a likelihood ratio comparable across queries. A query
+with no term in the collection (|q| = 0 after analysis: empty or stop words only; or unknown
+terms only) is no evidence for any entity: its log score is -inf and its score 0, so it never
+outranks a query with content (docs/methods.md §4).
 
 This is the linking hot path: the candidates' term frequencies are read in Java by advancing
 each query term's postings over the sorted candidate docids (``retrieval/java``).
@@ -111,7 +114,11 @@ class EntityScorer:
             result = lucene.score(self.index.leaf, "\n".join(request))
             scores = np.empty(len(docids), dtype=np.float64)
             scores[order] = result.scores
-        if self.prior is not None:
+        if result.known_terms == 0:
+            # no query term is in the collection (an empty, stopword-only or unknown query): the
+            # query is no evidence for any entity, so Eq. 16 is defined as log score -inf, score 0
+            scores[:] = -math.inf
+        elif self.prior is not None:
             scores += self.prior.log_weights[docids]
         return lucene.Scores(result.known_terms, scores)
 
