@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from elquery.indexing.surface_forms import SurfaceFormStore
     from elquery.linking.linker import Linker
-    from elquery.linking.mentions import query_tokens
+    from elquery.indexing.normalize import query_tokens
 
     if args.index is None:
         args.work.mkdir(parents=True, exist_ok=True)

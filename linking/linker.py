@@ -35,7 +35,8 @@ from typing import Protocol
 from elquery.base import ElqueryError
 from elquery.linking import batch, methods
 from elquery.linking.gif import gif, top_ranked
-from elquery.linking.mentions import FormEntityLike, detect, query_tokens
+from elquery.indexing.normalize import tokenize
+from elquery.linking.mentions import FormEntityLike, detect
 from elquery.linking.types import Interpretation, LinkResult, MappedEntity
 
 DEFAULT_METHOD = "mlmcg"
@@ -172,7 +173,8 @@ class Linker:
     def result(self, query: str, qid: str = "") -> LinkResult:
         """Mentions, scored candidates, interpretations and ranking of one query."""
         config = self.config
-        tokens = query_tokens(query)
+        normalized = tokenize(query)
+        tokens = [t.text for t in normalized]
         candidates = detect(tokens, self._matcher.lookup_spans(tokens), config.c, config.whitelist)
         mlm_scores: Mapping[str, float] = {}
         if self._scorer is not None:
@@ -182,7 +184,8 @@ class Linker:
         scored = methods.score(config.method, candidates, mlm_scores)
         ranking = methods.rank_entities(config.method, scored)
         interpretations = top_ranked(config.method, scored) if config.top_ranked else gif(scored, config.s)
-        return LinkResult(qid, query, tuple(tokens), tuple(scored), tuple(interpretations), tuple(ranking))
+        return LinkResult(qid, query, tuple(tokens), tuple(scored), tuple(interpretations), tuple(ranking),
+                          tuple((t.start, t.end) for t in normalized))
 
     def link(self, query: str) -> list[Interpretation]:
         """Interpretation finding (methods.md §1): the query's interpretations, best first."""

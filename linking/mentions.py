@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Protocol
 
 from elquery.base import ElqueryError
-from elquery.indexing.normalize import normalize
 from elquery.indexing.ntriples import entity_id
 from elquery.indexing.surface_forms.store import KB
 from elquery.linking.types import Candidate, Mention
@@ -30,11 +29,6 @@ class FormEntityLike(Protocol):
     entity: str
     commonness: float
     sources: tuple[str, ...]
-
-
-def query_tokens(query: str) -> list[str]:
-    """The normalized query's tokens (methods.md §3)."""
-    return normalize(query).split()
 
 
 def detect(

@@ -4,8 +4,9 @@
 * ``elq``: one line per interpretation ``qid<TAB>score<TAB>entity<TAB>...`` (entities in mention
   order) and a bare ``qid`` line for a query with none, the format of ``qrels-elq.txt``;
 * ``trec``: ``qid Q0 entity rank score tag`` lines of the semantic-mapping ranking (methods.md §1);
-* ``jsonl``: one JSON object per query with its tokens, scored mentions, interpretations and
-  ranking.
+* ``jsonl``: one JSON object per query with its tokens (and their character offsets), scored
+  mentions, interpretations and ranking; a mention gives its token span (``start``, ``end``) and
+  its character span in the query (``char_start``, ``char_end``).
 """
 
 from __future__ import annotations
@@ -46,35 +47,42 @@ def trec_lines(result: LinkResult, tag: str) -> Iterator[str]:
         yield line.rstrip("\n")
 
 
-def _mention(mention: Mention) -> dict[str, Any]:
-    return {"text": mention.text, "start": mention.start, "end": mention.end}
+def _mention(result: LinkResult, mention: Mention) -> dict[str, Any]:
+    """Token span ``[start, end)`` and character span ``[char_start, char_end)`` in the query."""
+    char_start, char_end = result.char_span(mention)
+    return {"text": mention.text, "start": mention.start, "end": mention.end,
+            "char_start": char_start, "char_end": char_end}
 
 
-def _annotation(triple: ScoredMention) -> dict[str, Any]:
-    return {"mention": _mention(triple.mention), "entity": triple.entity, "score": triple.score,
+def _annotation(result: LinkResult, triple: ScoredMention) -> dict[str, Any]:
+    return {"mention": _mention(result, triple.mention), "entity": triple.entity, "score": triple.score,
             "commonness": triple.commonness}
 
 
-def _interpretation(interpretation: Interpretation) -> dict[str, Any]:
-    return {"score": interpretation.score, "annotations": [_annotation(a) for a in interpretation.annotations]}
+def _interpretation(result: LinkResult, interpretation: Interpretation) -> dict[str, Any]:
+    return {"score": interpretation.score,
+            "annotations": [_annotation(result, a) for a in interpretation.annotations]}
 
 
-def _ranked(ranked: MappedEntity) -> dict[str, Any]:
-    return {"entity": ranked.entity, "score": ranked.score, "mention": _mention(ranked.mention)}
+def _ranked(result: LinkResult, ranked: MappedEntity) -> dict[str, Any]:
+    return {"entity": ranked.entity, "score": ranked.score, "mention": _mention(result, ranked.mention)}
+
+
+def jsonl_record(result: LinkResult) -> dict[str, Any]:
+    """The JSONL record of one query (docs/formats.md), also the service's answer."""
+    return {
+        "qid": result.qid,
+        "query": result.query,
+        "tokens": list(result.tokens),
+        "offsets": [list(span) for span in result.offsets],
+        "mentions": [_annotation(result, t) for t in result.scored],
+        "interpretations": [_interpretation(result, i) for i in result.interpretations],
+        "ranking": [_ranked(result, r) for r in result.ranking],
+    }
 
 
 def jsonl_lines(result: LinkResult) -> Iterator[str]:
-    yield json.dumps(
-        {
-            "qid": result.qid,
-            "query": result.query,
-            "tokens": list(result.tokens),
-            "mentions": [_annotation(t) for t in result.scored],
-            "interpretations": [_interpretation(i) for i in result.interpretations],
-            "ranking": [_ranked(r) for r in result.ranking],
-        },
-        ensure_ascii=False,
-    )
+    yield json.dumps(jsonl_record(result), ensure_ascii=False)
 
 
 def formatter(fmt: str, tag: str) -> Callable[[LinkResult], Iterator[str]]:

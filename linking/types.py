@@ -84,9 +84,9 @@ class MappedEntity:
 
 @dataclass(frozen=True)
 class LinkResult:
-    """Everything linking computed for one query: its normalized ``tokens``, the scored
-    candidates (``scored``, the input of interpretation finding), the ``interpretations`` (IF)
-    and the entity ``ranking`` (SM)."""
+    """Everything linking computed for one query: its normalized ``tokens`` (with their character
+    ``offsets`` in ``query``), the scored candidates (``scored``, the input of interpretation
+    finding), the ``interpretations`` (IF) and the entity ``ranking`` (SM)."""
 
     qid: str
     query: str
@@ -94,3 +94,10 @@ class LinkResult:
     scored: tuple[ScoredMention, ...]
     interpretations: tuple[Interpretation, ...]
     ranking: tuple[MappedEntity, ...]
+    offsets: tuple[tuple[int, int], ...]
+    """Per token, its character span ``[start, end)`` in ``query`` (:func:`elquery.indexing.normalize.tokenize`)."""
+
+    def char_span(self, mention: Mention) -> tuple[int, int]:
+        """The character offsets ``[start, end)`` of a mention in the original query text:
+        ``query[start:end]`` is what the user typed for it."""
+        return self.offsets[mention.start][0], self.offsets[mention.end - 1][1]

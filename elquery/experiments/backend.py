@@ -16,7 +16,8 @@ from elquery.indexing.surface_forms.store import SurfaceFormStore
 from elquery.experiments.config import TAGME, ExperimentConfig
 from elquery.experiments.sweep import Progress, file_identity
 from elquery.linking.linker import Linker
-from elquery.linking.mentions import detect, query_tokens, read_whitelist
+from elquery.indexing.normalize import query_tokens
+from elquery.linking.mentions import detect, read_whitelist
 from elquery.linking.methods import uses_mlm
 from elquery.linking.tagme import TagmeLinker
 from elquery.linking.types import Candidate, LinkResult

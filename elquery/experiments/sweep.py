@@ -114,7 +114,8 @@ def _link_result(record: Mapping[str, Any]) -> LinkResult:
                    for t in record["mentions"])
     ranking = tuple(MappedEntity(r["entity"], r["score"], _mention(r["mention"]))
                     for r in record["ranking"])
-    return LinkResult(record["qid"], record["query"], tuple(record["tokens"]), scored, (), ranking)
+    return LinkResult(record["qid"], record["query"], tuple(record["tokens"]), scored, (), ranking,
+                      tuple((start, end) for start, end in record["offsets"]))
 
 
 class RunStore:

@@ -6,6 +6,7 @@ Build with ``build_store(out, BuildOptions(...))`` (or ``elquery index surface-f
 """
 
 from elquery.indexing.surface_forms.build import BuildOptions, BuildReport, build_store
-from elquery.indexing.surface_forms.store import Alias, FormEntity, SurfaceFormStore, query_tokens
+from elquery.indexing.normalize import query_tokens
+from elquery.indexing.surface_forms.store import Alias, FormEntity, SurfaceFormStore
 
 __all__ = ["Alias", "BuildOptions", "BuildReport", "FormEntity", "SurfaceFormStore", "build_store", "query_tokens"]

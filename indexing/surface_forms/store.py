@@ -127,11 +127,6 @@ def _find(blob: bytes, entity: str) -> tuple[int, float, tuple[str, ...]] | None
     return values[at + 1], _commonness(values[at + 1], values[0]), _SOURCES[values[at + 2]]
 
 
-def query_tokens(text: str) -> list[str]:
-    """The normalized query tokens (methods.md §3) whose spans ``lookup_spans`` looks up."""
-    return normalize(text).split()
-
-
 class SurfaceFormStore:
     """Read-only access to a surface-form store built by ``build_store``."""
 

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from elquery.base import ElqueryError
-from elquery.indexing.normalize import normalize
+from elquery.indexing.normalize import query_tokens, tokenize
 from elquery.indexing.tagme.artefact import TagmeArtefact
 from elquery.indexing.tagme.store import Sense
 from elquery.linking import batch
@@ -163,7 +163,7 @@ class TagmeLinker:
 
     def annotate(self, query: str) -> list[ScoredMention]:
         """TAGME's annotations of a query (methods.md §3 normalization), by span; they may overlap."""
-        return self.annotate_tokens(normalize(query).split())
+        return self.annotate_tokens(query_tokens(query))
 
     @staticmethod
     def interpretations(annotations: list[ScoredMention]) -> list[Interpretation]:
@@ -181,10 +181,11 @@ class TagmeLinker:
     def result(self, query: str, qid: str = "") -> LinkResult:
         """Everything ``elquery link`` writes for one query: the annotations as scored mentions,
         the single interpretation, and the annotated entities ranked by ρ (semantic mapping)."""
-        tokens = normalize(query).split()
-        annotations = self.annotate_tokens(tokens)
-        return LinkResult(qid, query, tuple(tokens), tuple(annotations),
-                          tuple(self.interpretations(annotations)), tuple(rank_entities("tagme", annotations)))
+        normalized = tokenize(query)
+        annotations = self.annotate_tokens([t.text for t in normalized])
+        return LinkResult(qid, query, tuple(t.text for t in normalized), tuple(annotations),
+                          tuple(self.interpretations(annotations)), tuple(rank_entities("tagme", annotations)),
+                          tuple((t.start, t.end) for t in normalized))
 
     def rank(self, query: str) -> list[MappedEntity]:
         """Semantic mapping: the annotated entities by ρ, each with its best mention."""

@@ -64,7 +64,7 @@ class FakeBackend:
             scored = tuple(t for t in self.triples(method, qid) if c is None or t.commonness >= c)
             progress(1)
             yield LinkResult(qid, query, ("alpha", "beta"), scored, (),
-                             tuple(rank_entities(method, scored)))
+                             tuple(rank_entities(method, scored)), ((0, 5), (6, 10)))
 
     def candidates(self, queries: Mapping[str, str], progress) -> Iterable[tuple[str, list[Candidate]]]:
         self.detected += 1

@@ -178,3 +178,28 @@ def test_linker_closes_what_it_opened(demo_artefacts: tuple[Path, Path]) -> None
         assert entity_sets(linker.link("jacksonville fl")) == [{"<dbpedia:Jacksonville,_Florida>", "<dbpedia:Florida>"}]
     with pytest.raises(sqlite3.ProgrammingError):
         linker.link("jacksonville fl")
+
+
+def test_full_width_and_decomposed_text_match_like_plain_text(demo: tuple[Path, Path]) -> None:
+    """One normalization (NFKC, then casefold) for the store and the query."""
+    with Linker(*demo, gif_threshold=0.0) as linker:
+        plain = {i.entities for i in linker.link("new york pizza manhattan")}
+        assert {i.entities for i in linker.link("ＮＥＷ ＹＯＲＫ ｐｉｚｚａ Ｍａｎｈａｔｔａｎ")} == plain
+
+
+@pytest.mark.parametrize("query", ["NEW-YORK  pizza, in Manhattan!!", "manhattan manhattan",
+                                   "Ｍａｎｈａｔｔａｎ — new york", "the music man (1962)"])
+def test_mentions_carry_character_offsets_into_the_query(demo: tuple[Path, Path], query: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from elquery.indexing.normalize import normalize
+
+    with Linker(*demo, gif_threshold=0.0) as linker:
+        result = linker.result(query)
+    assert result.scored
+    for triple in result.scored:
+        start, end = result.char_span(triple.mention)
+        assert normalize(query[start:end]) == triple.mention.text
+    assert elquery(["link", query, "--format", "jsonl", "--gif-threshold", "0"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    for mention in [m["mention"] for m in record["mentions"]]:
+        assert normalize(query[mention["char_start"]:mention["char_end"]]) == mention["text"]

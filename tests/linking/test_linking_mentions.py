@@ -8,7 +8,8 @@ import pytest
 
 from elquery.base import ElqueryError
 from elquery.indexing.surface_forms.store import FormEntity
-from elquery.linking.mentions import detect, query_tokens, read_whitelist
+from elquery.indexing.normalize import normalize, query_tokens, tokenize
+from elquery.linking.mentions import detect, read_whitelist
 from elquery.linking.types import Mention
 
 
@@ -64,3 +65,31 @@ def test_read_whitelist(tmp_path: Path) -> None:
         read_whitelist(path)
     with pytest.raises(ElqueryError, match="not found"):
         read_whitelist(tmp_path / "missing.txt")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Cafe\u0301 Ｍｕｓｉｃ", "café music"),       # NFD accent and full-width letters: NFKC first
+    ("Café Music", "café music"),
+    ("ﬁsh №5 ½", "fish no5 1 2"),               # ligature, numero sign, vulgar fraction (NFKC)
+    ("STRASSE Straße", "strasse strasse"),       # casefold after NFKC
+    ("東京 タワー", "東京 タワー"),
+    ("ｶﾀｶﾅ", "カタカナ"),                          # half-width katakana
+])
+def test_normalization_applies_nfkc_before_casefolding(text: str, expected: str) -> None:
+    assert normalize(text) == expected
+    assert [t.text for t in tokenize(text)] == expected.split()
+
+
+@pytest.mark.parametrize("query", [
+    "New-York pizza, Manhattan!", "new york new york", "Cafe\u0301 de Flore", "ＮＹＣ  subway",
+    "東京 タワー (Tokyo)", "Москва — Санкт-Петербург", "ﬁsh & chips", "  leading and trailing  ",
+    "l'été à Paris", "½ marathon",
+])
+def test_token_offsets_point_into_the_original_text(query: str) -> None:
+    """Independent check: each token's character span, normalized on its own, is the token."""
+    tokens = tokenize(query)
+    assert [t.text for t in tokens] == query_tokens(query)
+    for token in tokens:
+        assert 0 <= token.start < token.end <= len(query)
+        assert token.text in normalize(query[token.start:token.end]).split()
+    assert [t.start for t in tokens] == sorted(t.start for t in tokens)

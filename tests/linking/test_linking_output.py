@@ -17,8 +17,9 @@ MANHATTAN = ScoredMention(Mention("manhattan", 3, 4), "<dbpedia:Manhattan>", 12.
 RESULTS = [
     LinkResult("q1", "New York pizza Manhattan", ("new", "york", "pizza", "manhattan"), (NYC, PIZZA, MANHATTAN),
                (interpretation([MANHATTAN, NYC]), interpretation([PIZZA, MANHATTAN])),
-               (MappedEntity(NYC.entity, 24.0, NYC.mention), MappedEntity(MANHATTAN.entity, 12.5, MANHATTAN.mention))),
-    LinkResult("q2", "forearm braces", ("forearm", "braces"), (), (), ()),
+               (MappedEntity(NYC.entity, 24.0, NYC.mention), MappedEntity(MANHATTAN.entity, 12.5, MANHATTAN.mention)),
+               ((0, 3), (4, 8), (9, 14), (15, 24))),
+    LinkResult("q2", "forearm braces", ("forearm", "braces"), (), (), (), ((0, 7), (8, 14))),
 ]
 
 
@@ -47,13 +48,16 @@ def test_jsonl(tmp_path: Path) -> None:
     write_results(RESULTS, out, "jsonl", "tag")
     first, second = (json.loads(line) for line in out.read_text().splitlines())
     assert first["tokens"] == ["new", "york", "pizza", "manhattan"]
-    assert first["mentions"][0] == {"mention": {"text": "new york", "start": 0, "end": 2},
+    assert first["offsets"] == [[0, 3], [4, 8], [9, 14], [15, 24]]
+    assert first["mentions"][0] == {"mention": {"text": "new york", "start": 0, "end": 2, "char_start": 0, "char_end": 8},
                                     "entity": "<dbpedia:New_York_City>", "score": 24.0, "commonness": 0.6}
     assert first["interpretations"][0]["score"] == 18.25
     assert [a["entity"] for a in first["interpretations"][1]["annotations"]] == [PIZZA.entity, MANHATTAN.entity]
     assert first["ranking"][1] == {"entity": "<dbpedia:Manhattan>", "score": 12.5,
-                                   "mention": {"text": "manhattan", "start": 3, "end": 4}}
-    assert second == {"qid": "q2", "query": "forearm braces", "tokens": ["forearm", "braces"], "mentions": [],
+                                   "mention": {"text": "manhattan", "start": 3, "end": 4, "char_start": 15,
+                                               "char_end": 24}}
+    assert second == {"qid": "q2", "query": "forearm braces", "tokens": ["forearm", "braces"],
+                      "offsets": [[0, 7], [8, 14]], "mentions": [],
                       "interpretations": [], "ranking": []}
 
 
