@@ -103,14 +103,15 @@ class EntityIndex:
             raise ElqueryError(f"unknown field {field!r}; fields are {', '.join(FIELDS)}")
 
     def lengths(self, field: str) -> np.ndarray:
-        """|e_f| for every docid (int32), exact; rebuilt from doc values if the cache is missing."""
+        """|e_f| for every docid (int32), exact: the ``.npy`` file the build wrote (memory-mapped),
+        or, if it is missing, read from the doc values into memory. Opening an index never writes
+        into it (it may be read-only or shared)."""
         self._check_field(field)
         cached = self._lengths.get(field)
         if cached is None:
             path = self.path / length_file(field)
-            if not path.is_file():
-                np.save(path, self._lengths_from_doc_values(field))
-            cached = self._lengths[field] = np.load(path, mmap_mode="r")
+            loaded = np.load(path, mmap_mode="r") if path.is_file() else self._lengths_from_doc_values(field)
+            cached = self._lengths[field] = loaded
         return cached
 
     def _lengths_from_doc_values(self, field: str) -> np.ndarray:

@@ -616,3 +616,29 @@ def test_threads_1_and_2_give_identical_indexes(
         for entity in sample_index.entity_ids:
             assert single.document(entity) == sample_index.document(entity), entity
     shutil.rmtree(out)
+
+
+def test_opening_a_read_only_index_writes_nothing(sample_index_path: Path, sample_index: EntityIndex,
+                                                  tmp_path: Path) -> None:
+    """A shared or packaged index may be read-only: without its length caches, the lengths come
+    from the doc values, kept in memory, and nothing is written into the index directory."""
+    import shutil
+    import stat
+
+    from elquery.indexing.index_format import length_file
+
+    copy = tmp_path / "index"
+    shutil.copytree(sample_index_path, copy)
+    for field in ("names", "content"):
+        (copy / length_file(field)).unlink()
+    before = sorted(p.name for p in copy.iterdir())
+    for path in [copy, *copy.iterdir()]:
+        path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    try:
+        with EntityIndex(copy) as index:
+            for field in ("names", "content"):
+                assert index.lengths(field).tolist() == sample_index.lengths(field).tolist()
+        assert sorted(p.name for p in copy.iterdir()) == before
+    finally:
+        for path in [copy, *copy.iterdir()]:
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)
