@@ -5,8 +5,10 @@ c only, so the scored (mention, entity, score) triples are computed once per que
 (method, c) and cached on disk; every score threshold s (GIF's s of §5, TAGME's rho_NA of §6)
 and TopRanked are then cheap passes over the cached triples. A cache entry and a run file are
 named by a hash of everything they depend on: the identity (path, size, modification time) of the
-artefacts the method reads, the queries, the method and its parameters; re-running an experiment
-reuses the entries whose inputs did not change.
+artefacts the method reads, the queries, the method and its parameters, and the code that
+computes them (:func:`code_version`: the package version and the source of the normalization,
+artefact-reading, retrieval and linking modules); re-running an experiment reuses the entries
+whose inputs did not change, and a fix in the code never reuses results of the code before it.
 
 Layout under the output folder: ``cache/<method>-c<c>.<hash>.jsonl`` (scored triples and
 semantic-mapping ranking per query, in the ``jsonl`` run format of ``elquery link``) and
@@ -19,6 +21,8 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -86,9 +90,34 @@ def file_identity(path: Path) -> list[Any]:
     return [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in files]
 
 
+def code_sources() -> list[Path]:
+    """The source files whose code decides scored triples and runs: normalization, the readers of
+    the artefacts, retrieval (with its Java helper) and linking."""
+    import elquery.indexing
+    import elquery.linking
+    import elquery.retrieval
+
+    indexing = Path(elquery.indexing.__file__).parent
+    files = [indexing / "normalize.py", indexing / "entity_index.py", indexing / "surface_forms" / "store.py",
+             *sorted((indexing / "tagme").glob("*.py"))]
+    for package in (elquery.retrieval, elquery.linking):
+        root = Path(package.__file__).parent
+        files += sorted(root.rglob("*.py")) + sorted(root.rglob("*.jar"))
+    return files
+
+
+@cache
+def code_version() -> str:
+    """The elquery version and a hash of :func:`code_sources`, part of every cache key."""
+    hasher = hashlib.sha256()
+    for path in code_sources():
+        hasher.update(path.name.encode() + b"\0" + path.read_bytes())
+    return f"{metadata.version('elquery')}+{hasher.hexdigest()[:16]}"
+
+
 def digest(*parts: Any) -> str:
-    """A short hex hash of JSON-serializable parts."""
-    text = json.dumps([CACHE_VERSION, *parts], sort_keys=True, ensure_ascii=False)
+    """A short hex hash of JSON-serializable parts and the :func:`code_version`."""
+    text = json.dumps([CACHE_VERSION, code_version(), *parts], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 

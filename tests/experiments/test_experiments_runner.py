@@ -219,3 +219,18 @@ def test_config_errors_name_the_key(setting: Path, tmp_path: Path, capsys) -> No
     setting.write_text(CONFIG.replace('baseline = "MLM"', 'baseline = "BM25"'))
     with pytest.raises(Exception, match=r"semantic_mapping\.baseline: 'BM25' is not a method label"):
         load_config(setting)
+
+
+def test_changed_code_never_reuses_cached_results(setting: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cache keys cover the code: after a change to a scoring module, everything is recomputed."""
+    from elquery.experiments import sweep
+
+    sources = {f"{p.parent.name}/{p.name}" for p in sweep.code_sources()}
+    assert {"linking/methods.py", "linking/gif.py", "retrieval/scoring.py", "indexing/normalize.py"} <= sources
+    out = tmp_path / "out"
+    run_experiment(setting, out, backend=FakeBackend(), progress=False)
+    monkeypatch.setattr(sweep, "code_version", lambda: "0.1.0+a-fixed-scorer")
+    after_fix = FakeBackend()
+    run_experiment(setting, out, backend=after_fix, progress=False)
+    assert sorted(after_fix.linked) == [("cmns", 0.0, 12), ("cmns", 0.1, 12), ("cmns", 0.5, 12), ("mlm", 0.0, 12)]
