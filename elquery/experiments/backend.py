@@ -4,12 +4,14 @@ store for mention detection (§3), over the artefacts an experiment description 
 
 TAGME runs with rho_NA = 0, so its annotations keep their rho and the sweep applies each rho_NA
 threshold afterwards (pruning is the last step of TAGME, so this equals running it with that
-threshold). TAGME ignores the whitelist.
+threshold). With a whitelist, TAGME's annotations are post-filtered with it (the entities not
+listed are dropped, as the ECIR'16 comparison does), so TAGME and GIF see the same entities.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from elquery.indexing.surface_forms.store import SurfaceFormStore
@@ -34,10 +36,10 @@ class LinkerBackend:
     def identity(self, method: str) -> Any:
         """The artefacts ``method`` reads (``"candidates"``: mention detection)."""
         config = self.config
+        whitelist = None if config.whitelist is None else file_identity(config.whitelist)
         if method == TAGME:
             assert config.tagme is not None
-            return {"tagme": file_identity(config.tagme)}
-        whitelist = None if config.whitelist is None else file_identity(config.whitelist)
+            return {"tagme": file_identity(config.tagme), "whitelist": whitelist}
         identity = {"surface_forms": file_identity(config.surface_forms), "whitelist": whitelist}
         if method != "candidates" and uses_mlm(method):
             identity["index"] = file_identity(config.index)
@@ -48,11 +50,19 @@ class LinkerBackend:
         if method == TAGME:
             assert self.config.tagme is not None
             with TagmeLinker(self.config.tagme, rho_na=0.0) as tagme:
-                yield from self._results(tagme.link_many(queries.items(), workers=self.workers), progress)
+                results = tagme.link_many(queries.items(), workers=self.workers)
+                yield from self._results((self._whitelisted(r) for r in results), progress)
             return
         linker = Linker(self.config.index if uses_mlm(method) else None, self.config.surface_forms,
                         method, commonness_threshold=commonness_threshold, whitelist=self.whitelist)
         yield from self._results(linker.link_many(queries.items(), workers=self.workers), progress)
+
+    def _whitelisted(self, result: LinkResult) -> LinkResult:
+        """TAGME's annotations and ranking restricted to the whitelist (all of them without one)."""
+        if self.whitelist is None:
+            return result
+        return replace(result, scored=tuple(t for t in result.scored if t.entity in self.whitelist),
+                       interpretations=(), ranking=tuple(r for r in result.ranking if r.entity in self.whitelist))
 
     @staticmethod
     def _results(results: Iterator[LinkResult], progress: Progress) -> Iterator[LinkResult]:

@@ -10,7 +10,7 @@ reported in one line naming the file and the config key. Keys (defaults in brack
     index = "..."                   # entity index (MLM, MLMc, MLMcg)
     surface_forms = "..."           # surface-form store (mention detection, commonness)
     tagme = "..."                   # TAGME artefact, needed by a TAGME method
-    whitelist = "..."               # optional: keep only these entities (not applied to TAGME)
+    whitelist = "..."               # optional: keep only these entities (TAGME's output is post-filtered)
     queries = "queries.json"        # {"qid": "text"} JSON or qid<TAB>text lines
 
     [crossval]

@@ -117,3 +117,25 @@ def test_tiny_experiment_end_to_end(experiment: Path, sample_artefacts: dict[str
     scored = evaluate_interpretations(qrels, read_elq(gif.run))
     assert scored.strict.f == pytest.approx(gif.mean("strict.F"))
     assert scored.lean.p == pytest.approx(gif.mean("lean.P"))
+
+
+def test_whitelist_post_filters_tagme(experiment: Path, sample_artefacts: dict[str, Path], tmp_path: Path) -> None:
+    """With a whitelist, TAGME's output is post-filtered with it, as GIF's candidates are."""
+    texts = ["british airways flights to rome", "rome italy", "the city of rome in italy and british airways"]
+    queries = {q: texts[i % len(texts)] for i, q in enumerate(json.loads((tmp_path / "queries.json").read_text()))}
+    (tmp_path / "queries.json").write_text(json.dumps(queries))
+    with TagmeLinker(sample_artefacts["tagme"], rho_na=0.0) as tagme:
+        annotations = {q: tagme.annotate(text) for q, text in queries.items()}
+    linked = sorted({t.entity for found in annotations.values() for t in found})
+    assert len(linked) >= 2
+    allowed = set(linked[1:])  # drop one entity TAGME does link
+    whitelist = tmp_path / "whitelist.txt"
+    whitelist.write_text("".join(f"{e}\n" for e in sorted(allowed)))
+    experiment.write_text(experiment.read_text().replace('queries = "queries.json"',
+                                                         f'queries = "queries.json"\nwhitelist = "{whitelist}"'))
+    result = run_experiment(experiment, tmp_path / "out", progress=False)
+    run = read_elq(result.method("if", "TAGME").runs[Setting(None, 0.05)])
+    expected = {q: frozenset(i.entities for i in TagmeLinker.interpretations(
+        [t for t in found if t.entity in allowed and t.score >= 0.05])) for q, found in annotations.items()}
+    assert {q: run[q] for q in queries} == expected
+    assert all(e in allowed for interpretations in run.values() for i in interpretations for e in i)
