@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from elquery.base import ElqueryError
 from elquery.linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
+from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
 from elquery.linking.output import FORMATS
 
 if TYPE_CHECKING:
@@ -62,6 +63,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     link.add_argument("--tag", help="run tag of the trec format (default elquery-METHOD)")
     link.add_argument("--workers", type=int, default=1, metavar="N",
                       help="worker processes for a query file (default 1)")
+    link.add_argument("--max-query-tokens", type=int, default=DEFAULT_MAX_QUERY_TOKENS, metavar="N",
+                      help="refuse a query longer than N normalized tokens, with a one-line error "
+                      f"(default {DEFAULT_MAX_QUERY_TOKENS}; mention detection costs O(query length x longest "
+                      "surface form))")
     link.set_defaults(func=_link)
 
 
@@ -102,7 +107,8 @@ def _linker(args: argparse.Namespace) -> Linker | TagmeLinker:
         return tagme_linker(args)
     whitelist = read_whitelist(args.whitelist) if args.whitelist else None
     settings = dict(method=args.method, commonness_threshold=args.commonness_threshold,
-                    gif_threshold=args.gif_threshold, top_ranked=args.top_ranked, whitelist=whitelist)
+                    gif_threshold=args.gif_threshold, top_ranked=args.top_ranked, whitelist=whitelist,
+                    max_query_tokens=args.max_query_tokens)
     if args.index is None:
         return Linker.demo(**settings)
     return Linker(args.index, args.surface_forms, **settings)

@@ -36,7 +36,8 @@ from elquery.base import ElqueryError
 from elquery.linking import batch, methods
 from elquery.linking.gif import gif, top_ranked
 from elquery.indexing.normalize import tokenize
-from elquery.linking.mentions import FormEntityLike, detect
+from elquery.linking.mentions import (DEFAULT_MAX_QUERY_TOKENS, FormEntityLike, check_query_length,
+                                      check_query_limit, detect)
 from elquery.linking.types import Interpretation, LinkResult, MappedEntity
 
 DEFAULT_METHOD = "mlmcg"
@@ -70,8 +71,10 @@ class LinkerConfig:
     gif_threshold: float | None = None
     top_ranked: bool = False
     whitelist: frozenset[str] | None = None
+    max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS
 
     def __post_init__(self) -> None:
+        check_query_limit(self.max_query_tokens)
         if self.method not in methods.METHODS:
             raise ElqueryError(f"unknown method {self.method!r}; methods are {', '.join(methods.METHODS)}")
         for name in ("commonness_threshold", "gif_threshold"):
@@ -102,7 +105,10 @@ class Linker:
     ``with``) or open objects implementing :class:`CandidateScorer` / :class:`SpanMatcher`; CMNS
     needs no index (``None``). ``commonness_threshold`` and ``gif_threshold`` default per method
     (:data:`methods.DEFAULT_COMMONNESS_THRESHOLD`, :data:`DEFAULT_GIF_THRESHOLD`); ``top_ranked``
-    replaces GIF by the TopRanked baseline; ``whitelist`` keeps only the listed entities.
+    replaces GIF by the TopRanked baseline; ``whitelist`` keeps only the listed entities; a query
+    longer than ``max_query_tokens`` normalized tokens is refused (:class:`ElqueryError`).
+
+    Mention detection costs O(query length x the store's longest form) in time and memory.
     """
 
     def __init__(
@@ -114,6 +120,7 @@ class Linker:
         gif_threshold: float | None = None,
         top_ranked: bool = False,
         whitelist: Iterable[str] | None = None,
+        max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS,
     ) -> None:
         self.config = LinkerConfig(
             index=_path_of(index),
@@ -123,6 +130,7 @@ class Linker:
             gif_threshold=gif_threshold,
             top_ranked=top_ranked,
             whitelist=frozenset(whitelist) if whitelist is not None else None,
+            max_query_tokens=max_query_tokens,
         )
         self._matcher = _open_matcher(surface_forms)
         self._scorer = _open_scorer(index, method) if methods.uses_mlm(method) else None
@@ -145,12 +153,12 @@ class Linker:
     def from_config(cls, config: LinkerConfig) -> Linker:
         assert config.surface_forms is not None
         return cls(config.index, config.surface_forms, config.method, config.commonness_threshold,
-                   config.gif_threshold, config.top_ranked, config.whitelist)
+                   config.gif_threshold, config.top_ranked, config.whitelist, config.max_query_tokens)
 
     @classmethod
     def demo(cls, method: str = DEFAULT_METHOD, commonness_threshold: float | None = None,
              gif_threshold: float | None = None, top_ranked: bool = False,
-             whitelist: Iterable[str] | None = None) -> Linker:
+             whitelist: Iterable[str] | None = None, max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS) -> Linker:
         """A linker over the bundled demo knowledge base (its index and surface forms are built
         on first use), with the demo's GIF thresholds (:data:`DEMO_GIF_THRESHOLD`) by default."""
         from elquery.indexing.demo import demo_artefacts
@@ -158,7 +166,8 @@ class Linker:
         index, surface_forms = demo_artefacts()
         if gif_threshold is None and not top_ranked:
             gif_threshold = DEMO_GIF_THRESHOLD.get(method)
-        return cls(index, surface_forms, method, commonness_threshold, gif_threshold, top_ranked, whitelist)
+        return cls(index, surface_forms, method, commonness_threshold, gif_threshold, top_ranked, whitelist,
+                   max_query_tokens)
 
     def describe(self) -> str:
         """The method and its settings, e.g. ``GIF-MLMcg (c=0.1, s=20)``."""
@@ -175,6 +184,7 @@ class Linker:
         config = self.config
         normalized = tokenize(query)
         tokens = [t.text for t in normalized]
+        check_query_length(tokens, config.max_query_tokens)
         candidates = detect(tokens, self._matcher.lookup_spans(tokens), config.c, config.whitelist)
         mlm_scores: Mapping[str, float] = {}
         if self._scorer is not None:

@@ -68,6 +68,8 @@ SELECT f.form, f.candidates
 FROM entities AS e JOIN pairs AS p ON p.entity_id = e.id JOIN forms AS f ON f.id = p.form_id
 WHERE e.name = ?
 """
+_LONGEST_FORM = "SELECT coalesce(max(length(form) - length(replace(form, ' ', '')) + 1), 0) FROM forms"
+LONGEST_FORM_KEY = "longest_form_tokens"
 _SOURCES = tuple(tuple(name for bit, name in enumerate(SOURCE_ORDER) if mask >> bit & 1) for mask in range(8))
 _MAX_VARIABLES = 30_000
 _BUILD_PRAGMAS = ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "cache_size = -262144")
@@ -127,6 +129,17 @@ def _find(blob: bytes, entity: str) -> tuple[int, float, tuple[str, ...]] | None
     return values[at + 1], _commonness(values[at + 1], values[0]), _SOURCES[values[at + 2]]
 
 
+def longest_form_tokens(db: sqlite3.Connection) -> int:
+    """The number of tokens of the store's longest form (forms are space-joined tokens)."""
+    return int(db.execute(_LONGEST_FORM).fetchone()[0])
+
+
+def query_spans(length: int, longest: int) -> list[tuple[int, int]]:
+    """Every span ``[start, end)`` of a query of ``length`` tokens that is at most ``longest``
+    tokens long: min(longest, length - start) per start, so O(length x longest) spans."""
+    return [(start, end) for start in range(length) for end in range(start + 1, min(length, start + longest) + 1)]
+
+
 class SurfaceFormStore:
     """Read-only access to a surface-form store built by ``build_store``."""
 
@@ -146,6 +159,9 @@ class SurfaceFormStore:
             self._db.close()
             raise ElqueryError(f"{path}: not a surface-form store (format {meta.get('format')!r}, expected {FORMAT!r})")
         self.meta: dict[str, object] = {key: json.loads(value) for key, value in meta.items() if key != "format"}
+        longest = self.meta.get(LONGEST_FORM_KEY)
+        self.longest_form = int(longest) if isinstance(longest, int) else longest_form_tokens(self._db)
+        """Tokens in the longest form: no longer span of a query can match (bounds lookup_spans)."""
 
     def __enter__(self) -> SurfaceFormStore:
         return self
@@ -167,13 +183,13 @@ class SurfaceFormStore:
 
     def lookup_spans(self, tokens: Sequence[str], max_length: int | None = None) -> dict[tuple[int, int], list[FormEntity]]:
         """Candidates of every contiguous span [start, end) of the normalized query ``tokens``
-        (``query_tokens``; methods.md §3, query n-grams), at most ``max_length`` tokens long if
-        given, in one query; spans without candidates are left out."""
+        (``query_tokens``; methods.md §3, query n-grams) up to the store's longest form (and at most
+        ``max_length`` tokens long if given), in one query; spans without candidates are left out.
+        Time and memory are O(len(tokens) x longest form), whatever the query's length."""
         spans: dict[str, list[tuple[int, int]]] = {}
-        longest = len(tokens) if max_length is None else max_length
-        for start in range(len(tokens)):
-            for end in range(start + 1, min(len(tokens), start + longest) + 1):
-                spans.setdefault(" ".join(tokens[start:end]), []).append((start, end))
+        longest = self.longest_form if max_length is None else min(max_length, self.longest_form)
+        for start, end in query_spans(len(tokens), longest):
+            spans.setdefault(" ".join(tokens[start:end]), []).append((start, end))
         forms = list(spans)
         found: dict[tuple[int, int], list[FormEntity]] = {}
         for first in range(0, len(forms), _MAX_VARIABLES):
@@ -258,5 +274,6 @@ def finish(db: sqlite3.Connection, entities: Sequence[int], names: Sequence[str]
     db.executemany("INSERT INTO entities VALUES (?, ?)", ((e, names[e]) for e in entities))
     db.execute("COMMIT")
     db.executescript(INDEXES)
+    meta = {**meta, LONGEST_FORM_KEY: longest_form_tokens(db)}
     rows = [("format", FORMAT)] + [(k, json.dumps(v, ensure_ascii=False, sort_keys=True)) for k, v in meta.items()]
     db.executemany("INSERT INTO meta VALUES (?, ?)", rows)

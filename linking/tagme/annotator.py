@@ -41,6 +41,7 @@ from elquery.linking.gif import interpretation, triple_order
 from elquery.linking.methods import rank_entities
 from elquery.linking.tagme.params import TagmeParams
 from elquery.linking.tagme.relatedness import Relatedness
+from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
 from elquery.linking.types import Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
 
 
@@ -91,9 +92,12 @@ class QueryRelatedness:
 
 
 class TagmeLinker:
-    """TAGME over an artefact directory; keyword arguments are :class:`TagmeParams` fields."""
+    """TAGME over an artefact directory; keyword arguments are :class:`TagmeParams` fields. A query
+    longer than ``max_query_tokens`` normalized tokens is refused, as by :class:`~elquery.linking.linker.Linker`."""
 
-    def __init__(self, artefact_dir: Path | str, **params: Any) -> None:
+    def __init__(self, artefact_dir: Path | str, max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS,
+                 **params: Any) -> None:
+        self.max_query_tokens = check_query_limit(max_query_tokens)
         self.params = TagmeParams(**params)
         self.artefact = TagmeArtefact(artefact_dir)
         self.relatedness = Relatedness(self.artefact.graph)
@@ -163,7 +167,9 @@ class TagmeLinker:
 
     def annotate(self, query: str) -> list[ScoredMention]:
         """TAGME's annotations of a query (methods.md §3 normalization), by span; they may overlap."""
-        return self.annotate_tokens(query_tokens(query))
+        tokens = query_tokens(query)
+        check_query_length(tokens, self.max_query_tokens)
+        return self.annotate_tokens(tokens)
 
     @staticmethod
     def interpretations(annotations: list[ScoredMention]) -> list[Interpretation]:
@@ -182,7 +188,9 @@ class TagmeLinker:
         """Everything ``elquery link`` writes for one query: the annotations as scored mentions,
         the single interpretation, and the annotated entities ranked by ρ (semantic mapping)."""
         normalized = tokenize(query)
-        annotations = self.annotate_tokens([t.text for t in normalized])
+        tokens = [t.text for t in normalized]
+        check_query_length(tokens, self.max_query_tokens)
+        annotations = self.annotate_tokens(tokens)
         return LinkResult(qid, query, tuple(t.text for t in normalized), tuple(annotations),
                           tuple(self.interpretations(annotations)), tuple(rank_entities("tagme", annotations)),
                           tuple((t.start, t.end) for t in normalized))
@@ -194,7 +202,8 @@ class TagmeLinker:
     def link_many(self, queries: Iterable[tuple[str, str]], workers: int = 1) -> Iterator[LinkResult]:
         """Results of ``(qid, query)`` pairs, in input order; ``workers`` > 1 spreads them over
         that many processes, each opening the artefact itself."""
-        yield from batch.link_many(self, partial(TagmeLinker, self.artefact.directory, **asdict(self.params)),
+        yield from batch.link_many(self, partial(TagmeLinker, self.artefact.directory, self.max_query_tokens,
+                                                 **asdict(self.params)),
                                    queries, workers)
 
     def describe(self) -> str:

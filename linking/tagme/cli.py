@@ -53,4 +53,4 @@ def linker(args: argparse.Namespace) -> TagmeLinker:
     given = [f"--{name.replace('_', '-')}" for name in _NOT_FOR_TAGME if getattr(args, name, None)]
     if given:
         raise ElqueryError(f"not options of --method tagme: {', '.join(given)} (TAGME takes --tagme-param NAME=VALUE)")
-    return TagmeLinker(args.tagme, **parse_params(args.tagme_param))
+    return TagmeLinker(args.tagme, args.max_query_tokens, **parse_params(args.tagme_param))

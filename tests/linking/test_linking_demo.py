@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from elquery.indexing.demo import demo_artefacts as build_demo_artefacts
+from elquery.base import ElqueryError
 from elquery.cli import main as elquery
 from elquery.linking.cli import main as link_main
 from elquery.linking.linker import DEMO_GIF_THRESHOLD, Linker
@@ -203,3 +204,38 @@ def test_mentions_carry_character_offsets_into_the_query(demo: tuple[Path, Path]
     record = json.loads(capsys.readouterr().out)
     for mention in [m["mention"] for m in record["mentions"]]:
         assert normalize(query[mention["char_start"]:mention["char_end"]]) == mention["text"]
+
+
+def test_mention_detection_is_bounded_by_the_longest_form(demo: tuple[Path, Path]) -> None:
+    """Spans are built only up to the store's longest form: O(query length x longest form)."""
+    import sqlite3
+
+    from elquery.indexing.surface_forms.store import SurfaceFormStore, query_spans
+
+    _, sf = demo
+    with sqlite3.connect(sf) as db:
+        longest = max(len(form.split()) for (form,) in db.execute("SELECT form FROM forms"))
+    assert 1 < longest < 10
+    assert len(query_spans(10_000, longest)) == 10_000 * longest - longest * (longest - 1) // 2
+    assert len(query_spans(3, longest)) == 6  # a query shorter than the longest form: all its spans
+    with SurfaceFormStore(sf) as store:
+        assert store.longest_form == longest
+        tokens = "new york pizza manhattan the music man".split() * 3
+        every_span = {(s, e): store.lookup_form(" ".join(tokens[s:e]))
+                      for s in range(len(tokens)) for e in range(s + 1, len(tokens) + 1)}
+        assert store.lookup_spans(tokens) == {span: found for span, found in every_span.items() if found}
+
+
+def test_a_query_longer_than_the_limit_is_one_line_error(demo: tuple[Path, Path],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    long_query = " ".join(["new york pizza manhattan"] * 500)  # 2,000 tokens
+    assert elquery(["link", long_query]) == 2
+    err = capsys.readouterr().err
+    assert err == ("elquery: error: query of 2000 tokens is longer than the limit of 1000 "
+                   "(raise it with --max-query-tokens / max_query_tokens)\n")
+    assert elquery(["link", long_query, "--max-query-tokens", "2000", "--format", "jsonl"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["tokens"]) == 2000
+    assert elquery(["link", "pizza", "--max-query-tokens", "0"]) == 2
+    assert "whole number of tokens >= 1" in capsys.readouterr().err
+    with pytest.raises(ElqueryError, match="longer than the limit of 3"):
+        Linker(*demo, max_query_tokens=3).link("new york pizza manhattan")
