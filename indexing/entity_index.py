@@ -3,11 +3,18 @@
 Per field f: n(t, e_f) (term frequency), |e_f| (exact field length, from the cached ``.npy``
 arrays, never from Lucene's lossy norms), cf(t, f) (collection term frequency) and |C_f| (total
 tokens); entity id <-> Lucene docid; the index's own analyzer for query text.
+
+Threads: what a query needs (:meth:`EntityIndex.analyze`, :meth:`~EntityIndex.document`,
+:meth:`~EntityIndex.lengths`, :meth:`~EntityIndex.docid`, and the retrieval helper's scoring) may be
+called from several threads at once on one open index: every such Java call is a static one (see
+``indexing/java``). Opening and closing take a lock. The statistics accessors that walk Lucene's
+iterators (term and collection frequencies, postings) are for one thread at a time.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -28,6 +35,9 @@ from elquery.indexing.index_format import (
 )
 from elquery.indexing.jvm import java_class
 
+# pyjnius instance calls (opening and closing an index) must not run in two threads at once
+_JAVA_SETUP = threading.Lock()
+
 
 class EntityIndex:
     """An open entity index. Cheap to keep open; close it (or use ``with``) to release files."""
@@ -40,19 +50,22 @@ class EntityIndex:
         self.metadata: dict[str, Any] = json.loads(metadata_path.read_text(encoding="utf-8"))
         if self.metadata.get("format") != FORMAT_VERSION:
             raise ElqueryError(f"{self.path}: index format {self.metadata.get('format')} is not {FORMAT_VERSION}; rebuild it")
-        directory = java_class("org.apache.lucene.store.FSDirectory").open(
-            java_class("java.nio.file.Paths").get(str(self.path.resolve()))
-        )
-        self.reader = java_class("org.apache.lucene.index.DirectoryReader").open(directory)
-        self._analyzer = analyzer()
-        self._analyze = java_class("io.anserini.analysis.AnalyzerUtils").analyze
-        leaves = self.reader.leaves()
-        if leaves.size() != 1:
-            raise ElqueryError(f"{self.path}: expected a single-segment index, found {leaves.size()}; rebuild it")
-        self.leaf = leaves.get(0).reader()
-        self._stored_fields = self.reader.storedFields()
+        with _JAVA_SETUP:
+            directory = java_class("org.apache.lucene.store.FSDirectory").open(
+                java_class("java.nio.file.Paths").get(str(self.path.resolve()))
+            )
+            self.reader = java_class("org.apache.lucene.index.DirectoryReader").open(directory)
+            self._analyzer = analyzer()
+            # every per-query call is a static one of elquery's helper (see indexing/java): safe from threads
+            self._access = java_class("org.elquery.index.IndexAccess")
+            leaves = self.reader.leaves()
+            if leaves.size() != 1:
+                raise ElqueryError(f"{self.path}: expected a single-segment index, found {leaves.size()}; rebuild it")
+            self.leaf = leaves.get(0).reader()
+            self._num_entities = int(self.reader.numDocs())
+            max_doc = int(self.reader.maxDoc())
         self._lengths: dict[str, np.ndarray] = {}
-        if len(self.entity_ids) != self.reader.maxDoc() or (
+        if len(self.entity_ids) != max_doc or (
             self.entity_ids and self._stored_id(len(self.entity_ids) - 1) != self.entity_ids[-1]
         ):
             raise ElqueryError(f"{self.path}: {IDS_FILE} does not match the Lucene index; rebuild it")
@@ -61,7 +74,7 @@ class EntityIndex:
 
     @property
     def num_entities(self) -> int:
-        return int(self.reader.numDocs())
+        return self._num_entities
 
     @cached_property
     def entity_ids(self) -> list[str]:
@@ -78,22 +91,25 @@ class EntityIndex:
     def entity(self, docid: int) -> str:
         return self.entity_ids[docid]
 
+    def _stored(self, docid: int, fields: tuple[str, ...]) -> list[str]:
+        return list(self._access.storedValues(self.reader, docid, list(fields)))
+
     def _stored_id(self, docid: int) -> str:
-        return str(self._stored_fields.document(docid).get(ID_FIELD))
+        return self._stored(docid, (ID_FIELD,))[0]
 
     def document(self, entity: str) -> dict[str, str] | None:
         """The stored fields of an entity (``id``, ``names``, ``content``), or None."""
         docid = self.docid(entity)
         if docid is None:
             return None
-        stored = self._stored_fields.document(docid)
-        return {name: str(stored.get(name) or "") for name in (ID_FIELD, *FIELDS)}
+        fields = (ID_FIELD, *FIELDS)
+        return dict(zip(fields, self._stored(docid, fields)))
 
     # --- text ---------------------------------------------------------------------------------
 
     def analyze(self, text: str) -> list[str]:
         """Tokens of ``text`` under the index's analyzer (methods.md §2)."""
-        return list(self._analyze(self._analyzer, text).toArray()) if text else []
+        return list(self._access.analyze(self._analyzer, text)) if text else []
 
     # --- statistics ---------------------------------------------------------------------------
 
@@ -115,14 +131,15 @@ class EntityIndex:
         return cached
 
     def _lengths_from_doc_values(self, field: str) -> np.ndarray:
-        values = self.leaf.getNumericDocValues(length_field(field))
-        lengths = np.zeros(self.reader.maxDoc(), dtype=np.int32)
-        no_more = java_class("org.apache.lucene.search.DocIdSetIterator").NO_MORE_DOCS
-        docid = values.nextDoc() if values is not None else no_more
-        while docid != no_more:
-            lengths[docid] = values.longValue()
-            docid = values.nextDoc()
-        return lengths
+        with _JAVA_SETUP:  # one-time, and walks a Java iterator
+            values = self.leaf.getNumericDocValues(length_field(field))
+            lengths = np.zeros(self.reader.maxDoc(), dtype=np.int32)
+            no_more = java_class("org.apache.lucene.search.DocIdSetIterator").NO_MORE_DOCS
+            docid = values.nextDoc() if values is not None else no_more
+            while docid != no_more:
+                lengths[docid] = values.longValue()
+                docid = values.nextDoc()
+            return lengths
 
     def field_length(self, field: str, docid: int) -> int:
         return int(self.lengths(field)[docid])
@@ -195,7 +212,8 @@ class EntityIndex:
     # --- lifecycle ----------------------------------------------------------------------------
 
     def close(self) -> None:
-        self.reader.close()
+        with _JAVA_SETUP:
+            self.reader.close()
 
     def __enter__(self) -> EntityIndex:
         return self

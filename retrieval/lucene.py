@@ -1,10 +1,12 @@
-"""The bridge to the Java helper ``org.elquery.retrieval.EntityScores`` (``retrieval/java``).
+"""The bridge to the Java helper ``org.elquery.retrieval.EntityScores`` (``indexing/java``).
 
 Reading postings through pyjnius costs about 0.5 us per posting and a Python -> Java call per
 step, so scoring runs in Java, one call per query: the request goes over as text, the answer comes
-back as one little-endian byte array. The helper jar is loaded with its own class loader (child of
-the one holding Lucene), so it works whenever and however :func:`elquery.indexing.jvm.jnius` started the
-JVM; its static methods are called through method handles.
+back as one little-endian byte array. The helper is on the JVM's class path
+(:func:`elquery.indexing.jvm.helper_jar`) and only its static methods are called: pyjnius shares
+the receiver of instance method calls between all objects of a class, so static calls are what
+makes scoring safe from several Python threads at once (the Java side keeps per-thread scratch
+space and synchronizes its per-index caches).
 """
 
 from __future__ import annotations
@@ -12,39 +14,22 @@ from __future__ import annotations
 import base64
 import functools
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from elquery.base import ElqueryError
 from elquery.indexing.jvm import java_class
 
-JAR = Path(__file__).resolve().parent / "java" / "elquery-retrieval.jar"
 ENTRY_CLASS = "org.elquery.retrieval.EntityScores"
 
 
 @functools.cache
-def _handles() -> dict[str, Any]:
-    if not JAR.is_file():
-        raise ElqueryError(f"{JAR}: the retrieval helper jar is missing; run `python retrieval/java/build.py`")
-    url = java_class("java.io.File")(str(JAR)).toURI().toURL()
-    helper = java_class("java.net.URLClassLoader").newInstance([url]).loadClass(ENTRY_CLASS)
-    method_type = java_class("java.lang.invoke.MethodType").methodType
-    java_lang_class = java_class("java.lang.Class")
-    leaf, string = java_lang_class.forName("org.apache.lucene.index.LeafReader"), java_lang_class.forName("java.lang.String")
-    returns_bytes = method_type(java_lang_class.forName("[B"), leaf, string)
-    lookup = java_class("java.lang.invoke.MethodHandles").publicLookup()
-    handles = {name: lookup.findStatic(helper, name, returns_bytes) for name in ("score", "top", "bm25")}
-    handles["install"] = lookup.findStatic(helper, "install", method_type(java_class("java.lang.Void").TYPE, leaf, string))
-    return handles
+def _helper() -> Any:
+    return java_class(ENTRY_CLASS)
 
 
 def _call(name: str, leaf: Any, request: str) -> bytes:
-    arguments = java_class("java.util.ArrayList")()
-    arguments.add(leaf)
-    arguments.add(request)
-    result = _handles()[name].invokeWithArguments(arguments)
+    result = getattr(_helper(), name)(leaf, request)
     return result.tostring() if result is not None else b""  # tostring() copies at once; bytes() goes byte by byte
 
 

@@ -89,8 +89,8 @@ class EntityPrior:
 
 
 class EntityScorer:
-    """Scores candidate entities under a language model (Eq. 12-13, 16). One per thread (see
-    :class:`elquery.retrieval.searcher.Searcher`)."""
+    """Scores candidate entities under a language model (Eq. 12-13, 16); safe to share between
+    threads (see :class:`elquery.retrieval.searcher.Searcher`)."""
 
     def __init__(self, index: EntityIndex, model: LanguageModel | None = None, prior: EntityPrior | None = None) -> None:
         self.index = index

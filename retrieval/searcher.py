@@ -53,9 +53,10 @@ class EntityScore:
 class Searcher:
     """Ranks and scores the entities of one index (opened here from a path, or given open).
 
-    Not for sharing between threads: pyjnius keeps the receiver of a Java method call on a shared
-    object, so concurrent calls can mix up their receivers. Run queries in parallel in processes,
-    one searcher each (as ``elquery rank`` does).
+    Safe to share between threads: every per-query Java call is a static call of elquery's helper
+    (pyjnius shares the receiver of instance calls between objects, so those are kept out of the
+    query path), and the Java side keeps its scratch space per thread. Results under any number of
+    threads equal the single-threaded ones.
     """
 
     def __init__(self, index: EntityIndex | Path | str) -> None:

@@ -35,6 +35,7 @@ import numpy as np
 
 from elquery.base import ElqueryError
 from elquery.indexing.normalize import normalize
+from elquery.indexing.sqlite_files import ReadOnlyDatabase
 from elquery.indexing.surface_forms.aggregate import MergedPartition
 
 FORMAT = "elquery-surface-forms/1"
@@ -141,16 +142,16 @@ def query_spans(length: int, longest: int) -> list[tuple[int, int]]:
 
 
 class SurfaceFormStore:
-    """Read-only access to a surface-form store built by ``build_store``."""
+    """Read-only access to a surface-form store built by ``build_store``; safe to share between
+    threads (one SQLite connection per thread)."""
 
     def __init__(self, path: Path | str) -> None:
         path = Path(path)
         if not path.is_file():
             raise ElqueryError(f"{path}: no such surface-form store")
         self.path = path
-        self._db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
+        self._db = ReadOnlyDatabase(path, ["mmap_size = 2147418112"])
         try:
-            self._db.execute("PRAGMA mmap_size = 2147418112")
             meta = dict(self._db.execute("SELECT key, value FROM meta"))
         except sqlite3.DatabaseError as exc:
             self._db.close()
@@ -160,7 +161,7 @@ class SurfaceFormStore:
             raise ElqueryError(f"{path}: not a surface-form store (format {meta.get('format')!r}, expected {FORMAT!r})")
         self.meta: dict[str, object] = {key: json.loads(value) for key, value in meta.items() if key != "format"}
         longest = self.meta.get(LONGEST_FORM_KEY)
-        self.longest_form = int(longest) if isinstance(longest, int) else longest_form_tokens(self._db)
+        self.longest_form = int(longest) if isinstance(longest, int) else longest_form_tokens(self._db.connection())
         """Tokens in the longest form: no longer span of a query can match (bounds lookup_spans)."""
 
     def __enter__(self) -> SurfaceFormStore:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from elquery.base import ElqueryError
+from elquery.indexing.sqlite_files import ReadOnlyDatabase
 from elquery.indexing.tagme.dictionary import FormEntry
 
 _SCHEMA = """
@@ -104,12 +105,13 @@ class Sense:
 
 
 class AnchorDictionary:
-    """Read-only access to ``dictionary.db``."""
+    """Read-only access to ``dictionary.db``; safe to share between threads (one SQLite
+    connection per thread)."""
 
     def __init__(self, path: Path) -> None:
         if not path.is_file():
             raise ElqueryError(f"{path}: no such file; build the TAGME artefact with `elquery index tagme`")
-        self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        self._db = ReadOnlyDatabase(path)
 
     def form(self, form: str) -> FormStats | None:
         """The statistics of a normalized form, or None if it is not in the dictionary."""

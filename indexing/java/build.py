@@ -1,12 +1,12 @@
-"""Build ``retrieval/java/elquery-retrieval.jar`` from ``retrieval/java/src`` reproducibly.
+"""Build ``indexing/java/elquery-lucene.jar`` from ``indexing/java/src`` reproducibly.
 
 The sources are compiled with ``javac --release 11`` against the Lucene classes of Anserini's fat
 jar (the one pyserini ships), and packed in a fixed order with fixed timestamps, so the same
 sources and compiler give the same bytes. The jar records the SHA-256 of its sources and the javac
-version in ``META-INF/elquery-build.txt``; ``tests/retrieval/test_java_helper.py`` fails when the
+version in ``META-INF/elquery-build.txt``; ``tests/indexing/test_java_helper.py`` fails when the
 shipped jar was not rebuilt after a source change.
 
-Usage: ``python retrieval/java/build.py [--javac PATH] [--out JAR]``
+Usage: ``python indexing/java/build.py [--javac PATH] [--out JAR]``
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "src"
-JAR = HERE / "elquery-retrieval.jar"
+JAR = HERE / "elquery-lucene.jar"
 BUILD_INFO = "META-INF/elquery-build.txt"
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 

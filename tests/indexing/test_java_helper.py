@@ -1,4 +1,4 @@
-"""The shipped helper jar is the build of the sources in the repository (retrieval/java/build.py)."""
+"""The shipped helper jar is the build of the sources in the repository (indexing/java/build.py)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from types import ModuleType
 
 import pytest
 
-BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "retrieval" / "java" / "build.py"
+BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "indexing" / "java" / "build.py"
 
 
 def build_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("retrieval_java_build", BUILD_SCRIPT)
+    spec = importlib.util.spec_from_file_location("java_helper_build", BUILD_SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -30,7 +30,7 @@ def recorded(build: ModuleType) -> dict[str, str]:
 def test_jar_records_the_current_sources() -> None:
     build = build_script()
     assert recorded(build)["sources-sha256"] == build.source_digest(), (
-        "retrieval/java/src changed: rebuild the jar with `python retrieval/java/build.py`"
+        "indexing/java/src changed: rebuild the jar with `python indexing/java/build.py`"
     )
 
 

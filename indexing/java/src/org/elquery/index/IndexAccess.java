@@ -1,0 +1,51 @@
+package org.elquery.index;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.lucene.analysis.Analyzer;
+import org.apache.lucene.analysis.TokenStream;
+import org.apache.lucene.analysis.tokenattributes.CharTermAttribute;
+import org.apache.lucene.document.Document;
+import org.apache.lucene.index.IndexReader;
+
+/**
+ * Static entry points for the per-query work Python asks of Lucene. pyjnius keeps the receiver of
+ * an instance method call on a descriptor shared by every object of the class, so two Python
+ * threads calling instance methods can swap receivers; static calls carry no receiver, so every
+ * call from Python that may run in several threads goes through a static method here or in
+ * {@code org.elquery.retrieval.EntityScores}. Both only read shared objects that Lucene makes
+ * safe for concurrent use (an Analyzer reuses its token streams per thread; an IndexReader hands
+ * out a fresh StoredFields per call).
+ */
+public final class IndexAccess {
+  private IndexAccess() {}
+
+  /** The terms of {@code text} under {@code analyzer}, in order. */
+  public static String[] analyze(Analyzer analyzer, String text) {
+    List<String> terms = new ArrayList<>();
+    try (TokenStream stream = analyzer.tokenStream(null, text)) {
+      CharTermAttribute term = stream.addAttribute(CharTermAttribute.class);
+      stream.reset();
+      while (stream.incrementToken()) {
+        terms.add(term.toString());
+      }
+      stream.end();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return terms.toArray(new String[0]);
+  }
+
+  /** The stored values of {@code fields} of document {@code docid} ("" for a missing field). */
+  public static String[] storedValues(IndexReader reader, int docid, String[] fields) throws IOException {
+    Document document = reader.storedFields().document(docid);
+    String[] values = new String[fields.length];
+    for (int i = 0; i < fields.length; i++) {
+      String value = document.get(fields[i]);
+      values[i] = value == null ? "" : value;
+    }
+    return values;
+  }
+}
