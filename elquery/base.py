@@ -4,8 +4,12 @@ mistakes and the command-line runner that turns one into a single line on stderr
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
+from importlib import metadata
 
 Registrar = Callable[[argparse._SubParsersAction], None]
 
@@ -14,22 +18,54 @@ class ElqueryError(Exception):
     """A problem the user can fix; its message is one line, e.g. ``path:line: reason``."""
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def one_line(exc: BaseException) -> str:
+    """A user error as one line: an OSError names its path (``path: No such file or directory``)
+    instead of Python's ``[Errno 2] ...``."""
+    if isinstance(exc, OSError) and not isinstance(exc, ElqueryError) and exc.strerror:
+        where = exc.filename if exc.filename is not None else ""
+        return f"{where}: {exc.strerror}" if where else exc.strerror
+    return " ".join(str(exc).split())
+
+
 def run(registrars: Sequence[Registrar], prog: str, argv: Sequence[str] | None = None) -> int:
     """Build a parser from ``registrars``, run the chosen command, and turn a user error into one
-    line on stderr and exit status 2 (no traceback)."""
+    line on stderr and exit status 2 (no traceback). Ctrl-C and SIGTERM end it alike: one line
+    "interrupted", exit status 130, the command's own clean-up having run (both raise
+    KeyboardInterrupt). Output into a closed pipe (``| head``) ends quietly with status 141
+    (128 + SIGPIPE), as Unix tools do."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="elquery: entity retrieval and entity linking in queries over a Lucene index of DBpedia.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {metadata.version('elquery')}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for register in registrars:
         register(commands)
     args = parser.parse_args(argv)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
         return int(args.func(args) or 0)
     except (ElqueryError, OSError) as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
+        if isinstance(exc, BrokenPipeError):
+            return _quiet_broken_pipe()
+        print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader of standard output has gone: send what is left to /dev/null (so the interpreter's
+    own flush at exit is quiet) and end with 128 + SIGPIPE."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 128 + signal.SIGPIPE

@@ -34,6 +34,7 @@ from elquery.indexing.index_format import (
     length_file,
 )
 from elquery.indexing.jvm import java_class
+from elquery.indexing.ntriples import canonical_entity_id
 
 # pyjnius instance calls (opening and closing an index) must not run in two threads at once
 _JAVA_SETUP = threading.Lock()
@@ -85,8 +86,21 @@ class EntityIndex:
     def _docid_of(self) -> dict[str, int]:
         return {entity: docid for docid, entity in enumerate(self.entity_ids)}
 
-    def docid(self, entity: str) -> int | None:
-        return self._docid_of.get(entity)
+    def find_docid(self, entity: str) -> int | None:
+        """The docid of an entity named in any form :func:`canonical_entity_id` takes, or None."""
+        found = self._docid_of.get(entity)
+        if found is None:
+            canonical = canonical_entity_id(entity)
+            found = None if canonical is None else self._docid_of.get(canonical)
+        return found
+
+    def docid(self, entity: str) -> int:
+        """The docid of an entity (any form :func:`canonical_entity_id` takes); an entity not in
+        the index is an :class:`ElqueryError`."""
+        found = self.find_docid(entity)
+        if found is None:
+            raise ElqueryError(f"entity {entity!r} is not in the index {self.path}")
+        return found
 
     def entity(self, docid: int) -> str:
         return self.entity_ids[docid]
@@ -99,7 +113,7 @@ class EntityIndex:
 
     def document(self, entity: str) -> dict[str, str] | None:
         """The stored fields of an entity (``id``, ``names``, ``content``), or None."""
-        docid = self.docid(entity)
+        docid = self.find_docid(entity)
         if docid is None:
             return None
         fields = (ID_FIELD, *FIELDS)

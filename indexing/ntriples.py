@@ -110,6 +110,22 @@ def entity_id(iri: str) -> str | None:
     return None
 
 
+def canonical_entity_id(text: str) -> str | None:
+    """An entity as a user may name it, in elquery's form ``<dbpedia:Title>``: ``<dbpedia:Title>``,
+    a DBpedia resource URI (bare or in angle brackets), or a bare title (spaces become
+    underscores, as in DBpedia's URIs); ``None`` for anything else (another URI, an empty title,
+    whitespace inside an id). The one rule every command and API that takes an entity applies."""
+    text = text.strip()
+    if text.startswith("<") and text.endswith(">"):
+        text = text[1:-1]
+    if text.startswith("dbpedia:"):
+        text = DBPEDIA_RESOURCE + text[len("dbpedia:"):]
+    elif "://" not in text and text:
+        text = DBPEDIA_RESOURCE + text.replace(" ", "_")
+    found = entity_id(text)
+    return found if found is not None and not any(c.isspace() for c in found) else None
+
+
 @dataclass
 class FileReport:
     """Counts for one dump file; ``errors`` keeps the first few malformed lines."""

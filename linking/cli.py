@@ -9,8 +9,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from elquery.base import ElqueryError
+from elquery.files import check_output, is_stdio
 from elquery.linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
+
+MAX_WORKERS = 256
 from elquery.linking.output import FORMATS
 
 if TYPE_CHECKING:
@@ -40,7 +43,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--method tagme runs the TAGME baseline (methods.md §6) over a --tagme artefact instead.",
     )
     link.add_argument("query", nargs="?", help=f"one query (its qid is {SINGLE_QUERY_ID})")
-    link.add_argument("--queries", metavar="FILE", help="query file: .json {qid: query}, or TSV qid<TAB>query")
+    link.add_argument("--queries", metavar="FILE",
+                      help="query file: .json {qid: query}, or TSV qid<TAB>query; - reads standard input")
     link.add_argument("--index", help="entity index directory (elquery index dbpedia)")
     link.add_argument("--surface-forms", metavar="SF.db", help="surface-form store (elquery index surface-forms)")
     link.add_argument("--method", choices=(*METHODS, TAGME), default=DEFAULT_METHOD,
@@ -59,7 +63,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     link.add_argument("--format", choices=FORMATS, default="elq",
                       help="elq: qid<TAB>score<TAB>entity... per interpretation; trec: entity ranking; "
                       "jsonl: mentions, spans, scores, interpretations and ranking (default elq)")
-    link.add_argument("--out", metavar="RUN", help="file to write (default: standard output)")
+    link.add_argument("--out", metavar="RUN", help="file to write (default, or -: standard output)")
     link.add_argument("--tag", help="run tag of the trec format (default elquery-METHOD)")
     link.add_argument("--workers", type=int, default=1, metavar="N",
                       help="worker processes for a query file (default 1)")
@@ -80,6 +84,11 @@ def _link(args: argparse.Namespace) -> int:
         raise ElqueryError("--tagme and --tagme-param go with --method tagme")
     if args.method != TAGME and (args.index is None) != (args.surface_forms is None):
         raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise ElqueryError(f"--workers must be between 1 and {MAX_WORKERS}, got {args.workers}")
+    if args.commonness_threshold is not None and not 0 <= args.commonness_threshold <= 1:
+        raise ElqueryError(f"--commonness-threshold must be between 0 and 1, got {args.commonness_threshold:g}")
+    check_output(args.out)
     if args.queries is not None:
         from elquery.retrieval.queries import read_queries
 
@@ -90,7 +99,7 @@ def _link(args: argparse.Namespace) -> int:
         count = write_results(linker.link_many(queries, workers=args.workers), args.out, args.format,
                               args.tag or f"elquery-{args.method}")
         described = linker.describe()
-    if args.out is not None:
+    if not is_stdio(args.out):
         print(f"linked {count} queries with {described} in {time.monotonic() - started:.1f} s -> {args.out}",
               file=sys.stderr)
     return 0

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Protocol
 
 from elquery.base import ElqueryError
-from elquery.indexing.ntriples import entity_id
+from elquery.files import text_lines
+from elquery.indexing.ntriples import canonical_entity_id
 from elquery.indexing.surface_forms.store import KB
 from elquery.linking.types import Candidate, Mention
 
@@ -72,28 +73,22 @@ def detect(
 
 
 def read_whitelist(path: Path | str) -> frozenset[str]:
-    """An entity whitelist: one entity per line, ``<dbpedia:Title>`` or a DBpedia resource URI
-    (bare or in angle brackets); blank lines and ``#`` comments are skipped."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ElqueryError(f"{path}: whitelist file not found") from None
-    except UnicodeDecodeError:
-        raise ElqueryError(f"{path}: whitelist is not UTF-8 text") from None
+    """An entity whitelist: one entity per line in any form :func:`canonical_entity_id` takes;
+    blank lines and ``#`` comments are skipped. A whitelist naming no entity is an error (it would
+    silently link nothing)."""
     entities = set()
-    for number, line in enumerate(lines, start=1):
+    for number, line in text_lines(path, "whitelist file"):
         text = line.strip()
         if not text or text.startswith("#"):
             continue
-        entity = _whitelist_entry(text)
+        entity = canonical_entity_id(text)
         if entity is None:
-            raise ElqueryError(f"{path}:{number}: not an entity id (expected <dbpedia:Title> or a DBpedia URI): {text[:80]!r}")
+            raise ElqueryError(f"{path}:{number}: not an entity id (expected <dbpedia:Title>, a DBpedia URI or a "
+                               f"title): {text[:80]!r}")
         entities.add(entity)
+    if not entities:
+        raise ElqueryError(f"{path}: the whitelist names no entity (it would link nothing)")
     return frozenset(entities)
 
 
-def _whitelist_entry(text: str) -> str | None:
-    if text.startswith("<dbpedia:") and text.endswith(">") and len(text) > len("<dbpedia:>") and " " not in text:
-        return text
-    return entity_id(text[1:-1] if text.startswith("<") and text.endswith(">") else text)
+

@@ -1,5 +1,6 @@
 """Run writers of ``elquery link``: ``elq`` (interpretations), ``trec`` (semantic mapping) and
-``jsonl`` (everything). A file is written to a temporary name beside it and renamed on success.
+``jsonl`` (everything). A file is written beside its name and renamed on success
+(:func:`elquery.files.atomic_output`; ``-`` or None is standard output).
 
 * ``elq``: one line per interpretation ``qid<TAB>score<TAB>entity<TAB>...`` (entities in mention
   order) and a bare ``qid`` line for a query with none, the format of ``qrels-elq.txt``;
@@ -12,15 +13,12 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
-import tempfile
 from collections.abc import Callable, Iterable
-from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import Any, Iterator
 
 from elquery.base import ElqueryError
+from elquery.files import atomic_output
 from elquery.linking.types import Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
 from elquery.retrieval.runs import run_lines
 from elquery.retrieval.searcher import RankedEntity
@@ -96,33 +94,12 @@ def formatter(fmt: str, tag: str) -> Callable[[LinkResult], Iterator[str]]:
     raise ElqueryError(f"unknown format {fmt!r}; formats are {', '.join(FORMATS)}")
 
 
-@contextmanager
-def output(path: Path | str | None) -> Iterator[IO[str]]:
-    """Standard output for ``None``; otherwise a temporary file beside ``path``, renamed to
-    ``path`` when the block succeeds and removed when it fails."""
-    if path is None:
-        yield sys.stdout
-        sys.stdout.flush()
-        return
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise ElqueryError(f"{path}: output directory {path.parent} does not exist")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            yield stream
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def write_results(results: Iterable[LinkResult], path: Path | str | None, fmt: str, tag: str) -> int:
     """Write ``results`` in format ``fmt`` to ``path`` (stdout if None); returns the number of
     queries written."""
     lines = formatter(fmt, tag)
     count = 0
-    with output(path) as stream:
+    with atomic_output(path) as stream:
         for result in results:
             for line in lines(result):
                 stream.write(line + "\n")

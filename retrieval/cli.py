@@ -9,10 +9,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from multiprocessing import get_context
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from elquery.base import ElqueryError
+from elquery.files import check_output
 from elquery.retrieval.models import MODEL_HELP
 
 if TYPE_CHECKING:
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from elquery.retrieval.searcher import RankedEntity, Searcher
 
 T = TypeVar("T")
+MAX_K = 100_000
+"""The most entities a ranking may hold: bounds the work and the output of one query."""
+MAX_WORKERS = 256
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -35,12 +38,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         f"entity id. Models: {models}.",
     )
     rank.add_argument("--index", required=True, help="entity index directory (elquery index dbpedia)")
-    rank.add_argument("--queries", required=True, help="query file: .json, or TSV qid<TAB>query")
+    rank.add_argument("--queries", required=True, help="query file: .json, or TSV qid<TAB>query; - reads standard input")
     rank.add_argument("--model", default="mlm", choices=list(MODEL_HELP), help="retrieval model (default mlm)")
-    rank.add_argument("--k", type=int, default=1000, help="entities per query (default 1000)")
+    rank.add_argument("--k", type=int, default=1000, help=f"entities per query, 1 to {MAX_K} (default 1000)")
     rank.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                       help="model parameter, repeatable (see the model list above)")
-    rank.add_argument("--out", required=True, help="TREC run file to write")
+    rank.add_argument("--out", required=True, help="TREC run file to write; - writes standard output")
     rank.add_argument("--tag", default=None, help="run tag (default elquery-MODEL)")
     rank.add_argument("--threads", type=int, default=None, metavar="N",
                       help="worker processes ranking queries in parallel (default: number of cores)")
@@ -56,14 +59,12 @@ def _rank(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     model = model_from_name(args.model, parse_params(args.param))
-    if args.k < 1:
-        raise ElqueryError(f"--k must be at least 1, got {args.k}")
+    if not 1 <= args.k <= MAX_K:
+        raise ElqueryError(f"--k must be between 1 and {MAX_K}, got {args.k}")
     workers = args.threads if args.threads is not None else os.cpu_count() or 1
-    if workers < 1:
-        raise ElqueryError(f"--threads must be at least 1, got {workers}")
-    out = Path(args.out)
-    if not out.parent.is_dir():
-        raise ElqueryError(f"{out}: the directory {out.parent} does not exist")
+    if not 1 <= workers <= MAX_WORKERS:
+        raise ElqueryError(f"--threads must be between 1 and {MAX_WORKERS}, got {workers}")
+    check_output(args.out)
     queries = read_queries(args.queries)
     workers = min(workers, max(1, len(queries) // 20))
     size = max(1, min(50, -(-len(queries) // (4 * workers))))
@@ -71,14 +72,14 @@ def _rank(args: argparse.Namespace) -> int:
     progress = tqdm(total=len(queries), desc="ranking", unit="query", disable=None)
     with progress, _executor(workers, args.index) as executor:
         futures = [executor.submit(_rank_chunk, chunk, model, args.k) for chunk in chunks]
-        lines = write_run(out, _in_order(futures, progress), args.tag or f"elquery-{args.model}")
+        lines = write_run(args.out, _in_order(futures, progress), args.tag or f"elquery-{args.model}")
     print(f"ranked {len(queries)} queries ({lines} lines) with {args.model} in {time.monotonic() - started:.1f} s "
-          f"-> {out}", file=sys.stderr)
+          f"-> {args.out}", file=sys.stderr)
     return 0
 
 
-# pyjnius calls are not thread-safe (a bound Java method keeps its receiver on a shared object), so
-# queries run in parallel in worker processes, each with its own JVM and searcher.
+# Queries run in parallel in worker processes, each with its own JVM and searcher: a searcher is
+# safe to share between threads, but ranking spends much of its time holding Python's GIL.
 _searcher: Searcher | None = None
 
 

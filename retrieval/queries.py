@@ -1,6 +1,8 @@
 """Query files: TSV (``qid<TAB>query`` per line) or JSON (``{"qid": "query", ...}``, by the
-``.json`` suffix). Blank TSV lines are skipped; a malformed line or a repeated qid is an error
-naming the file and line."""
+``.json`` suffix; on standard input, ``-``, by a leading ``{``). The same rules for both: UTF-8
+(a byte order mark is dropped), a qid is non-empty and holds no whitespace (it becomes a field of
+TREC and ELQ run lines), a qid given twice is an error, and each error is one line naming the file
+and line. TSV lines end at ``\\n`` only (:func:`elquery.files.text_lines`); blank lines are skipped."""
 
 from __future__ import annotations
 
@@ -9,6 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from elquery.base import ElqueryError
+from elquery.files import is_stdio, open_binary_input, text_lines
+
+WHAT = "query file"
 
 
 @dataclass(frozen=True)
@@ -18,49 +23,70 @@ class QueryRecord:
 
 
 def read_queries(path: Path | str) -> list[QueryRecord]:
-    """The queries of a TSV or JSON query file, in file order; a file with none is an error."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ElqueryError(f"{path}: no such query file") from None
-    except IsADirectoryError:
-        raise ElqueryError(f"{path}: is a directory, not a query file") from None
-    except UnicodeDecodeError as exc:
-        raise ElqueryError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    queries = _read_json(path, text) if path.suffix.lower() == ".json" else _read_tsv(path, text)
+    """The queries of a TSV or JSON query file (``-``: standard input), in file order; a file with
+    none is an error."""
+    name = "<stdin>" if is_stdio(path) else str(path)
+    if is_stdio(path):
+        with open_binary_input(path, WHAT) as handle:
+            data = handle.read()
+        text = _decode(name, data)
+        queries = _read_json(name, text) if text.lstrip().startswith("{") else _read_tsv_text(name, text)
+    elif Path(path).suffix.lower() == ".json":
+        with open_binary_input(path, WHAT) as handle:
+            queries = _read_json(name, _decode(name, handle.read()))
+    else:
+        queries = _read_tsv(name, text_lines(path, WHAT))
     if not queries:
-        raise ElqueryError(f"{path}: no queries in this file")
+        raise ElqueryError(f"{name}: no queries in this file")
     return queries
 
 
-def _read_tsv(path: Path, text: str) -> list[QueryRecord]:
+def _decode(name: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ElqueryError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _check_qid(where: str, qid: str, seen: dict[str, str]) -> None:
+    if not qid or any(c.isspace() for c in qid):
+        raise ElqueryError(f"{where}: query id {qid!r} must be non-empty and hold no whitespace")
+    if qid in seen:
+        raise ElqueryError(f"{where}: query id {qid!r} given twice (first at {seen[qid]})")
+    seen[qid] = where
+
+
+def _read_tsv_text(name: str, text: str) -> list[QueryRecord]:
+    lines = text.split("\n")
+    return _read_tsv(name, ((n, line.removesuffix("\r")) for n, line in enumerate(lines, 1)))
+
+
+def _read_tsv(name: str, lines: object) -> list[QueryRecord]:
     queries: list[QueryRecord] = []
-    seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    seen: dict[str, str] = {}
+    for number, line in lines:  # type: ignore[attr-defined]
         if not line.strip():
             continue
         qid, tab, query = line.partition("\t")
-        qid = qid.strip()
-        if not tab or not qid:
-            raise ElqueryError(f"{path}:{number}: expected 'qid<TAB>query', got {line[:60]!r}")
-        if qid in seen:
-            raise ElqueryError(f"{path}:{number}: query id {qid!r} repeats line {seen[qid]}")
-        seen[qid] = number
+        if not tab:
+            raise ElqueryError(f"{name}:{number}: expected 'qid<TAB>query', got {line[:60]!r}")
+        _check_qid(f"{name}:{number}", qid, seen)
         queries.append(QueryRecord(qid, query.strip()))
     return queries
 
 
-def _read_json(path: Path, text: str) -> list[QueryRecord]:
+def _read_json(name: str, text: str) -> list[QueryRecord]:
     try:
-        data = json.loads(text)
+        pairs = json.loads(text, object_pairs_hook=list)
     except json.JSONDecodeError as exc:
-        raise ElqueryError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise ElqueryError(f"{path}: expected a JSON object {{qid: query}}, got {type(data).__name__}")
+        raise ElqueryError(f"{name}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+    if not isinstance(pairs, list) or text.lstrip()[:1] != "{":
+        raise ElqueryError(f"{name}: expected a JSON object {{qid: query}}, got {type(pairs).__name__}")
     queries = []
-    for qid, query in data.items():
-        if not isinstance(query, str) or not qid.strip() or any(c.isspace() for c in qid):
-            raise ElqueryError(f"{path}: query {qid!r}: expected a non-empty qid without spaces and a string query")
+    seen: dict[str, str] = {}
+    for qid, query in pairs:
+        _check_qid(f"{name}: query {qid!r}", qid, seen)
+        if not isinstance(query, str):
+            raise ElqueryError(f"{name}: query {qid!r}: expected a string query, got {type(query).__name__}")
         queries.append(QueryRecord(qid, query.strip()))
     return queries

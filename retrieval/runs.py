@@ -11,11 +11,11 @@ ones differ from the computed value by a few units in the last place. See docs/f
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from elquery.base import ElqueryError
+from elquery.files import atomic_output
 from elquery.retrieval.searcher import RankedEntity
 
 
@@ -44,19 +44,14 @@ def run_lines(qid: str, ranking: Iterable[RankedEntity], tag: str) -> list[str]:
 
 
 def write_run(path: Path | str, rankings: Iterable[tuple[str, Iterable[RankedEntity]]], tag: str) -> int:
-    """Write a TREC run (to a temporary file, renamed on success); returns the number of lines."""
-    path = Path(path)
+    """Write a TREC run (:func:`elquery.files.atomic_output`: ``-`` is standard output); returns
+    the number of lines."""
     if not tag or any(c.isspace() for c in tag):
         raise ElqueryError(f"run tag {tag!r} must be non-empty and hold no whitespace")
-    partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
     count = 0
-    try:
-        with partial.open("w", encoding="utf-8") as out:
-            for qid, ranking in rankings:
-                lines = run_lines(qid, ranking, tag)
-                out.writelines(lines)
-                count += len(lines)
-        partial.replace(path)
-    finally:
-        partial.unlink(missing_ok=True)
+    with atomic_output(path) as out:
+        for qid, ranking in rankings:
+            lines = run_lines(qid, ranking, tag)
+            out.writelines(lines)
+            count += len(lines)
     return count

@@ -80,7 +80,7 @@ class EntityPrior:
         """P(e) for the listed entities, ``default`` for the others; all must be positive."""
         weights = np.full(len(index.entity_ids), default, dtype=np.float64)
         for entity, p in probabilities.items():
-            docid = index.docid(entity)
+            docid = index.find_docid(entity)
             if docid is not None:
                 weights[docid] = p
         if not np.all(weights > 0):
@@ -127,7 +127,7 @@ class EntityScorer:
         in the order given."""
         docids: dict[str, int] = {}
         for entity in entity_ids:
-            docid = self.index.docid(entity)
+            docid = self.index.find_docid(entity)
             if docid is not None:
                 docids.setdefault(entity, docid)
         scores = self.log_scores(query, np.fromiter(docids.values(), dtype=np.int32, count=len(docids))).scores

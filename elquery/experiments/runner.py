@@ -36,7 +36,7 @@ from elquery.experiments.folds import Fold, leave_one_out, session_folds
 from elquery.experiments.sweep import Backend, RunStore, Setting, grid
 from elquery.experiments.tables import (IF_COLUMNS, MD_COLUMNS, SM_COLUMNS, markdown_table,
                                         significance, significance_note)
-from elquery.linking.output import output
+from elquery.files import atomic_output
 from elquery.linking.types import Candidate
 
 TASKS = {"if": "Interpretation finding", "sm": "Semantic mapping"}
@@ -212,7 +212,7 @@ def _run_method(store: RunStore, task: str, spec: TaskSpec, method: MethodSpec,
     choices = cross_validate(folds, {s: scores[spec.metric] for s, scores in sweep.items()})
     lines = combine({s: _lines_by_query(path) for s, path in runs.items()}, choices)
     combined = store.out_dir / "runs" / method.label / f"cross-validated.{'elq' if task == 'if' else 'trec'}"
-    with output(combined) as stream:
+    with atomic_output(combined) as stream:
         for query_lines in lines.values():
             stream.writelines(line + "\n" for line in query_lines)
     return MethodResult(task, method, tuple(choices), evaluate(combined), sweep, combined, runs)
@@ -300,7 +300,7 @@ def _chosen_table(methods: Sequence[MethodResult]) -> str:
 
 
 def _tsv(path: Path, header: Sequence[str], rows: Iterator[Sequence[Any]]) -> None:
-    with output(path) as stream:
+    with atomic_output(path) as stream:
         stream.write("\t".join(header) + "\n")
         for row in rows:
             stream.write("\t".join("" if v is None else format(v, ".10g") if isinstance(v, float)
@@ -320,5 +320,5 @@ def _write_outputs(result: ExperimentResult) -> None:
           for metric, values in scores.items() if values))
     _tsv(out / "per_query.tsv", ["task", "method", "qid", "metric", "value"],
          (tuple(r.values()) for r in result.rows()))
-    with output(out / "results.md") as stream:
+    with atomic_output(out / "results.md") as stream:
         stream.write(result.report)

@@ -32,7 +32,8 @@ from elquery.evaluation.readers import read_jsonl
 from elquery.base import ElqueryError
 from elquery.experiments.config import GIF, TAGME, MethodSpec
 from elquery.linking.gif import gif, top_ranked
-from elquery.linking.output import output, write_results
+from elquery.files import atomic_output
+from elquery.linking.output import write_results
 from elquery.linking.tagme import TagmeLinker
 from elquery.linking.types import Candidate, Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
 
@@ -217,7 +218,7 @@ def tag(label: str) -> str:
 
 
 def _write_candidates(per_query: Iterable[tuple[str, list[Candidate]]], path: Path) -> None:
-    with output(path) as stream:
+    with atomic_output(path) as stream:
         for qid, candidates in per_query:
             record = {"qid": qid, "candidates": [
                 {"mention": {"text": c.mention.text, "start": c.mention.start, "end": c.mention.end},

@@ -35,6 +35,7 @@ import numpy as np
 
 from elquery.base import ElqueryError
 from elquery.indexing.normalize import normalize
+from elquery.indexing.ntriples import canonical_entity_id
 from elquery.indexing.sqlite_files import ReadOnlyDatabase
 from elquery.indexing.surface_forms.aggregate import MergedPartition
 
@@ -203,12 +204,15 @@ class SurfaceFormStore:
 
     def commonness(self, mention: str, entity: str) -> float:
         """commonness(m, e) (methods.md §3, Eq. 9); 0.0 when the pair is unknown or KB-only."""
+        entity = canonical_entity_id(entity) or entity
         row = self._db.execute(_LOOKUP, (normalize(mention),)).fetchone()
         found = None if row is None else _find(row[0], entity)
         return 0.0 if found is None else found[1]
 
     def aliases(self, entity: str) -> list[Alias]:
-        """Every normalized surface form of ``entity`` (KB aliases and counted forms), by count."""
+        """Every normalized surface form of ``entity`` (any form :func:`canonical_entity_id` takes;
+        KB aliases and counted forms), by count."""
+        entity = canonical_entity_id(entity) or entity
         aliases = [Alias(form, *_find(blob, entity)) for form, blob in self._db.execute(_ALIASES, (entity,))]
         aliases.sort(key=lambda a: (-a.count, a.form))
         return aliases

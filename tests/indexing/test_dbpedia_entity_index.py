@@ -298,8 +298,17 @@ def test_entity_id_docid_round_trip(sample_index: EntityIndex, sample_index_path
         assert sample_index.entity(docid) == entity
         assert sample_index.docid(entity) == docid
         assert str(stored.document(docid).get("id")) == entity
-    assert sample_index.docid("<dbpedia:No_such_entity>") is None
+    # an unknown entity is an error, not a None that indexes a whole array
+    with pytest.raises(ElqueryError, match="'<dbpedia:No_such_entity>' is not in the index"):
+        sample_index.docid("<dbpedia:No_such_entity>")
+    assert sample_index.find_docid("<dbpedia:No_such_entity>") is None
     assert sample_index.document("<dbpedia:No_such_entity>") is None
+    # every form a user may name an entity in
+    entity = ids[7]
+    title = entity[len("<dbpedia:"):-1]
+    uri = "http://dbpedia.org/resource/" + title
+    for form in (entity, title, title.replace("_", " "), uri, f"<{uri}>", f"dbpedia:{title}"):
+        assert sample_index.docid(form) == 7, form
 
 
 def test_postings_term_frequency_and_collection_frequency_agree(sample_index: EntityIndex) -> None:

@@ -60,10 +60,16 @@ def test_read_whitelist(tmp_path: Path) -> None:
                     "<http://dbpedia.org/resource/Total_Recall_(1990_film)>\n", encoding="utf-8")
     assert read_whitelist(path) == {
         "<dbpedia:New_York_City>", "<dbpedia:Manhattan>", "<dbpedia:Total_Recall_(1990_film)>"}
-    path.write_text("<dbpedia:A>\nNew York\n", encoding="utf-8")
-    with pytest.raises(ElqueryError, match=r"whitelist.txt:2: not an entity id"):
+    # every form an entity may be named in: <dbpedia:X>, X (spaces as underscores), URIs
+    path.write_text("\ufeff<dbpedia:A>\nNew York\n<http://example.org/B>\n", encoding="utf-8")
+    with pytest.raises(ElqueryError, match=r"whitelist.txt:3: not an entity id"):
         read_whitelist(path)
-    with pytest.raises(ElqueryError, match="not found"):
+    path.write_text("\ufeff<dbpedia:A>\nNew York\n", encoding="utf-8")
+    assert read_whitelist(path) == {"<dbpedia:A>", "<dbpedia:New_York>"}
+    path.write_text("# nothing but a comment\n\n", encoding="utf-8")
+    with pytest.raises(ElqueryError, match="names no entity"):
+        read_whitelist(path)
+    with pytest.raises(ElqueryError, match="missing.txt: no such whitelist file"):
         read_whitelist(tmp_path / "missing.txt")
 
 

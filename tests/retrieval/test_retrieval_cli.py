@@ -86,7 +86,10 @@ def test_json_queries_and_params(sample_index: Path, tmp_path: Path) -> None:
         ([], "q1\tairline\nbroken line\n", "q.txt:2: expected 'qid<TAB>query'"),
         (["--param", "lambda=2"], "q1\tairline\n", "lambda must be in (0, 1]"),
         (["--model", "bm25", "--param", "mu=3"], "q1\tairline\n", "no parameter mu"),
-        (["--k", "0"], "q1\tairline\n", "--k must be at least 1"),
+        (["--k", "0"], "q1\tairline\n", "--k must be between 1 and 100000, got 0"),
+        (["--k", "100001"], "q1\tairline\n", "--k must be between 1 and 100000, got 100001"),
+        (["--threads", "-1"], "q1\tairline\n", "--threads must be between 1 and 256, got -1"),
+        ([], "q1\tair line\nq 2\tbroken qid\n", "q.txt:2: query id 'q 2' must be non-empty and hold no whitespace"),
     ],
 )
 def test_user_errors(sample_index: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -107,3 +110,16 @@ def test_missing_index_and_output_directory(tmp_path: Path, capsys: pytest.Captu
     assert "not an elquery index" in capsys.readouterr().err
     assert main(["rank", "--index", str(tmp_path), "--queries", str(queries), "--out", str(tmp_path / "no" / "r")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_output_directory_refused_before_any_ranking(sample_index: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rank --out adir` fails at once, not after the whole ranking."""
+    import elquery.retrieval.cli as rank_cli
+
+    queries = tmp_path / "q.txt"
+    queries.write_text("q1\tairline\n")
+    monkeypatch.setattr(rank_cli, "_executor", lambda *a: pytest.fail("ranking started"))
+    assert main(["rank", "--index", str(sample_index), "--queries", str(queries), "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.endswith(f"{tmp_path}: is a directory, not an output file\n")

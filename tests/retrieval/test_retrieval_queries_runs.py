@@ -22,8 +22,10 @@ def test_tsv_queries(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ("q1\tok\nno tab here\n", r"q\.txt:2: expected 'qid<TAB>query'"),
-        ("q1\tok\n\tmissing qid\n", r"q\.txt:2: expected"),
-        ("q1\tok\nq1\tagain\n", r"q\.txt:2: query id 'q1' repeats line 1"),
+        ("q1\tok\n\tmissing qid\n", r"q\.txt:2: query id '' must be non-empty and hold no whitespace"),
+        ("q1\tok\nq 2\tspace in qid\n", r"q\.txt:2: query id 'q 2' must be non-empty and hold no whitespace"),
+        ("q1\tok\nq1\tagain\n", r"q\.txt:2: query id 'q1' given twice \(first at .*q\.txt:1\)"),
+        ("q1\t" + "x" * (1 << 21) + "\n", r"q\.txt:1: line longer than 1048576 bytes"),
     ],
 )
 def test_malformed_tsv_names_file_and_line(tmp_path: Path, text: str, message: str) -> None:
@@ -46,8 +48,34 @@ def test_json_queries(tmp_path: Path) -> None:
 def test_undecodable_query_file(tmp_path: Path) -> None:
     path = tmp_path / "q.txt"
     path.write_bytes(b"q1\t\xff\xfe\n")
-    with pytest.raises(ElqueryError, match="not UTF-8"):
+    with pytest.raises(ElqueryError, match="q.txt:1: not valid UTF-8"):
         read_queries(path)
+
+
+def test_one_rule_for_every_query_reader(tmp_path: Path) -> None:
+    """BOM dropped; lines end at \\n only (U+2028, U+0085 stay inside a query); duplicate qids are
+    an error in JSON as in TSV."""
+    tsv = tmp_path / "q.tsv"
+    tsv.write_bytes("\ufeffq1\tline\u2028separator\r\nq2\tnext\u0085line\n".encode("utf-8"))
+    assert read_queries(tsv) == [QueryRecord("q1", "line\u2028separator"), QueryRecord("q2", "next\u0085line")]
+    json_file = tmp_path / "q.json"
+    json_file.write_bytes('\ufeff{"q1": "a", "q2": "b"}'.encode("utf-8"))
+    assert [q.qid for q in read_queries(json_file)] == ["q1", "q2"]
+    for text, message in (('{"q1": "a", "q1": "b"}', "query id 'q1' given twice"),
+                          ('{"q 1": "a"}', "query id 'q 1' must be non-empty and hold no whitespace")):
+        json_file.write_text(text, encoding="utf-8")
+        with pytest.raises(ElqueryError, match=message):
+            read_queries(json_file)
+
+
+def test_queries_from_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    for data, expected in ((b"q1\tnew york\n", [QueryRecord("q1", "new york")]),
+                           (b'{"q9": "rome"}', [QueryRecord("q9", "rome")])):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+        assert read_queries("-") == expected
 
 
 @pytest.mark.parametrize("name, text", [("empty.tsv", ""), ("blank.tsv", "\n  \n"), ("empty.json", "{}")])

@@ -94,6 +94,9 @@ def test_kb_aliases_from_labels_names_and_redirects(tmp_path: Path, dumps: Path)
         assert [c.entity for c in store.lookup("Manhatta")] == ["<dbpedia:Manhattan>"]
         assert store.lookup("new york disambiguation") == []
         assert [a.form for a in store.aliases("<dbpedia:New_York_City>")] == ["big apple s", "new york city", "nyc"]
+        for form in ("New_York_City", "New York City", "http://dbpedia.org/resource/New_York_City",
+                     "<http://dbpedia.org/resource/New_York_City>"):
+            assert store.aliases(form) == store.aliases("<dbpedia:New_York_City>"), form
         assert store.meta["sources"] == ["kb"]
     assert (report.dumps.kb_aliases, report.dumps.redirect_title_aliases, report.dumps.redirects) == (6, 1, 3)
     assert report.dumps.skipped_disambiguation == 1

@@ -1,0 +1,105 @@
+"""The bottom of the stack, beside :mod:`elquery.base`: how every command reads its text inputs and
+writes its output files, so they all follow the same conventions.
+
+* ``-`` is standard input (``--queries -``) or standard output (``--out -``);
+* an output path is checked before any work starts (its folder exists, it is not a folder);
+* an output file is written beside its final name and renamed into place only when complete, with
+  the permissions the user's umask gives (0666 & ~umask), never left half-written;
+* text inputs are UTF-8, a byte order mark at the start is dropped, lines end at ``\\n`` (a ``\\r``
+  before it is dropped) and nowhere else, and a line longer than :data:`MAX_LINE_BYTES` is an
+  error rather than a read into memory.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, BinaryIO
+
+from elquery.base import ElqueryError
+
+STDIO = "-"
+MAX_LINE_BYTES = 1 << 20
+"""The longest line a text input may hold (1 MiB): query files, runs and qrels have short lines."""
+
+
+def is_stdio(path: Path | str | None) -> bool:
+    return path is None or str(path) == STDIO
+
+
+def check_output(path: Path | str | None) -> None:
+    """Refuse an output path that cannot be written, before any work is done."""
+    if is_stdio(path):
+        return
+    path = Path(path)  # type: ignore[arg-type]
+    if path.is_dir():
+        raise ElqueryError(f"{path}: is a directory, not an output file")
+    if not path.parent.is_dir():
+        raise ElqueryError(f"{path}: output directory {path.parent} does not exist")
+    if not os.access(path.parent, os.W_OK):
+        raise ElqueryError(f"{path}: output directory {path.parent} is not writable")
+
+
+@contextmanager
+def atomic_output(path: Path | str | None) -> Iterator[IO[str]]:
+    """Standard output for ``None`` or ``-``; otherwise a new file beside ``path``, renamed to
+    ``path`` when the block succeeds and removed when it fails."""
+    if is_stdio(path):
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    path = Path(path)  # type: ignore[arg-type]
+    check_output(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as stream:
+            yield stream
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def open_binary_input(path: Path | str, what: str) -> Iterator[BinaryIO]:
+    """A binary input stream: standard input for ``-``; one-line errors naming the path."""
+    if is_stdio(path):
+        yield sys.stdin.buffer
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise ElqueryError(f"{path}: is a directory, not a {what}")
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise ElqueryError(f"{path}: no such {what}") from None
+    except PermissionError:
+        raise ElqueryError(f"{path}: permission denied") from None
+    with handle:
+        yield handle
+
+
+def text_lines(path: Path | str, what: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a UTF-8 text input: BOM dropped, lines split at ``\\n`` only (so
+    U+2028 or U+0085 inside a line stay in it), ``\\r\\n`` accepted, long lines refused."""
+    name = "<stdin>" if is_stdio(path) else str(path)
+    with open_binary_input(path, what) as handle:
+        number = 0
+        while True:
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                raise ElqueryError(f"{name}:{number}: line longer than {MAX_LINE_BYTES} bytes")
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ElqueryError(f"{name}:{number}: not valid UTF-8 ({exc.reason})") from None
+            yield number, text.removesuffix("\n").removesuffix("\r")
