@@ -8,7 +8,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from importlib import metadata
 
 Registrar = Callable[[argparse._SubParsersAction], None]
@@ -20,6 +21,20 @@ class ElqueryError(Exception):
 
 def _terminate(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Within the block, SIGTERM (kill, a timeout, a job scheduler) raises KeyboardInterrupt in
+    the main thread, like Ctrl-C, so every clean-up on the way out runs; elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 def one_line(exc: BaseException) -> str:
@@ -46,10 +61,9 @@ def run(registrars: Sequence[Registrar], prog: str, argv: Sequence[str] | None =
     for register in registrars:
         register(commands)
     args = parser.parse_args(argv)
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
-        return int(args.func(args) or 0)
+        with sigterm_interrupts():
+            return int(args.func(args) or 0)
     except (ElqueryError, OSError) as exc:
         if isinstance(exc, BrokenPipeError):
             return _quiet_broken_pipe()
@@ -58,9 +72,6 @@ def run(registrars: Sequence[Registrar], prog: str, argv: Sequence[str] | None =
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
-    finally:
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, previous)
 
 
 def _quiet_broken_pipe() -> int:

@@ -13,14 +13,12 @@ import json
 import math
 import os
 import shutil
-import signal
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,7 +33,7 @@ from elquery.indexing.entity_documents import (
     spill,
     top_predicates,
 )
-from elquery.base import ElqueryError
+from elquery.base import ElqueryError, sigterm_interrupts
 from elquery.indexing.index_format import (
     ANALYZER_NAME,
     FIELDS,
@@ -46,6 +44,7 @@ from elquery.indexing.index_format import (
 )
 from elquery.indexing.lucene_writer import EntityIndexWriter, WrittenDocuments
 from elquery.indexing.ntriples import ParseReport, dump_files
+from elquery.workers import process_pool
 
 PARTITION_BYTES = 256 * 2**20  # uncompressed dump bytes per partition (memory per worker ~5x)
 MIN_PARTITIONS = 4
@@ -154,17 +153,14 @@ def build_dbpedia_index(
     out.parent.mkdir(parents=True, exist_ok=True)
     work = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
-    # SIGTERM (kill, timeout, a job scheduler) interrupts like Ctrl-C, so the cleanup below runs.
-    main_thread = threading.current_thread() is threading.main_thread()
-    terminate = signal.signal(signal.SIGTERM, _interrupt) if main_thread else None
+    # SIGTERM interrupts like Ctrl-C, so the cleanup below runs.
     try:
-        with _executor(workers) as executor:
-            summary = _build(files, work, executor, workers, partitions, top_predicates_n)
-        _replace(work / "index", out)
+        with sigterm_interrupts():
+            with _executor(workers) as executor:
+                summary = _build(files, work, executor, workers, partitions, top_predicates_n)
+            _replace(work / "index", out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-        if main_thread:
-            signal.signal(signal.SIGTERM, terminate if terminate is not None else signal.SIG_DFL)
     return BuildSummary(
         entities=summary[0],
         files=len(files),
@@ -175,14 +171,10 @@ def build_dbpedia_index(
     )
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
-def _executor(workers: int) -> Executor:
+def _executor(workers: int) -> AbstractContextManager[Executor]:
     if workers == 1:
         return _InlineExecutor()
-    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+    return process_pool(workers)
 
 
 def _build(

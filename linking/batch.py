@@ -8,11 +8,10 @@ builds its own linker once (a JVM and open artefacts do not cross processes) fro
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from typing import Protocol
 
 from elquery.base import ElqueryError
+from elquery.workers import process_pool
 from elquery.linking.types import LinkResult
 
 
@@ -45,6 +44,5 @@ def link_many(
         for qid, query in queries:
             yield linker.result(query, qid)
         return
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_start_worker,
-                             initargs=(factory,)) as pool:
+    with process_pool(workers, _start_worker, (factory,)) as pool:
         yield from pool.map(_link_in_worker, queries, chunksize=32)

@@ -7,12 +7,13 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from multiprocessing import get_context
+from concurrent.futures import Executor, Future
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from elquery.base import ElqueryError
 from elquery.files import check_output
+from elquery.workers import process_pool
 from elquery.retrieval.models import MODEL_HELP
 
 if TYPE_CHECKING:
@@ -103,11 +104,12 @@ def _in_order(futures: list[Future[list[tuple[str, list[RankedEntity]]]]], progr
         progress.update(len(ranked))
 
 
-def _executor(workers: int, index: str) -> Executor:
+def _executor(workers: int, index: str) -> AbstractContextManager[Executor]:
+    """The searcher in this process for one worker, else a pool (:func:`elquery.workers.process_pool`)."""
     if workers == 1:
         _open_searcher(index)
         return _InlineExecutor()
-    return ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_open_searcher, initargs=(index,))
+    return process_pool(workers, _open_searcher, (index,))
 
 
 class _InlineExecutor(Executor):

@@ -28,6 +28,7 @@ import numpy as np
 from tqdm import tqdm
 
 from elquery.base import ElqueryError
+from elquery.workers import die_with_parent
 from elquery.indexing.ntriples import dump_files
 from elquery.indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, PairChunk, SpillWriter, merge_partition
 from elquery.indexing.surface_forms.facc import CodedRows, FaccReport, facc_files, read_facc
@@ -189,8 +190,9 @@ def _ingest(paths: Iterable[Path], mids: dict[str, int], spill: SpillWriter, chu
     return chunk.empty_form_rows
 
 
-def _facc_worker(tasks, results, mids: dict[str, int], spill: SpillWriter, chunk_rows: int) -> None:
+def _facc_worker(tasks, results, mids: dict[str, int], spill: SpillWriter, chunk_rows: int, parent: int) -> None:
     """A forked FACC reader: takes paths from ``tasks`` until None, reports to ``results``."""
+    die_with_parent(parent)
     try:
         empty = _ingest(iter(tasks.get, None), mids, spill, chunk_rows, lambda *file: results.put(("file", file)))
         spill.close()
@@ -241,7 +243,7 @@ def _run_workers(files: list[Path], workers: int, mids: dict[str, int], options:
     processes = [
         context.Process(
             target=_facc_worker,
-            args=(tasks, results, mids, SpillWriter(spill_dir, f"facc-{n}", partitions), options.chunk_rows),
+            args=(tasks, results, mids, SpillWriter(spill_dir, f"facc-{n}", partitions), options.chunk_rows, os.getpid()),
             daemon=True,
         )
         for n in range(workers)
@@ -302,7 +304,7 @@ def _assemble(
     workers = min(options.workers, partitions)
     _set_names(names)
     # The pool is forked before the store is opened: a connection must not cross a fork.
-    pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
+    pool = multiprocessing.get_context("fork").Pool(workers, die_with_parent, (os.getpid(),)) if workers > 1 else None
     try:
         db = create(db_path)
         try:

@@ -1,0 +1,65 @@
+"""The bottom of the stack, beside :mod:`elquery.base`: worker processes that never outlive their
+command and never keep it from stopping.
+
+* A worker dies with its parent: on Linux the kernel sends it SIGKILL when the parent is gone
+  (``prctl(PR_SET_PDEATHSIG)``), whether the parent ended normally, by SIGTERM or by SIGKILL.
+* Ctrl-C reaches the whole process group; workers ignore SIGINT, so only the parent decides: on
+  an interrupt or error it cancels what is queued and kills the workers at once, instead of
+  waiting for them to finish (a ``ProcessPoolExecutor`` leaving its ``with`` block waits).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from multiprocessing import get_context
+from typing import Any
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """Make this (worker) process end when process ``parent`` does, and leave SIGINT to it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent was gone before the request took effect
+        os._exit(1)
+
+
+def _start(parent: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
+    die_with_parent(parent)
+    if initializer is not None:
+        initializer(*initargs)
+
+
+@contextmanager
+def process_pool(workers: int, initializer: Callable[..., None] | None = None,
+                 initargs: tuple[Any, ...] = ()) -> Iterator[ProcessPoolExecutor]:
+    """A pool of ``workers`` spawned processes (see the module docstring); each runs
+    ``initializer(*initargs)`` first. Leaving the block normally waits for the work; leaving it
+    by an exception (KeyboardInterrupt included) kills the workers."""
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_start,
+                               initargs=(os.getpid(), initializer, initargs))
+    try:
+        yield pool
+    except BaseException:
+        kill(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def kill(pool: ProcessPoolExecutor) -> None:
+    """Cancel the queued work and kill the pool's processes now."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.kill()
+    for process in processes:
+        process.join(timeout=5)
