@@ -58,8 +58,14 @@ def process_pool(workers: int, initializer: Callable[..., None] | None = None,
 def kill(pool: ProcessPoolExecutor) -> None:
     """Cancel the queued work and kill the pool's processes now."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    result_queue = getattr(pool, "_result_queue", None)  # shutdown() drops it
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.kill()
     for process in processes:
         process.join(timeout=5)
+    # The pool's manager thread may be inside a read of a result a killed worker was writing; this
+    # process holds the last writing end of that pipe: closing it ends the read (EOF). Otherwise
+    # the thread, and the interpreter's exit that joins it, would wait forever.
+    if result_queue is not None:
+        result_queue._writer.close()

@@ -6,7 +6,9 @@ import argparse
 import os
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from itertools import islice
 from concurrent.futures import Executor, Future
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -72,8 +74,8 @@ def _rank(args: argparse.Namespace) -> int:
     chunks = [queries[i : i + size] for i in range(0, len(queries), size)]
     progress = tqdm(total=len(queries), desc="ranking", unit="query", disable=None)
     with progress, _executor(workers, args.index) as executor:
-        futures = [executor.submit(_rank_chunk, chunk, model, args.k) for chunk in chunks]
-        lines = write_run(args.out, _in_order(futures, progress), args.tag or f"elquery-{args.model}")
+        ranked = _in_order(executor, chunks, model, args.k, 2 * workers, progress)
+        lines = write_run(args.out, ranked, args.tag or f"elquery-{args.model}")
     print(f"ranked {len(queries)} queries ({lines} lines) with {args.model} in {time.monotonic() - started:.1f} s "
           f"-> {args.out}", file=sys.stderr)
     return 0
@@ -97,9 +99,18 @@ def _rank_chunk(chunk: list[QueryRecord], model: Model, k: int) -> list[tuple[st
     return [(q.qid, _searcher.rank(q.text, model, k)) for q in chunk]
 
 
-def _in_order(futures: list[Future[list[tuple[str, list[RankedEntity]]]]], progress: Any) -> Iterator[tuple[str, list[RankedEntity]]]:
-    for future in futures:
-        ranked = future.result()
+def _in_order(executor: Executor, chunks: list[list[QueryRecord]], model: Model, k: int, window: int,
+              progress: Any) -> Iterator[tuple[str, list[RankedEntity]]]:
+    """The rankings of every chunk, in order, with at most ``window`` chunks in flight: memory
+    stays bounded whatever the number of queries, and an interrupt finds little to cancel."""
+    remaining = iter(chunks)
+    pending: deque[Future[list[tuple[str, list[RankedEntity]]]]] = deque(
+        executor.submit(_rank_chunk, chunk, model, k) for chunk in islice(remaining, window))
+    while pending:
+        ranked = pending.popleft().result()
+        following = next(remaining, None)
+        if following is not None:
+            pending.append(executor.submit(_rank_chunk, following, model, k))
         yield from ranked
         progress.update(len(ranked))
 
