@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from elquery.base import ElqueryError
 from elquery.evaluation.cli import positive_int
 
 
@@ -17,11 +18,14 @@ def register(subparsers: Any) -> None:
         "test significance against the baseline (paired t-test) and write every run file, the "
         "chosen parameters per fold, per-query scores and Markdown tables in the layout of the "
         "ICTIR'15 tables into DIR. Finished runs are reused when re-run (content-hashed by their "
-        "inputs and parameters). Ready configs: elquery/experiments/configs/{y-erd,erd-dev}.toml.")
+        "inputs and parameters). Ready configs: elquery/experiments/configs/ (with --check: the figures each must reproduce).")
     parser.add_argument("config", metavar="CONFIG", help="experiment description (TOML)")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
     parser.add_argument("--workers", type=positive_int, default=1,
                         help="linking processes (default: 1)")
+    parser.add_argument("--check", action="store_true",
+                        help="compare the figures with the config's [expected] ones: one OK/FAIL line each, "
+                        "exit status 1 on a FAIL (a reproduction check, like pyserini's regressions)")
     parser.set_defaults(func=_run)
 
 
@@ -30,4 +34,11 @@ def _run(args: argparse.Namespace) -> int:
 
     result = run_experiment(args.config, args.out, workers=args.workers)
     print(result.report, end="")
-    return 0
+    if not args.check:
+        return 0
+    checked = result.check()
+    if not checked:
+        raise ElqueryError(f"{args.config}: no [expected] figures to check")
+    for figure in checked:
+        print(figure.line())
+    return 0 if all(figure.ok for figure in checked) else 1

@@ -42,6 +42,13 @@ reported in one line naming the file and the config key. Keys (defaults in brack
     [mention_detection]             # optional; recall per source: KB, Web, KB+Web
     qrels = "qrels-elq.txt"         # [interpretation_finding.qrels]
     commonness_threshold = 0        # [0]: Web counts pairs with commonness > 0 and >= this
+
+    [expected]                      # optional: the figures the experiment must reproduce,
+    tolerance = 0.0001              # checked by `elquery experiment CONFIG --check` [0.0001]
+    "if/GIF-MLMcg/strict.F" = 0.25  # "TASK/METHOD/METRIC" = value; TASK if, sm or md
+
+Instead of ``index`` and ``surface_forms``, ``knowledge_base = "demo"`` names the bundled demo
+knowledge base (built on first use).
 """
 
 from __future__ import annotations
@@ -115,6 +122,22 @@ class CrossValidation:
 
 
 @dataclass(frozen=True)
+class ExpectedFigure:
+    """A figure the experiment must reproduce: the mean of ``metric`` for ``method`` of ``task``
+    (``if``, ``sm`` or ``md``), within ``tolerance``."""
+
+    task: str
+    method: str
+    metric: str
+    value: float
+    tolerance: float
+
+    @property
+    def key(self) -> str:
+        return f"{self.task}/{self.method}/{self.metric}"
+
+
+@dataclass(frozen=True)
 class ExperimentConfig:
     """A parsed experiment description; paths are absolute."""
 
@@ -129,6 +152,7 @@ class ExperimentConfig:
     interpretation_finding: TaskSpec | None
     semantic_mapping: TaskSpec | None
     mention_detection: MentionDetectionSpec | None
+    expected: tuple[ExpectedFigure, ...] = ()
 
 
 class _Table:
@@ -211,8 +235,7 @@ def parse_config(file: Path, data: Mapping[str, Any]) -> ExperimentConfig:
     paths."""
     top = _Table(file, "", data)
     name = top.get("name", str, file.stem)
-    index = top.path("index")
-    surface_forms = top.path("surface_forms")
+    index, surface_forms = _knowledge_base(top)
     tagme = top.path("tagme", required=False)
     whitelist = top.path("whitelist", required=False)
     queries = top.path("queries")
@@ -220,6 +243,8 @@ def parse_config(file: Path, data: Mapping[str, Any]) -> ExperimentConfig:
     if_table, sm_table = top.table("interpretation_finding"), top.table("semantic_mapping")
     interpretation = None if if_table is None else _task(if_table, "if")
     mapping = None if sm_table is None else _task(sm_table, "sm")
+    expected_table = top.table("expected")
+    expected = () if expected_table is None else _expected(expected_table)
     md_table = top.table("mention_detection")
     mention = None
     if md_table is not None:
@@ -237,7 +262,37 @@ def parse_config(file: Path, data: Mapping[str, Any]) -> ExperimentConfig:
     if uses_tagme and tagme is None:
         raise top.error("tagme", "missing: a TAGME method needs the TAGME artefact")
     return ExperimentConfig(file, name, index, surface_forms, tagme, whitelist, queries,  # type: ignore[arg-type]
-                            crossval, interpretation, mapping, mention)
+                            crossval, interpretation, mapping, mention, expected)
+
+
+def _knowledge_base(top: _Table) -> tuple[Path | None, Path | None]:
+    """``index`` and ``surface_forms``, or the demo knowledge base's for ``knowledge_base = "demo"``."""
+    kb = top.get("knowledge_base", str, None)
+    if kb is None:
+        return top.path("index"), top.path("surface_forms")
+    if kb != "demo":
+        raise top.error("knowledge_base", f"unknown knowledge base {kb!r}; the bundled one is \"demo\"")
+    if "index" in top.data or "surface_forms" in top.data:
+        raise top.error("knowledge_base", "give either knowledge_base or index and surface_forms")
+    from elquery.indexing.demo import demo_artefacts
+
+    return demo_artefacts()
+
+
+def _expected(table: _Table) -> tuple[ExpectedFigure, ...]:
+    tolerance = float(table.get("tolerance", (int, float), 1e-4))
+    if not tolerance >= 0:
+        raise table.error("tolerance", f"expected a number >= 0, got {tolerance!r}")
+    figures = []
+    for key in sorted(set(table.data) - {"tolerance"}):
+        value = table.get(key, (int, float))
+        parts = key.split("/")
+        if len(parts) != 3 or parts[0] not in ("if", "sm", "md") or not all(parts):
+            raise table.error(key, "expected a key TASK/METHOD/METRIC with TASK if, sm or md")
+        figures.append(ExpectedFigure(parts[0], parts[1], parts[2], float(value), tolerance))
+    if not figures:
+        raise table.error("", "no figure to check")
+    return tuple(figures)
 
 
 def _crossval(table: _Table) -> CrossValidation:

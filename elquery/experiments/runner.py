@@ -29,7 +29,7 @@ from elquery.evaluation.mentions import MentionRecall, mention_detection_recall
 from elquery.evaluation.rank import evaluate_rankings, relevant_entities
 from elquery.evaluation.readers import read_elq, read_trec_qrels, read_trec_run
 from elquery.base import ElqueryError
-from elquery.experiments.config import (IF_METRICS, LEAVE_ONE_OUT, ExperimentConfig, MethodSpec,
+from elquery.experiments.config import (IF_METRICS, LEAVE_ONE_OUT, ExpectedFigure, ExperimentConfig, MethodSpec,
                                         TaskSpec, load_config)
 from elquery.experiments.crossval import FoldChoice, combine, cross_validate
 from elquery.experiments.folds import Fold, leave_one_out, session_folds
@@ -64,6 +64,23 @@ class MethodResult:
     def mean(self, metric: str) -> float:
         """Macro average of ``metric`` over the scored queries."""
         return fmean(self.per_query[metric].values())
+
+
+@dataclass(frozen=True)
+class CheckedFigure:
+    """An expected figure and the one computed (None: the experiment has no such figure)."""
+
+    expected: ExpectedFigure
+    actual: float | None
+
+    @property
+    def ok(self) -> bool:
+        return self.actual is not None and abs(self.actual - self.expected.value) <= self.expected.tolerance
+
+    def line(self) -> str:
+        actual = "missing" if self.actual is None else f"{self.actual:.4f}"
+        return (f"{'OK  ' if self.ok else 'FAIL'} {self.expected.key}: {actual} (expected "
+                f"{self.expected.value:.4f} ± {self.expected.tolerance:g})")
 
 
 @dataclass(frozen=True)
@@ -113,6 +130,12 @@ class ExperimentResult:
                      "queries": r.queries, "p_value": None}
                     for source, r in self.mention_recall.items()]
         return records
+
+    def check(self) -> list[CheckedFigure]:
+        """Each expected figure of the config (``[expected]``) next to the figure computed."""
+        computed = {(r["task"], r["method"], r["metric"]): r["value"] for r in self.summary()}
+        return [CheckedFigure(figure, computed.get((figure.task, figure.method, figure.metric)))
+                for figure in self.config.expected]
 
     def task_spec(self, task: str) -> TaskSpec:
         """The configuration of task ``"if"`` or ``"sm"``."""
