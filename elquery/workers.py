@@ -6,6 +6,9 @@ command and never keep it from stopping.
 * Ctrl-C reaches the whole process group; workers ignore SIGINT, so only the parent decides: on
   an interrupt or error it cancels what is queued and kills the workers at once, instead of
   waiting for them to finish (a ``ProcessPoolExecutor`` leaving its ``with`` block waits).
+* A spawned worker does not re-run the user's script: every function a pool runs lives in an
+  elquery module, so the script that called the API (``__main__``) is not imported in the
+  workers, and the API works from a plain script without an ``if __name__ == "__main__"`` guard.
 """
 
 from __future__ import annotations
@@ -39,14 +42,38 @@ def _start(parent: int, initializer: Callable[..., None] | None, initargs: tuple
         initializer(*initargs)
 
 
+class _Pool(ProcessPoolExecutor):
+    """Spawns its workers without the ``__main__`` script (see the module docstring)."""
+
+    def _spawn_process(self) -> None:
+        with _script_hidden():
+            super()._spawn_process()  # type: ignore[misc]
+
+
+@contextmanager
+def _script_hidden() -> Iterator[None]:
+    """While a worker is started, a plain script's ``__main__`` shows no ``__file__``, so
+    multiprocessing does not import it in the worker (a module run with ``-m`` is unaffected)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or path is None or getattr(main, "__spec__", None) is not None:
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
+
+
 @contextmanager
 def process_pool(workers: int, initializer: Callable[..., None] | None = None,
                  initargs: tuple[Any, ...] = ()) -> Iterator[ProcessPoolExecutor]:
     """A pool of ``workers`` spawned processes (see the module docstring); each runs
     ``initializer(*initargs)`` first. Leaving the block normally waits for the work; leaving it
     by an exception (KeyboardInterrupt included) kills the workers."""
-    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_start,
-                               initargs=(os.getpid(), initializer, initargs))
+    pool = _Pool(workers, mp_context=get_context("spawn"), initializer=_start,
+                 initargs=(os.getpid(), initializer, initargs))
     try:
         yield pool
     except BaseException:
