@@ -43,6 +43,7 @@ from elquery.indexing.index_format import (
     length_file,
 )
 from elquery.indexing.lucene_writer import EntityIndexWriter, WrittenDocuments
+from elquery.indexing.build_outputs import check_output, replace, work_dir
 from elquery.indexing.ntriples import ParseReport, dump_files
 from elquery.workers import process_pool
 
@@ -140,8 +141,8 @@ def build_dbpedia_index(
     """Build the entity index at ``out`` from DBpedia dump files or directories."""
     started = time.monotonic()
     out = Path(out)
-    if out.exists() and not overwrite:
-        raise ElqueryError(f"{out}: already exists (use --overwrite to replace it)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    check_output(out, "entity index", overwrite)
     files = [f for f in dump_files(dumps) if not is_skipped_dataset(f, skipped_datasets)]
     if not files:
         raise ElqueryError("no dump files left to index after skipping link datasets")
@@ -150,15 +151,13 @@ def build_dbpedia_index(
     workers = max(1, threads or os.cpu_count() or 1)
     partitions = partitions_for(files)
     workers = min(workers, max(len(files), partitions))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = out.parent / f".{out.name}.building-{os.getpid()}"
-    shutil.rmtree(work, ignore_errors=True)
+    work = work_dir(out)
     # SIGTERM interrupts like Ctrl-C, so the cleanup below runs.
     try:
         with sigterm_interrupts():
             with _executor(workers) as executor:
                 summary = _build(files, work, executor, workers, partitions, top_predicates_n)
-            _replace(work / "index", out)
+            replace(work / "index", out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return BuildSummary(
@@ -233,14 +232,3 @@ def _merge(sub_indexes: list[Path], written: WrittenDocuments, index: Path, pred
     with EntityIndex(index) as opened:
         metadata["fields"] = opened.field_statistics()
     (index / METADATA_FILE).write_text(json.dumps(metadata, indent=1), encoding="utf-8")
-
-
-def _replace(built: Path, out: Path) -> None:
-    """Move the finished index to ``out``, replacing an old one only after the new one exists."""
-    if out.exists():
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
-        out.rename(old)
-        built.rename(out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        built.rename(out)

@@ -101,7 +101,8 @@ def test_ctrl_c_stops_a_parallel_ranking_within_seconds(sample_index: Path, many
     started = time.monotonic()
     _, err = process.communicate(timeout=30)
     assert time.monotonic() - started < 5
-    assert process.returncode == 130 and err.strip().splitlines()[-1] == "elquery: interrupted"
+    assert process.returncode == 130, err
+    assert "elquery: interrupted" in err.splitlines()
     assert "Traceback" not in err
     assert gone(workers, 5)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["queries.json"]

@@ -17,7 +17,7 @@ import multiprocessing
 import os
 import queue
 import sys
-import tempfile
+import shutil
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -28,6 +28,7 @@ import numpy as np
 from tqdm import tqdm
 
 from elquery.base import ElqueryError
+from elquery.indexing.build_outputs import check_output, replace, work_dir
 from elquery.workers import die_with_parent
 from elquery.indexing.ntriples import dump_files
 from elquery.indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, PairChunk, SpillWriter, merge_partition
@@ -334,18 +335,15 @@ def _assemble(
 def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False) -> BuildReport:
     """Build the store at ``out`` from the sources in ``options`` (methods.md §3)."""
     out = Path(out)
-    if out.exists() and not overwrite:
-        raise ElqueryError(f"{out}: already exists (use --overwrite to replace it)")
-    if not out.parent.is_dir():
-        raise ElqueryError(f"{out.parent}: no such directory")
+    check_output(out, "surface-form store", overwrite)
     if options.min_count < 1:
         raise ElqueryError(f"--min-count must be at least 1, not {options.min_count}")
     dumps = dump_files(options.dumps)
     facc = facc_files(list(options.facc))
     report = BuildReport(options.sources, options.min_count)
     partitions = _partitions(facc + [p for p in dumps if predicates_of(p, _predicates(options))])
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.build-") as tmp:
-        spill_dir = Path(tmp)
+    spill_dir = work_dir(out)
+    try:
         step = time.perf_counter()
         spill = SpillWriter(spill_dir, "dumps", partitions)
         try:
@@ -363,5 +361,7 @@ def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False)
         db_path = spill_dir / "store.sqlite"
         _assemble(db_path, spill_dir, partitions, sources.entities.names, options, report)
         report.seconds["merge_and_write"] = time.perf_counter() - step
-        os.replace(db_path, out)
+        replace(db_path, out)
+    finally:
+        shutil.rmtree(spill_dir, ignore_errors=True)
     return report

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -26,6 +25,7 @@ from tqdm import tqdm
 
 from elquery.indexing.entity_documents import RDFS_LABEL, REDIRECTS, title_text
 from elquery.base import ElqueryError
+from elquery.indexing.build_outputs import check_output, replace, work_dir
 from elquery.indexing.ntriples import ObjectKind, ParseReport, Triple, read_triples
 from elquery.indexing.tagme.datasets import TagmeDumps, find_dumps
 from elquery.indexing.tagme.dictionary import FormSpill, aggregate, title_variants
@@ -157,22 +157,17 @@ def build_tagme(
     started = time.monotonic()
     found = find_dumps(dumps)
     out = Path(out)
-    if out.exists() and not overwrite:
-        raise ElqueryError(f"{out}: already exists (use --overwrite to replace it)")
-    if not out.parent.is_dir():
-        raise ElqueryError(f"{out}: parent directory {out.parent} does not exist")
-    temporary = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
-    temporary.chmod(0o755)
+    check_output(out, "TAGME artefact", overwrite)
+    work = work_dir(out)
+    temporary = work / "artefact"
+    temporary.mkdir()
     report = ParseReport()
     try:
         counts = _build(found, params, temporary, report)
         write_meta(temporary, {**asdict(params), **counts, "df_collection": "long_abstracts", "dumps": found.files()})
-        if out.exists():
-            shutil.rmtree(out)
-        temporary.rename(out)
-    except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)
-        raise
+        replace(temporary, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return TagmeBuildSummary(str(out), counts["forms"], counts["pairs"], counts["entities"], counts["edges"],
                              counts["abstracts"], counts["forms_df_below_link"], round(time.monotonic() - started, 3),
                              report)

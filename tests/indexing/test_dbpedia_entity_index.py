@@ -651,3 +651,79 @@ def test_opening_a_read_only_index_writes_nothing(sample_index_path: Path, sampl
     finally:
         for path in [copy, *copy.iterdir()]:
             path.chmod(path.stat().st_mode | stat.S_IWUSR)
+
+
+def test_overwrite_replaces_only_an_index(dbpedia_sample: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """--overwrite refuses a plain file or a folder that is not an index (nothing deleted)."""
+    from elquery.cli import main as elquery
+
+    user_folder = tmp_path / "userdir"
+    user_folder.mkdir()
+    (user_folder / "notes.txt").write_text("mine")
+    user_file = tmp_path / "emptycopy.txt"
+    user_file.write_text("mine too")
+    for target in (user_folder, user_file):
+        assert elquery(["index", "dbpedia", "--dumps", str(dbpedia_sample), "--out", str(target), "--overwrite"]) == 2
+        assert capsys.readouterr().err.strip().endswith("--overwrite replaces only one (nothing was deleted)")
+    assert (user_folder / "notes.txt").read_text() == "mine" and user_file.read_text() == "mine too"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["emptycopy.txt", "userdir"]
+
+
+def test_a_killed_builds_work_folder_is_removed_by_the_next_build(tiny_dumps_for_stale: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import subprocess
+
+    out = tmp_path / "index"
+    finished = subprocess.Popen(["true"])  # a process that is surely gone
+    finished.wait()
+    gone_pid = finished.pid
+    stale = tmp_path / f".index.building-{gone_pid}"
+    (stale / "spill").mkdir(parents=True)
+    (stale / "spill" / "part").write_text("x" * 1000)
+    build_dbpedia_index([tiny_dumps_for_stale], out, threads=1)
+    assert not stale.exists() and out.is_dir()
+    assert f"removed {stale}" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]
+
+
+@pytest.fixture()
+def tiny_dumps_for_stale(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _tiny_dumps(tmp_path_factory.mktemp("stale") / "dumps")
+
+
+def test_the_replace_step_is_not_cut_by_ctrl_c(tmp_path: Path) -> None:
+    """A signal arriving while the new artefact replaces the old one is held: the replacement
+    completes, nothing is left beside it, and no interrupt is reported for work that is done."""
+    import os
+    import signal
+
+    from elquery.indexing import build_outputs
+
+    old, new = tmp_path / "index", tmp_path / ".index.building-1"
+    old.mkdir()
+    (old / "elquery.json").write_text("{}")
+    new.mkdir()
+    (new / "elquery.json").write_text('{"new": true}')
+    real_rename = Path.rename
+
+    def rename_then_interrupt(self: Path, target: Path) -> Path:
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C in the middle of the replacement
+        return real_rename(self, target)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Path, "rename", rename_then_interrupt)
+        build_outputs.replace(new, old)
+    assert (old / "elquery.json").read_text() == '{"new": true}'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]
+
+
+def test_surface_forms_overwrite_refuses_a_plain_file(dbpedia_sample: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from elquery.cli import main as elquery
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    assert elquery(["index", "surface-forms", "--dumps", str(dbpedia_sample), "--out", str(notes), "--overwrite"]) == 2
+    assert "not an elquery surface-form store" in capsys.readouterr().err
+    assert notes.read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]

@@ -233,7 +233,7 @@ def test_user_mistakes(tmp_path: Path, dumps: Path) -> None:
         build_store(tmp_path / "sf.db", _options(tmp_path / "missing"))
     with pytest.raises(ElqueryError, match="min-count"):
         build_store(tmp_path / "sf.db", _options(dumps, min_count=0))
-    with pytest.raises(ElqueryError, match="no such directory"):
+    with pytest.raises(ElqueryError, match="output folder .* does not exist"):
         build_store(tmp_path / "nowhere" / "sf.db", _options(dumps))
     with pytest.raises(ElqueryError, match="no such surface-form store"):
         SurfaceFormStore(tmp_path / "missing.db")
