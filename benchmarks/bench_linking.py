@@ -23,8 +23,12 @@ and CPU ms per query over all processes: each worker starts a cold JVM whose JIT
 CPU over the first thousands of queries; ``ELQUERY_JVM_OPTIONS=-XX:TieredStopAtLevel=1`` trades
 peak speed for a cheaper warm-up in short batches).
 
+Last, ``linking_threads``: queries/s of 1, 2, 4 and 8 threads in one process (``--threads``), all on
+one shared Linker and each on its own, with the speed-up over 1 thread of the same run.
+
 Usage: ``python benchmarks/bench_linking.py [--work DIR] [--entities N] [--index INDEX
---surface-forms SF.db] [--kb-queries N] [--workers N] [--batch-repeat N] [--gif-threshold S]``
+--surface-forms SF.db] [--kb-queries N] [--workers N] [--batch-repeat N] [--gif-threshold S]
+[--threads 1 2 4 8]``
 """
 
 from __future__ import annotations
@@ -151,6 +155,30 @@ def throughput(linker: object, queries: Sequence[tuple[str, str]], workers: int)
     }
 
 
+def thread_throughput(make: Callable[[], object], queries: Sequence[tuple[str, str]], threads: int,
+                      shared: object | None) -> dict[str, float]:
+    """Queries/s of ``threads`` threads splitting ``queries``, all on the ``shared`` linker or each on
+    its own (made by ``make`` before the clock starts)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    linkers = [shared or make() for _ in range(threads)]
+    chunks = [queries[i::threads] for i in range(threads)]
+    for linker, chunk in zip(linkers, chunks):
+        linker.link(chunk[0][1])  # each thread's first call outside the clock
+
+    def work(number: int) -> int:
+        for _, query in chunks[number]:
+            linkers[number].result(query)
+        return len(chunks[number])
+
+    started, cpu = time.perf_counter(), cpu_seconds()
+    with ThreadPoolExecutor(threads) as pool:
+        done = sum(pool.map(work, range(threads)))
+    seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
+    return {"threads": threads, "queries": done, "seconds": round(seconds, 2),
+            "queries_per_s": round(done / seconds, 1), "cpu_ms_per_query": round(1000 * cpu / done, 3)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/elquery-bench-linking"),
@@ -163,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-repeat", type=int, default=4, help="the throughput batch: all queries, this many times")
     parser.add_argument("--gif-threshold", type=float, default=20.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2, 4, 8],
+                        help="thread counts of the in-process thread throughput (first one is the baseline)")
     args = parser.parse_args(argv)
     if (args.index is None) != (args.surface_forms is None):
         parser.error("give --index and --surface-forms together")
@@ -204,6 +234,19 @@ def main(argv: list[str] | None = None) -> int:
     for workers in sorted({1, args.workers}):
         emit({"bench": "linking_throughput", "method": "gif-mlmcg", **throughput(mlmcg, batch, workers),
               "load_avg_1m": round(os.getloadavg()[0], 2)})
+
+    # Threads in one process: one shared Linker vs one per thread, against 1 thread of the same run.
+    def make() -> Linker:
+        return Linker(index, surface_forms, method="mlmcg", gif_threshold=args.gif_threshold)
+
+    for sharing in ("shared", "per-thread"):
+        baseline = None
+        for threads in args.threads:
+            figures = thread_throughput(make, batch, threads, mlmcg if sharing == "shared" else None)
+            baseline = baseline or figures["queries_per_s"]
+            emit({"bench": "linking_threads", "method": "gif-mlmcg", "linker": sharing, **figures,
+                  "speedup_vs_1_thread": round(figures["queries_per_s"] / baseline, 2),
+                  "load_avg_1m": round(os.getloadavg()[0], 2)})
     return 0
 
 
