@@ -72,6 +72,12 @@ def run(registrars: Sequence[Registrar], prog: str, argv: Sequence[str] | None =
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if type(exc).__name__ == "JavaException" and "OutOfMemoryError" in str(exc):
+            heap = os.environ.get("ELQUERY_JVM_HEAP", "2g")
+            print(f"{prog}: error: out of Java heap (ELQUERY_JVM_HEAP={heap}): raise ELQUERY_JVM_HEAP", file=sys.stderr)
+            return 2
+        raise
 
 
 def _quiet_broken_pipe() -> int:

@@ -18,6 +18,7 @@ import functools
 import os
 import shlex
 import signal
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,10 @@ from typing import Any
 from elquery.base import ElqueryError
 
 DEFAULT_HEAP = "2g"
+MIN_HEAP_MB = 64
+"""The smallest heap elquery starts Java with: below it the JVM cannot load Lucene (it crashes or
+throws at start-up), so a smaller ELQUERY_JVM_HEAP is refused with one line."""
+_UNITS = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}
 
 
 def anserini_jar() -> Path:
@@ -48,9 +53,25 @@ def helper_jar() -> Path:
     return jar
 
 
+def heap_megabytes(heap: str) -> float:
+    """``4g`` -> 4096.0; a one-line error for anything the JVM's -Xmx would not take."""
+    text = heap.strip().lower()
+    number, unit = text[:-1], text[-1:] if text[-1:] in _UNITS else ""
+    if unit == "":
+        number = text
+    if not number.isdigit():
+        raise ElqueryError(f"ELQUERY_JVM_HEAP={heap!r}: expected a size such as 512m or 4g")
+    return int(number) * _UNITS[unit] if unit else int(number) / (1024 * 1024)
+
+
 def jvm_options() -> list[str]:
+    """-Xmx from ELQUERY_JVM_HEAP (at least :data:`MIN_HEAP_MB`), a crash report location outside
+    the user's working folder, and ELQUERY_JVM_OPTIONS."""
     heap = os.environ.get("ELQUERY_JVM_HEAP", DEFAULT_HEAP)
-    return [f"-Xmx{heap}", *shlex.split(os.environ.get("ELQUERY_JVM_OPTIONS", ""))]
+    if heap_megabytes(heap) < MIN_HEAP_MB:
+        raise ElqueryError(f"ELQUERY_JVM_HEAP={heap}: too small, Java needs at least {MIN_HEAP_MB}m")
+    error_file = Path(tempfile.gettempdir()) / "elquery-java-crash-%p.log"
+    return [f"-Xmx{heap}", f"-XX:ErrorFile={error_file}", *shlex.split(os.environ.get("ELQUERY_JVM_OPTIONS", ""))]
 
 
 @functools.cache
