@@ -14,6 +14,7 @@ to count predicates (for the top-N choice) and, in a second read, to build the d
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
@@ -72,10 +73,21 @@ def partition_of(subject: str, partitions: int) -> int:
     return zlib.crc32(subject.encode("utf-8")) % partitions
 
 
-def _flat(text: str) -> str:
-    """Text on one line, for the partition files; whitespace is a token boundary in every analyzer
-    we use, so this changes no token."""
-    return text.replace("\t", " ").replace("\n", " ").replace("\r", " ")
+_SPILL_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_SPILL_ESCAPED = re.compile(r"[\\\t\n\r]")
+_SPILL_UNESCAPES = {v: k for k, v in _SPILL_ESCAPES.items()}
+_SPILL_UNESCAPED = re.compile(r"\\[\\tnr]")
+
+
+def _spill_escape(text: str) -> str:
+    """A literal value on one line of a partition file, the characters the format reserves
+    (backslash, tab, line ends) escaped; :func:`_spill_unescape` gives it back unchanged. IRIs
+    need none: the reader refuses IRIs holding them."""
+    return _SPILL_ESCAPED.sub(lambda m: _SPILL_ESCAPES[m.group()], text)
+
+
+def _spill_unescape(text: str) -> str:
+    return _SPILL_UNESCAPED.sub(lambda m: _SPILL_UNESCAPES[m.group()], text) if "\\" in text else text
 
 
 def is_skipped_dataset(path: Path, skipped: Iterable[str] = SKIPPED_DATASETS) -> bool:
@@ -96,7 +108,7 @@ def spill(files: Iterable[Path], out_dir: Path, partitions: int) -> SpillResult:
     partition file ``out_dir/part-NNNN.tsv`` (lines ``subject TAB kind TAB predicate TAB value``).
     Redirects are filed under their *target*, carrying the redirect page's IRI."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    handles = [open(out_dir / f"part-{p:04d}.tsv", "w", encoding="utf-8") for p in range(partitions)]
+    handles = [open(out_dir / f"part-{p:04d}.tsv", "w", encoding="utf-8", newline="\n") for p in range(partitions)]
     result = SpillResult()
     try:
         for path in files:
@@ -107,8 +119,10 @@ def spill(files: Iterable[Path], out_dir: Path, partitions: int) -> SpillResult:
                 if triple.kind is ObjectKind.LITERAL:
                     if predicate == RDFS_LABEL and value != title_text(subject):
                         result.labels[subject] = value
-                    record = (subject, _LITERAL, predicate, _flat(value))
+                    record = (subject, _LITERAL, predicate, _spill_escape(value))
                 elif predicate == REDIRECTS:
+                    if triple.kind is not ObjectKind.IRI or not value.startswith(DBPEDIA_RESOURCE):
+                        continue  # a redirect to anything but a DBpedia resource names no entity
                     record = (value, _REDIRECT, predicate, subject)
                 elif triple.kind is ObjectKind.IRI:
                     record = (subject, _IRI, predicate, value)
@@ -149,12 +163,12 @@ class _Statements:
 def _grouped(partition_files: Iterable[Path]) -> dict[str, _Statements]:
     groups: dict[str, _Statements] = defaultdict(_Statements)
     for path in partition_files:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8", newline="\n") as handle:
             for line in handle:
                 subject, kind, predicate, value = line.rstrip("\n").split("\t", 3)
                 statements = groups[subject]
                 if kind == _LITERAL:
-                    statements.literals.append((predicate, value))
+                    statements.literals.append((predicate, _spill_unescape(value)))
                 elif kind == _IRI:
                     statements.iris.append((predicate, value))
                 else:

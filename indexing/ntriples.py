@@ -42,15 +42,27 @@ class Triple:
     datatype: str | None = None
 
 
+# N-Triples IRIREF: any character but #x00-#x20 and <>"{}|^`\, or a \u / \U escape; a blank
+# node label may hold dots, not at its end. Whitespace between terms is space or tab only.
+_IRI = r"""(?:[^\x00-\x20<>"{}|^`\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*"""
+_BLANK = r"""[^\x00-\x20<>"{}|^`\\.](?:[^\x00-\x20<>"{}|^`\\]*[^\x00-\x20<>"{}|^`\\.])?"""
 _TRIPLE = re.compile(
-    r"""(?:<(?P<s>[^<>"\s]*)>|_:(?P<sb>[^\s.]+(?:\.[^\s.]+)*))\s*
-        <(?P<p>[^<>"\s]*)>\s*
-        (?:<(?P<o>[^<>"\s]*)>
-          |_:(?P<ob>[^\s.]+(?:\.[^\s.]+)*)
-          |"(?P<lit>(?:[^"\\\n\r]|\\.)*)"(?:@(?P<lang>[A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^<(?P<dt>[^<>"\s]*)>)?)
-        \s*\.\s*(?:\#.*)?$""",
+    rf"""(?:<(?P<s>{_IRI})>|_:(?P<sb>{_BLANK}))[ \t]*
+        <(?P<p>{_IRI})>[ \t]*
+        (?:<(?P<o>{_IRI})>
+          |_:(?P<ob>{_BLANK})
+          |"(?P<lit>(?:[^"\\\n\r]|\\.)*)"(?:@(?P<lang>[A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^<(?P<dt>{_IRI})>)?)
+        [ \t]*\.[ \t]*(?:\#.*)?$""",
     re.VERBOSE,
 )
+# What an IRI may not hold once its escapes are resolved: the characters N-Triples forbids raw in
+# IRIs, and Unicode's line and paragraph separators. DBpedia's resource IRIs never hold them (it
+# percent-encodes them), and an entity id made from one could not go into a line-based file
+# (spill, entity_ids.txt, TREC runs): such a statement is counted as malformed, never changed.
+_NOT_IN_IRI = re.compile(r"""[\x00-\x20<>"{}|^`\\\x85\u2028\u2029]""")
+_INVALID_UTF8 = re.compile("[\udc80-\udcff]")
+MAX_LINE_CHARS = 1 << 20
+"""The longest dump line read (1 Mi characters); DBpedia's longest abstracts are far shorter."""
 _ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
@@ -83,6 +95,18 @@ def unescape(text: str) -> str:
     return result
 
 
+def _iri(text: str) -> str:
+    if _INVALID_UTF8.search(text):
+        raise ValueError("IRI is not valid UTF-8")
+    iri = unescape(text)
+    found = _NOT_IN_IRI.search(iri)
+    if found:
+        raise ValueError(f"IRI holds U+{ord(found.group()):04X}, which no entity id may hold")
+    if iri == DBPEDIA_RESOURCE:
+        raise ValueError("DBpedia resource IRI with an empty title")
+    return iri
+
+
 def parse_line(line: str) -> Triple | None:
     """Parse one line; ``None`` for a blank or comment line; ``ValueError`` if malformed."""
     stripped = line.strip()
@@ -92,14 +116,17 @@ def parse_line(line: str) -> Triple | None:
     if match is None:
         raise ValueError("not an N-Triples statement")
     g = match.groupdict()
-    subject = unescape(g["s"]) if g["s"] is not None else "_:" + g["sb"]
-    predicate = unescape(g["p"])
+    subject = _iri(g["s"]) if g["s"] is not None else "_:" + g["sb"]
+    predicate = _iri(g["p"])
     if g["o"] is not None:
-        return Triple(subject, predicate, unescape(g["o"]), ObjectKind.IRI)
+        return Triple(subject, predicate, _iri(g["o"]), ObjectKind.IRI)
     if g["ob"] is not None:
         return Triple(subject, predicate, "_:" + g["ob"], ObjectKind.BLANK)
-    datatype = unescape(g["dt"]) if g["dt"] is not None else None
-    return Triple(subject, predicate, unescape(g["lit"]), ObjectKind.LITERAL, g["lang"], datatype)
+    datatype = _iri(g["dt"]) if g["dt"] is not None else None
+    literal = g["lit"]
+    if _INVALID_UTF8.search(literal):  # invalid bytes in a literal become U+FFFD (the text stays usable)
+        literal = literal.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return Triple(subject, predicate, unescape(literal), ObjectKind.LITERAL, g["lang"], datatype)
 
 
 def entity_id(iri: str) -> str | None:
@@ -168,7 +195,10 @@ class ParseReport:
 
 
 def open_text(path: Path) -> IO[str]:
-    """Open a plain, ``.bz2`` or ``.gz`` file as UTF-8 text (invalid bytes replaced)."""
+    """Open a plain, ``.bz2`` or ``.gz`` file as UTF-8 text: a byte order mark is dropped, lines
+    end at CR, LF or CR LF (the N-Triples EOL), and invalid bytes stay visible (as lone
+    surrogates): an IRI holding them is malformed (an entity id is never changed), a literal gets
+    U+FFFD in their place."""
     name = path.name
     if name.endswith(".bz2"):
         raw: IO[bytes] = bz2.open(path, "rb")
@@ -176,7 +206,7 @@ def open_text(path: Path) -> IO[str]:
         raw = gzip.open(path, "rb")
     else:
         raw = open(path, "rb")
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="\n")
+    return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="surrogateescape", newline=None)
 
 
 def read_triples(path: Path | str, report: ParseReport | None = None) -> Iterator[Triple]:
@@ -186,8 +216,11 @@ def read_triples(path: Path | str, report: ParseReport | None = None) -> Iterato
     file_report = report.file(path)
     try:
         with open_text(path) as handle:
-            for number, line in enumerate(handle, 1):
+            for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_CHARS + 1), ""), 1):
                 try:
+                    if len(line) > MAX_LINE_CHARS:
+                        line = _rest_of_line(handle, line)
+                        raise ValueError(f"line longer than {MAX_LINE_CHARS} characters")
                     triple = parse_line(line)
                 except ValueError as exc:
                     file_report.record_malformed(number, exc, report.max_errors)
@@ -199,6 +232,14 @@ def read_triples(path: Path | str, report: ParseReport | None = None) -> Iterato
         raise ElqueryError(f"{path}: no such file") from exc
     except (EOFError, OSError, zlib.error) as exc:
         raise ElqueryError(f"{path}: truncated or corrupt file ({exc})") from exc
+
+
+def _rest_of_line(handle: IO[str], start: str) -> str:
+    """Skip the rest of an over-long line, a bounded piece at a time; returns its first piece."""
+    piece = start
+    while piece and not piece.endswith(("\n", "\r")):
+        piece = handle.readline(MAX_LINE_CHARS)
+    return start[:80]
 
 
 def expand_files(paths: Iterable[Path | str], suffixes: tuple[str, ...], kind: str) -> list[Path]:
