@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from elquery.indexing.index_format import FIELDS, ID_FIELD, analyzer, length_fie
 from elquery.indexing.jvm import java_class
 
 RAM_BUFFER_MB = 256.0
+_LINE_BREAKS = re.compile(r"[\t\r\n]")
 
 
 @dataclass
@@ -66,9 +68,9 @@ class EntityIndexWriter:
         self._id.setStringValue(document.entity)
         self.written.entities.append(document.entity)
         for name, values in zip(FIELDS, (document.names, document.content)):
-            # Values are joined by newlines: no token spans a newline, so the tokens are those of
-            # the values one by one.
-            text = "\n".join(values)
+            # One value per line of the stored field (a value's own tabs and line ends become
+            # spaces): no token spans a newline, so the tokens are those of the values one by one.
+            text = "\n".join(_LINE_BREAKS.sub(" ", value) for value in values)
             length = self._analyze(self._analyzer, text).size() if text else 0
             self._text[name].setStringValue(text)
             self._length[name].setLongValue(length)
