@@ -234,3 +234,26 @@ def test_changed_code_never_reuses_cached_results(setting: Path, tmp_path: Path,
     after_fix = FakeBackend()
     run_experiment(setting, out, backend=after_fix, progress=False)
     assert sorted(after_fix.linked) == [("cmns", 0.0, 12), ("cmns", 0.1, 12), ("cmns", 0.5, 12), ("mlm", 0.0, 12)]
+
+
+def test_an_interrupted_experiment_leaves_only_finished_files_and_resumes(setting: Path, tmp_path: Path) -> None:
+    """Ctrl-C in the middle: no half-written file and no results are left, only the finished cache
+    entries, which the next run of the same config resumes from (documented behaviour)."""
+
+    class Interrupted(FakeBackend):
+        def link(self, method, c, queries, progress):  # type: ignore[no-untyped-def]
+            if len(self.linked) == 2:
+                raise KeyboardInterrupt
+            yield from super().link(method, c, queries, progress)
+
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(setting, out, backend=Interrupted(), progress=False)
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert not any(name.endswith(".tmp") or "/." in name or name.startswith(".") for name in files)
+    assert "results.md" not in files
+    finished = [name for name in files if name.startswith("cache/")]
+    resumed = FakeBackend()
+    again = run_experiment(setting, out, backend=resumed, progress=False)
+    assert len(finished) == 2 and len(resumed.linked) == 4 - len(finished)  # finished (method, c) caches reused
+    assert again.report == run_experiment(setting, tmp_path / "fresh", backend=FakeBackend(), progress=False).report
