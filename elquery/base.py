@@ -46,6 +46,17 @@ def one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be a positive integer")
+    return value
+
+
 def run(registrars: Sequence[Registrar], prog: str, argv: Sequence[str] | None = None) -> int:
     """Build a parser from ``registrars``, run the chosen command, and turn a user error into one
     line on stderr and exit status 2 (no traceback). Ctrl-C and SIGTERM end it alike: one line

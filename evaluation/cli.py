@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from elquery.base import ElqueryError
+from elquery.base import ElqueryError, positive_int
 from elquery.evaluation.errors import EvaluationInputError
 from elquery.evaluation.interpretation import evaluate_interpretations
 from elquery.evaluation.rank import RankEvaluation, evaluate_rankings, parse_metric, relevant_entities
@@ -136,15 +136,6 @@ def _compare_metric(text: str) -> str:
     return text.strip() if _ELQ_METRIC.fullmatch(text.strip()) else _rank_metric(text.strip())
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be a positive integer")
-    return value
 
 
 # ---- commands ---------------------------------------------------------------------------------

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from elquery.base import ElqueryError
-from elquery.evaluation.cli import positive_int
+from elquery.base import ElqueryError, positive_int
 
 
 def register(subparsers: Any) -> None:

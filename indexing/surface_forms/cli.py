@@ -9,6 +9,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from elquery.base import positive_int
 from elquery.indexing.normalize import normalize
 from elquery.indexing.surface_forms.build import BuildOptions, build_store
 from elquery.indexing.surface_forms.store import SurfaceFormStore
@@ -81,10 +82,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     lookup = sub.add_parser("lookup", help="candidates of a text, by commonness (JSON)")
     lookup.add_argument("store", type=Path, metavar="SF.db")
     lookup.add_argument("text")
-    lookup.add_argument("--limit", type=int, default=None, help="print at most this many candidates")
+    lookup.add_argument("--limit", type=positive_int, default=None, help="print at most this many candidates (>= 1)")
     lookup.set_defaults(func=_lookup)
     aliases = sub.add_parser("aliases", help="surface forms of an entity, by count (JSON)")
     aliases.add_argument("store", type=Path, metavar="SF.db")
     aliases.add_argument("entity", help="entity id, e.g. '<dbpedia:Rome>'")
-    aliases.add_argument("--limit", type=int, default=None, help="print at most this many forms")
+    aliases.add_argument("--limit", type=positive_int, default=None, help="print at most this many forms (>= 1)")
     aliases.set_defaults(func=_aliases)

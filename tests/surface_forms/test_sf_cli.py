@@ -69,3 +69,13 @@ def test_user_errors_are_one_line(dbpedia_sample: Path, tmp_path: Path, capsys: 
     assert capsys.readouterr().err.count("\n") == 1
     assert _elquery("surface-forms", "lookup", tmp_path / "missing.db", "rome") == 2
     assert "no such surface-form store" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("limit", ["-1", "0", "x"])
+def test_limit_is_refused_up_front(limit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from elquery.cli import main as elquery
+
+    with pytest.raises(SystemExit) as exit_info:
+        elquery(["surface-forms", "lookup", str(tmp_path / "sf.db"), "rome", "--limit", limit])
+    assert exit_info.value.code == 2
+    assert "argument --limit:" in capsys.readouterr().err
