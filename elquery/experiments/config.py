@@ -38,6 +38,8 @@ reported in one line naming the file and the config key. Keys (defaults in brack
     baseline = "CMNS"
     [[semantic_mapping.methods]]
     method = "cmns"                 # cmns, mlm, mlmc or mlmcg; commonness_threshold, label
+    # method = "run", run = "path", label = "...": a given run file (e.g. a published one),
+    # evaluated as it is
 
     [mention_detection]             # optional; recall per source: KB, Web, KB+Web
     qrels = "qrels-elq.txt"         # [interpretation_finding.qrels]
@@ -79,6 +81,7 @@ DEFAULT_TAGME_THRESHOLD = 0.1
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
+GIVEN_RUN = "run"
 
 @dataclass(frozen=True)
 class MethodSpec:
@@ -90,6 +93,8 @@ class MethodSpec:
     finder: str | None
     commonness_thresholds: tuple[float, ...]
     score_thresholds: tuple[float | None, ...]
+    run: Path | None = None
+    """A given run file (``method = "run"``), evaluated as it is instead of linking."""
 
 
 @dataclass(frozen=True)
@@ -258,6 +263,11 @@ def parse_config(file: Path, data: Mapping[str, Any]) -> ExperimentConfig:
     if interpretation is None and mapping is None and mention is None:
         raise ElqueryError(f"{file}: nothing to run: add [interpretation_finding], "
                            "[semantic_mapping] or [mention_detection]")
+    links = mention is not None or any(m.run is None for task in (interpretation, mapping) if task
+                                       for m in task.methods)
+    for key, value in (("index", index), ("surface_forms", surface_forms)):
+        if links and value is None:
+            raise top.error(key, "missing (only an experiment that evaluates given runs goes without)")
     uses_tagme = any(m.method == TAGME for m in (interpretation.methods if interpretation else ()))
     if uses_tagme and tagme is None:
         raise top.error("tagme", "missing: a TAGME method needs the TAGME artefact")
@@ -269,7 +279,7 @@ def _knowledge_base(top: _Table) -> tuple[Path | None, Path | None]:
     """``index`` and ``surface_forms``, or the demo knowledge base's for ``knowledge_base = "demo"``."""
     kb = top.get("knowledge_base", str, None)
     if kb is None:
-        return top.path("index"), top.path("surface_forms")
+        return top.path("index", required=False), top.path("surface_forms", required=False)
     if kb != "demo":
         raise top.error("knowledge_base", f"unknown knowledge base {kb!r}; the bundled one is \"demo\"")
     if "index" in top.data or "surface_forms" in top.data:
@@ -343,6 +353,13 @@ def _task(table: _Table, task: str) -> TaskSpec:
 
 def _method(table: _Table, task: str) -> MethodSpec:
     method = table.get("method", str)
+    if method == GIVEN_RUN:
+        run = table.path("run")
+        label = table.get("label", str)
+        if not label.strip() or "|" in label or "/" in label:
+            raise table.error("label", f"{label!r}: a label must be non-empty without '|' or '/'")
+        table.check_unknown()
+        return MethodSpec(label, method, None, (), (None,), run)
     allowed = METHODS + ((TAGME,) if task == "if" else ())
     if method not in allowed:
         raise table.error("method", f"unknown method {method!r}; methods are {', '.join(allowed)}")

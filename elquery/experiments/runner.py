@@ -230,11 +230,17 @@ def _run_method(store: RunStore, task: str, spec: TaskSpec, method: MethodSpec,
                 folds: Sequence[Fold], evaluate: Callable[[Path], Scores]) -> MethodResult:
     """Sweep ``method``, choose its setting per fold by the task's metric, and evaluate the
     cross-validated run."""
-    runs = {setting: store.run(task, method, setting) for setting in grid(method)}
+    if method.run is not None:
+        if not method.run.is_file():
+            raise ElqueryError(f"{method.run}: no such run file (method {method.label!r})")
+        runs = {setting: method.run for setting in grid(method)}
+    else:
+        runs = {setting: store.run(task, method, setting) for setting in grid(method)}
     sweep = {setting: evaluate(path) for setting, path in runs.items()}
     choices = cross_validate(folds, {s: scores[spec.metric] for s, scores in sweep.items()})
     lines = combine({s: _lines_by_query(path) for s, path in runs.items()}, choices)
     combined = store.out_dir / "runs" / method.label / f"cross-validated.{'elq' if task == 'if' else 'trec'}"
+    combined.parent.mkdir(parents=True, exist_ok=True)
     with atomic_output(combined) as stream:
         for query_lines in lines.values():
             stream.writelines(line + "\n" for line in query_lines)

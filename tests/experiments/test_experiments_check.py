@@ -58,3 +58,26 @@ def test_check_without_expected_figures_is_an_error(demo_config: Path, tmp_path:
     demo_config.write_text(demo_config.read_text().split("# The figures")[0], encoding="utf-8")
     assert run([register], "elquery", ["experiment", str(demo_config), "--out", str(tmp_path / "o"), "--check"]) == 2
     assert "no [expected] figures to check" in capsys.readouterr().err
+
+
+def test_a_given_run_is_evaluated_as_it_is(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The published-runs configuration, fed a run whose figures are known: strict P is the share
+    of its queries' interpretation sets that are exactly right (hand-computed)."""
+    (tmp_path / "queries.json").write_text('{"a": "x", "b": "y", "c": "z", "d": "w"}')
+    (tmp_path / "qrels.txt").write_text("a\t1\t<dbpedia:A>\nb\t1\t<dbpedia:B>\nc\nd\t1\t<dbpedia:D>\n")
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "erd-dev-GIF-MLMcg.elq").write_text("a\t1\t<dbpedia:A>\nb\t1\t<dbpedia:X>\nc\nd\n")
+    config = tmp_path / "published.toml"
+    text = (CONFIGS / "ictir15-erd-dev-published.toml").read_text(encoding="utf-8")
+    text = text.replace('"${ELQUERY_DATA:-../../../../shared/data}/elq/erd-dev/queries.json"', '"queries.json"')
+    text = text.replace('"${ELQUERY_DATA:-../../../../shared/data}/elq/erd-dev/qrels-elq.txt"', '"qrels.txt"')
+    config.write_text(text.split("[expected]")[0] + '[expected]\n"if/GIF-MLMcg/strict.P" = 0.5\n'
+                      '"if/GIF-MLMcg/strict.R" = 0.5\n', encoding="utf-8")
+    monkeypatch.setenv("ELQUERY_PUBLISHED_RUNS", str(tmp_path / "runs"))
+    assert run([register], "elquery", ["experiment", str(config), "--out", str(tmp_path / "out"), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "OK   if/GIF-MLMcg/strict.P: 0.5000" in out and "OK   if/GIF-MLMcg/strict.R: 0.5000" in out
+    monkeypatch.setenv("ELQUERY_PUBLISHED_RUNS", str(tmp_path / "nowhere"))
+    assert run([register], "elquery", ["experiment", str(config), "--out", str(tmp_path / "out2")]) == 2
+    assert "no such run file" in capsys.readouterr().err
