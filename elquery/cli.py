@@ -14,6 +14,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import elquery.linking.cli
     import elquery.experiments.cli
     import elquery.retrieval.cli
+    import elquery.serve.cli
 
     return run(
         [
@@ -23,6 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             elquery.linking.cli.register,
             elquery.experiments.cli.register,
             elquery.evaluation.cli.register,
+            elquery.serve.cli.register,
         ],
         prog="elquery",
         argv=argv,

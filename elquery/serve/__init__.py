@@ -1,0 +1,1 @@
+"""``elquery serve``: the self-hosted linking and retrieval service (docs/serve.md)."""

@@ -1,0 +1,295 @@
+"""The service: a FastAPI application over one set of artefacts, opened once per worker process.
+
+Answers are the Python API's (and so the command line's): ``/link`` returns the records of
+``elquery link --format jsonl`` (:func:`elquery.linking.output.jsonl_record`), ``/rank`` the ranking
+of ``elquery rank``. Linkers and the searcher are shared between the server's threads (they are
+thread-safe). Every request is bounded: query length (the linker's ``max_query_tokens``), batch
+size, ``k``, and a time limit; a request over a limit gets a JSON error (413, 422 or 503), never a
+crash of the worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from elquery.base import ElqueryError
+from elquery.indexing.entity_index import EntityIndex
+from elquery.indexing.ntriples import canonical_entity_id
+from elquery.indexing.surface_forms.store import SurfaceFormStore
+from elquery.linking.linker import Linker
+from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
+from elquery.linking.mlm_scores import IndexScorer
+from elquery.linking.output import jsonl_record
+from elquery.retrieval.models import MODEL_HELP, model_from_name, parse_params
+from elquery.retrieval.searcher import Searcher
+
+PAGE = Path(__file__).with_name("page.html")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask for."""
+
+    max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS
+    max_batch: int = 1000
+    max_k: int = 1000
+    seconds: float = 10.0
+
+
+@dataclass
+class Artefacts:
+    """The artefacts of one worker, opened once: index, surface forms, TAGME (optional)."""
+
+    index: Path
+    surface_forms: Path
+    tagme: Path | None = None
+    demo_thresholds: bool = False
+
+    def __post_init__(self) -> None:
+        self.entity_index = EntityIndex(self.index)
+        self.scorer = IndexScorer(self.index)
+        self.store = SurfaceFormStore(self.surface_forms)
+        self.searcher = Searcher(self.entity_index)
+        self._linkers: dict[tuple[Any, ...], Linker] = {}
+        self._lock = threading.Lock()
+        self.tagme_linker = None
+        if self.tagme is not None:
+            from elquery.linking.tagme import TagmeLinker
+
+            self.tagme_linker = TagmeLinker(self.tagme)
+
+    def linker(self, method: str, commonness_threshold: float | None, gif_threshold: float | None,
+               top_ranked: bool, max_query_tokens: int) -> Linker:
+        """The linker of these settings, made once (a Linker is thread-safe; they share the
+        open artefacts); at most 64 settings are kept."""
+        from elquery.linking.linker import DEMO_GIF_THRESHOLD
+
+        if gif_threshold is None and not top_ranked and self.demo_thresholds:
+            gif_threshold = DEMO_GIF_THRESHOLD.get(method)
+        key = (method, commonness_threshold, gif_threshold, top_ranked, max_query_tokens)
+        with self._lock:
+            linker = self._linkers.get(key)
+            if linker is None:
+                if len(self._linkers) >= 64:
+                    self._linkers.pop(next(iter(self._linkers)))
+                linker = self._linkers[key] = Linker(self.scorer, self.store, method, commonness_threshold,
+                                                     gif_threshold, top_ranked, max_query_tokens=max_query_tokens)
+        return linker
+
+
+@dataclass
+class Statistics:
+    """Request counts and latencies of this worker (the last 10,000 requests)."""
+
+    started: float = field(default_factory=time.time)
+    requests: dict[str, int] = field(default_factory=dict)
+    errors: int = 0
+    latencies: deque[float] = field(default_factory=lambda: deque(maxlen=10_000))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, path: str, seconds: float, error: bool) -> None:
+        with self.lock:
+            self.requests[path] = self.requests.get(path, 0) + 1
+            self.errors += error
+            self.latencies.append(seconds)
+
+    def as_dict(self) -> dict[str, Any]:
+        with self.lock:
+            ordered = sorted(self.latencies)
+        def percentile(p: float) -> float | None:
+            return round(1000 * ordered[min(len(ordered) - 1, int(p * len(ordered)))], 3) if ordered else None
+        return {"uptime_s": round(time.time() - self.started, 1), "requests": dict(self.requests),
+                "errors": self.errors, "latency_ms": {"p50": percentile(0.5), "p99": percentile(0.99)}}
+
+
+class RequestError(Exception):
+    """A request the service refuses: HTTP status and one-line message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
+    app = FastAPI(title="elquery", description="Entity linking in queries and entity retrieval (docs/serve.md).")
+    statistics = Statistics()
+
+    @app.middleware("http")
+    async def count(request: Request, call_next: Any) -> Any:
+        started = time.perf_counter()
+        response = await call_next(request)
+        statistics.record(request.url.path, time.perf_counter() - started, response.status_code >= 400)
+        return response
+
+    @app.exception_handler(RequestError)
+    async def refused(request: Request, exc: RequestError) -> JSONResponse:
+        return JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+    @app.exception_handler(ElqueryError)
+    async def user_error(request: Request, exc: ElqueryError) -> JSONResponse:
+        return JSONResponse({"error": str(exc)}, status_code=422)
+
+    async def bounded(function: Any, *args: Any) -> Any:
+        try:
+            return await asyncio.wait_for(run_in_threadpool(function, *args), limits.seconds)
+        except asyncio.TimeoutError:
+            raise RequestError(503, f"the request took longer than {limits.seconds:g} s") from None
+
+    async def parameters(request: Request) -> dict[str, Any]:
+        """Query-string parameters, then a form or JSON body (POST)."""
+        values: dict[str, Any] = dict(request.query_params)
+        if request.method == "POST":
+            body = await request.body()
+            if len(body) > 1 << 20:
+                raise RequestError(413, "request body larger than 1 MiB")
+            try:
+                text = body.decode("utf-8")
+            except UnicodeDecodeError:
+                raise RequestError(400, "the request body is not valid UTF-8") from None
+            if request.headers.get("content-type", "").startswith("application/json"):
+                import json
+
+                try:
+                    data = json.loads(text or "{}")
+                except ValueError as exc:
+                    raise RequestError(400, f"invalid JSON: {exc}") from None
+                if not isinstance(data, dict):
+                    raise RequestError(400, "expected a JSON object")
+                values.update(data)
+            else:
+                from urllib.parse import parse_qsl
+
+                values.update(parse_qsl(text, keep_blank_values=True))
+        return values
+
+    def number(values: dict[str, Any], name: str) -> float | None:
+        value = values.get(name)
+        if value in (None, ""):
+            return None
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise RequestError(422, f"{name}: {value!r} is not a number") from None
+
+    def queries_of(values: dict[str, Any]) -> list[tuple[str, str]]:
+        if "queries" in values:
+            given = values["queries"]
+            if isinstance(given, dict):
+                pairs = [(str(q), t) for q, t in given.items()]
+            elif isinstance(given, list):
+                pairs = [(f"q{i}", t) for i, t in enumerate(given, 1)]
+            else:
+                raise RequestError(422, "queries: expected a list of queries or an object {qid: query}")
+        elif "q" in values or "text" in values:
+            pairs = [(str(values.get("qid", "q1")), values.get("q", values.get("text")))]
+        else:
+            raise RequestError(422, "give a query (q) or a list of queries (queries)")
+        if len(pairs) > limits.max_batch:
+            raise RequestError(413, f"{len(pairs)} queries in one request; the limit is {limits.max_batch}")
+        for qid, text in pairs:
+            if not isinstance(text, str) or not text.strip():
+                raise RequestError(422, f"query {qid!r}: expected a non-empty string")
+        return pairs
+
+    def link_batch(linker: Any, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        return [jsonl_record(linker.result(text, qid)) for qid, text in pairs]
+
+    @app.api_route("/link", methods=["GET", "POST"])
+    async def link(request: Request) -> JSONResponse:
+        """Link one query (``q``) or several (``queries``): method, commonness_threshold,
+        gif_threshold, top_ranked as ``elquery link``; answers as its jsonl format."""
+        values = await parameters(request)
+        pairs = queries_of(values)
+        method = values.get("method", "mlmcg")
+        if method == "tagme":
+            if artefacts.tagme_linker is None:
+                raise RequestError(422, "method tagme: the service was started without --tagme")
+            linker: Any = artefacts.tagme_linker
+        else:
+            top_ranked = str(values.get("top_ranked", "false")).lower() in ("1", "true", "yes")
+            linker = artefacts.linker(method, number(values, "commonness_threshold"), number(values, "gif_threshold"),
+                                      top_ranked, limits.max_query_tokens)
+        return JSONResponse({"results": await bounded(link_batch, linker, pairs)})
+
+    @app.api_route("/rank", methods=["GET", "POST"])
+    async def rank(request: Request) -> JSONResponse:
+        """Entity retrieval over the whole index: ``q``, model, k, params as ``elquery rank``."""
+        values = await parameters(request)
+        pairs = queries_of(values)
+        name = values.get("model", "mlm")
+        if name not in MODEL_HELP:
+            raise RequestError(422, f"unknown model {name!r}; models are {', '.join(MODEL_HELP)}")
+        k = number(values, "k")
+        k = 100 if k is None else int(k)
+        if not 1 <= k <= limits.max_k:
+            raise RequestError(422, f"k must be between 1 and {limits.max_k}, got {k}")
+        params = values.get("params", [])
+        model = model_from_name(name, parse_params(params if isinstance(params, list) else [params]))
+
+        def ranked() -> list[dict[str, Any]]:
+            return [{"qid": qid, "query": text, "ranking": [{"rank": r.rank, "entity": r.entity, "score": r.score}
+                                                              for r in artefacts.searcher.rank(text, model, k)]}
+                    for qid, text in pairs]
+        return JSONResponse({"results": await bounded(ranked)})
+
+    @app.get("/entity/{entity:path}")
+    async def entity(entity: str) -> JSONResponse:
+        """An entity's names (as indexed) and aliases with commonness; any entity form."""
+        canonical = canonical_entity_id(entity)
+        document = artefacts.entity_index.document(canonical) if canonical else None
+        if document is None:
+            raise RequestError(404, f"entity {entity!r} is not in the index")
+        aliases = [{"form": a.form, "count": a.count, "commonness": a.commonness, "sources": list(a.sources)}
+                   for a in artefacts.store.aliases(canonical)[:1000]]  # type: ignore[arg-type]
+        return JSONResponse({"entity": canonical, "names": document["names"].split("\n"), "aliases": aliases})
+
+    @app.get("/health")
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/stats")
+    async def stats() -> dict[str, Any]:
+        return {"index": {"path": str(artefacts.index), "entities": artefacts.entity_index.num_entities,
+                          "metadata": artefacts.entity_index.metadata},
+                "surface_forms": {"path": str(artefacts.surface_forms), "meta": artefacts.store.meta},
+                "tagme": None if artefacts.tagme is None else str(artefacts.tagme),
+                "limits": limits.__dict__, **statistics.as_dict()}
+
+    @app.api_route("/tag", methods=["GET", "POST"])
+    async def tag(request: Request) -> JSONResponse:
+        """TAGME's REST answer: annotations with spot, start, end (character offsets), rho, title
+        (and ``id`` only where a Wikipedia page id is known: never, from DBpedia ids alone)."""
+        values = await parameters(request)
+        if artefacts.tagme_linker is None:
+            raise RequestError(422, "the service was started without --tagme")
+        text = values.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise RequestError(422, "text: expected a non-empty string")
+        started = time.perf_counter()
+        result = await bounded(artefacts.tagme_linker.result, text, "tag")
+        annotations = []
+        for triple in result.scored:
+            start, end = result.char_span(triple.mention)
+            title = triple.entity[len("<dbpedia:"):-1].replace("_", " ")
+            annotations.append({"spot": text[start:end], "start": start, "end": end, "rho": triple.score,
+                                "title": title, "dbpedia_id": triple.entity})
+        return JSONResponse({"annotations": annotations, "lang": values.get("lang", "en"),
+                             "time": round(1000 * (time.perf_counter() - started)),
+                             "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat()})
+
+    @app.get("/", response_class=HTMLResponse)
+    async def page() -> str:
+        return PAGE.read_text(encoding="utf-8")
+
+    return app

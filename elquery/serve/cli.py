@@ -1,0 +1,63 @@
+"""``elquery serve``: start the service (docs/serve.md) with uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from elquery.base import ElqueryError, positive_int
+
+_ENV = {"index": "ELQUERY_SERVE_INDEX", "surface_forms": "ELQUERY_SERVE_SURFACE_FORMS",
+        "tagme": "ELQUERY_SERVE_TAGME", "demo": "ELQUERY_SERVE_DEMO"}
+
+
+def register(commands: Any) -> None:
+    serve = commands.add_parser(
+        "serve", help="run the linking and retrieval service (JSON API, TAGME-compatible /tag, web page)",
+        description="Serve /link, /rank, /entity/ID, /tag, /health, /stats and a web page at / over one set of "
+        "artefacts (without --index and --surface-forms: the bundled demo knowledge base). Each worker "
+        "process opens the artefacts once. See docs/serve.md.")
+    serve.add_argument("--index", help="entity index (elquery index dbpedia)")
+    serve.add_argument("--surface-forms", metavar="SF.db", help="surface-form store (elquery index surface-forms)")
+    serve.add_argument("--tagme", metavar="DIR", help="TAGME artefact, for method tagme and /tag")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument("--workers", type=positive_int, default=1, help="worker processes (default 1)")
+    serve.set_defaults(func=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    if (args.index is None) != (args.surface_forms is None):
+        raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
+    if not 0 < args.port < 65536:
+        raise ElqueryError(f"--port must be between 1 and 65535, got {args.port}")
+    if args.index is None:
+        from elquery.indexing.demo import demo_artefacts
+
+        index, surface_forms = demo_artefacts()
+        os.environ[_ENV["demo"]] = "1"
+    else:
+        index, surface_forms = args.index, args.surface_forms
+    os.environ[_ENV["index"]], os.environ[_ENV["surface_forms"]] = str(index), str(surface_forms)
+    if args.tagme:
+        os.environ[_ENV["tagme"]] = str(args.tagme)
+    app_from_environment()  # open the artefacts once here: a mistake is one line before serving
+    print(f"elquery serve: http://{args.host}:{args.port}/ ({args.workers} worker(s))", file=sys.stderr)
+    uvicorn.run("elquery.serve.cli:app_from_environment", factory=True, host=args.host, port=args.port,
+                workers=args.workers, log_level="warning")
+    return 0
+
+
+def app_from_environment() -> Any:
+    """The application over the artefacts named in the environment (one per worker process)."""
+    from pathlib import Path
+
+    from elquery.serve.app import Artefacts, create_app
+
+    tagme = os.environ.get(_ENV["tagme"])
+    return create_app(Artefacts(Path(os.environ[_ENV["index"]]), Path(os.environ[_ENV["surface_forms"]]),
+                                Path(tagme) if tagme else None, demo_thresholds=bool(os.environ.get(_ENV["demo"]))))

@@ -1,0 +1,140 @@
+"""`elquery serve`: the JSON API, the TAGME-compatible endpoint and the page, through the ASGI
+test client, and one real server process over HTTP on a loopback port. Answers equal the CLI's
+and the Python API's on the same artefacts."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from elquery.cli import main as elquery
+from elquery.indexing.demo import demo_artefacts
+from elquery.serve.app import Artefacts, Limits, create_app
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    cache = str(tmp_path_factory.mktemp("elquery-cache-serve"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ELQUERY_CACHE", cache)
+        index, surface_forms = demo_artefacts()
+    return index, surface_forms, cache
+
+
+@pytest.fixture(scope="module")
+def client(demo: tuple[Path, Path, str]) -> TestClient:
+    index, surface_forms, _ = demo
+    return TestClient(create_app(Artefacts(index, surface_forms, demo_thresholds=True), Limits(max_batch=5)))
+
+
+def test_link_answers_what_the_cli_writes(client: TestClient, demo: tuple[Path, Path, str],
+                                          monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("ELQUERY_CACHE", demo[2])
+    queries = {"a": "new york pizza manhattan", "b": "the music man", "c": "Ｍａｎｈａｔｔａｎ, NYC!"}
+    for method in ("mlmcg", "cmns"):
+        served = client.post("/link", json={"queries": queries, "method": method}).json()["results"]
+        cli = []
+        for qid, text in queries.items():
+            assert elquery(["link", text, "--method", method, "--format", "jsonl"]) == 0
+            record = json.loads(capsys.readouterr().out)
+            cli.append({**record, "qid": qid})
+        assert served == cli
+    one = client.get("/link", params={"q": "new york pizza manhattan"}).json()["results"][0]
+    entities = [a["entity"] for a in one["interpretations"][0]["annotations"]]
+    assert entities == ["<dbpedia:New_York-style_pizza>", "<dbpedia:Manhattan>"]
+    for annotation in one["mentions"]:  # character offsets into the query
+        mention = annotation["mention"]
+        assert one["query"][mention["char_start"]:mention["char_end"]].lower() == mention["text"]
+
+
+def test_rank_answers_what_the_searcher_ranks(client: TestClient, demo: tuple[Path, Path, str]) -> None:
+    from elquery.retrieval import Searcher, mlm
+
+    served = client.get("/rank", params={"q": "obama mother", "k": 5}).json()["results"][0]["ranking"]
+    with Searcher(demo[0]) as searcher:
+        direct = searcher.rank("obama mother", mlm(), k=5)
+    assert served == [{"rank": r.rank, "entity": r.entity, "score": r.score} for r in direct]
+
+
+def test_entity_health_stats_and_page(client: TestClient) -> None:
+    entity = client.get("/entity/Manhattan").json()
+    assert entity["entity"] == "<dbpedia:Manhattan>" and "manhattan" in [a["form"] for a in entity["aliases"]]
+    assert client.get("/entity/No_such_thing").status_code == 404
+    assert client.get("/health").json() == {"status": "ok"}
+    stats = client.get("/stats").json()
+    assert stats["index"]["entities"] == 54 and stats["requests"]["/health"] >= 1
+    page = client.get("/")
+    assert page.status_code == 200 and '<input type="text" id="q"' in page.text
+    assert "/docs" in [route.path for route in client.app.routes]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("request_args", "status", "words"), [
+    ({"method": "GET", "url": "/link", "params": {"q": "  "}}, 422, "non-empty string"),
+    ({"method": "GET", "url": "/link"}, 422, "give a query"),
+    ({"method": "GET", "url": "/link", "params": {"q": "pizza", "method": "nope"}}, 422, "unknown method"),
+    ({"method": "GET", "url": "/link", "params": {"q": "pizza", "gif_threshold": "x"}}, 422, "not a number"),
+    ({"method": "GET", "url": "/link", "params": {"q": "pizza " * 1001}}, 422, "longer than the limit of 1000"),
+    ({"method": "POST", "url": "/link", "json": {"queries": ["pizza"] * 6}}, 413, "the limit is 5"),
+    ({"method": "POST", "url": "/link", "content": b"q=\xff\xfe", "headers": {"content-type": "application/x-www-form-urlencoded"}},
+     400, "not valid UTF-8"),
+    ({"method": "POST", "url": "/link", "content": b"{not json", "headers": {"content-type": "application/json"}},
+     400, "invalid JSON"),
+    ({"method": "GET", "url": "/rank", "params": {"q": "pizza", "k": "0"}}, 422, "k must be between"),
+    ({"method": "GET", "url": "/rank", "params": {"q": "pizza", "model": "magic"}}, 422, "unknown model"),
+    ({"method": "GET", "url": "/tag", "params": {"text": "pizza"}}, 422, "without --tagme"),
+])
+def test_bad_requests_get_a_json_error(client: TestClient, request_args: dict, status: int, words: str) -> None:
+    response = client.request(**request_args)
+    assert response.status_code == status
+    assert words in response.json()["error"]
+
+
+def test_tag_is_tagme_shaped(dbpedia_sample: Path, tmp_path: Path, demo: tuple[Path, Path, str]) -> None:
+    from elquery.indexing.tagme.build import build_tagme
+
+    build_tagme([dbpedia_sample], tmp_path / "tagme")
+    client = TestClient(create_app(Artefacts(demo[0], demo[1], tmp_path / "tagme")))
+    text = "British Airways flights to Rome"
+    answer = client.post("/tag", data={"text": text, "lang": "en"}).json()
+    assert {"annotations", "lang", "time", "timestamp"} <= set(answer)
+    spots = {(a["spot"], a["title"]) for a in answer["annotations"]}
+    assert {("British Airways", "British Airways"), ("Rome", "Rome")} <= spots
+    for annotation in answer["annotations"]:
+        assert text[annotation["start"]:annotation["end"]] == annotation["spot"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_real_server_answers_over_http(demo: tuple[Path, Path, str], tmp_path: Path) -> None:
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "elquery", "serve", "--port", str(port)], cwd=tmp_path,
+                              env={**os.environ, "ELQUERY_CACHE": demo[2]}, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert server.poll() is None and time.monotonic() < deadline, server.stderr.read() if server.stderr else ""
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.3)
+        answer = httpx.get(f"http://127.0.0.1:{port}/link", params={"q": "new york pizza manhattan"}, timeout=30).json()
+        assert [a["entity"] for a in answer["results"][0]["interpretations"][0]["annotations"]] == [
+            "<dbpedia:New_York-style_pizza>", "<dbpedia:Manhattan>"]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
