@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from elquery.base import ElqueryError
@@ -285,6 +285,50 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
             annotations.append({"spot": text[start:end], "start": start, "end": end, "rho": triple.score,
                                 "title": title, "dbpedia_id": triple.entity})
         return JSONResponse({"annotations": annotations, "lang": values.get("lang", "en"),
+                             "time": round(1000 * (time.perf_counter() - started)),
+                             "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat()})
+
+    @app.post("/nif")
+    async def nif(request: Request) -> Response:
+        """GERBIL's NIF interface: a Turtle NIF document in, annotated (docs/serve.md)."""
+        from elquery.serve.nif import NifError, annotate
+
+        body = await request.body()
+        if len(body) > 1 << 20:
+            raise RequestError(413, "request body larger than 1 MiB")
+        values = dict(request.query_params)
+        method = values.get("method", "mlmcg")
+        linker = artefacts.tagme_linker if method == "tagme" else artefacts.linker(
+            method, number(values, "commonness_threshold"), number(values, "gif_threshold"), False,
+            limits.max_query_tokens)
+        if linker is None:
+            raise RequestError(422, "method tagme: the service was started without --tagme")
+        try:
+            turtle = await bounded(annotate, body, lambda text: linker.result(text, "nif"))
+        except NifError as exc:
+            raise RequestError(400, str(exc)) from None
+        return Response(turtle, media_type="text/turtle")
+
+    @app.api_route("/spot", methods=["GET", "POST"])
+    async def spot(request: Request) -> JSONResponse:
+        """TAGME's spotting: the mentions of ``text`` (character offsets) with their link probability."""
+        values = await parameters(request)
+        if artefacts.tagme_linker is None:
+            raise RequestError(422, "the service was started without --tagme")
+        text = values.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise RequestError(422, "text: expected a non-empty string")
+        started = time.perf_counter()
+
+        def spots() -> list[dict[str, Any]]:
+            from elquery.indexing.normalize import tokenize
+
+            tokens = tokenize(text)
+            found = artefacts.tagme_linker.spots([t.text for t in tokens])  # type: ignore[union-attr]
+            return [{"spot": text[tokens[s.mention.start].start:tokens[s.mention.end - 1].end],
+                     "start": tokens[s.mention.start].start, "end": tokens[s.mention.end - 1].end,
+                     "lp": s.link_probability} for s in found]
+        return JSONResponse({"spots": await bounded(spots), "lang": values.get("lang", "en"),
                              "time": round(1000 * (time.perf_counter() - started)),
                              "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat()})
 

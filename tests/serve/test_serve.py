@@ -138,3 +138,62 @@ def test_a_real_server_answers_over_http(demo: tuple[Path, Path, str], tmp_path:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+NIF_DOCUMENT = """@prefix nif: <http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+<http://example.org/doc1#char=0,24> a nif:Context, nif:String, nif:RFC5147String ;
+    nif:isString "new york pizza manhattan" ;
+    nif:beginIndex "0"^^xsd:nonNegativeInteger ; nif:endIndex "24"^^xsd:nonNegativeInteger .
+"""
+
+
+def test_nif_documents_come_back_annotated(client: TestClient) -> None:
+    import pyoxigraph
+
+    response = client.post("/nif", content=NIF_DOCUMENT.encode(), headers={"content-type": "application/x-turtle"})
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/turtle")
+    triples = list(pyoxigraph.parse(response.content, format=pyoxigraph.RdfFormat.TURTLE))
+    nif = "http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#"
+    phrases = {}
+    for t in triples:
+        if t.predicate.value.startswith(nif) or t.predicate.value.endswith("taIdentRef"):
+            phrases.setdefault(t.subject.value, {})[t.predicate.value.rsplit("#", 1)[1]] = t.object.value
+    annotated = {p["anchorOf"]: (int(p["beginIndex"]), int(p["endIndex"]), p["taIdentRef"])
+                 for p in phrases.values() if "taIdentRef" in p}
+    assert annotated == {
+        "new york pizza": (0, 14, "http://dbpedia.org/resource/New_York-style_pizza"),
+        "manhattan": (15, 24, "http://dbpedia.org/resource/Manhattan"),
+    }
+    bad = client.post("/nif", content=b"this is not turtle", headers={"content-type": "text/turtle"})
+    assert bad.status_code == 400 and "not a Turtle document" in bad.json()["error"]
+
+
+def test_spot_gives_tagme_spots(dbpedia_sample: Path, tmp_path: Path, demo: tuple[Path, Path, str]) -> None:
+    from elquery.indexing.tagme.build import build_tagme
+
+    build_tagme([dbpedia_sample], tmp_path / "tagme")
+    client = TestClient(create_app(Artefacts(demo[0], demo[1], tmp_path / "tagme")))
+    text = "British Airways to ROME!"
+    spots = client.get("/spot", params={"text": text}).json()["spots"]
+    assert {s["spot"] for s in spots} >= {"British Airways", "ROME"}
+    for spot in spots:
+        assert text[spot["start"]:spot["end"]] == spot["spot"] and spot["lp"] > 0
+
+
+def test_the_service_equals_the_linker_on_the_real_sample(dbpedia_sample: Path, elq_data: Path,
+                                                           tmp_path: Path) -> None:
+    """Y-ERD queries against the real DBpedia sample: every /link answer is the Linker's."""
+    from elquery.indexing.build_index import build_dbpedia_index
+    from elquery.indexing.surface_forms.build import BuildOptions, build_store
+    from elquery.linking.linker import Linker
+    from elquery.linking.output import jsonl_record
+
+    build_dbpedia_index([dbpedia_sample], tmp_path / "index", threads=1)
+    build_store(tmp_path / "sf.db", BuildOptions((dbpedia_sample,), anchors=True, workers=1, progress=False))
+    queries = dict(sorted(json.loads((elq_data / "y-erd" / "queries.json").read_text()).items())[:300])
+    client = TestClient(create_app(Artefacts(tmp_path / "index", tmp_path / "sf.db")))
+    served = client.post("/link", json={"queries": queries, "gif_threshold": 0.25}).json()["results"]
+    with Linker(tmp_path / "index", tmp_path / "sf.db", gif_threshold=0.25) as linker:
+        assert served == [jsonl_record(linker.result(text, qid)) for qid, text in queries.items()]
+    assert any(record["interpretations"] for record in served)
