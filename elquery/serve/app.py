@@ -202,6 +202,21 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
                 raise RequestError(422, f"query {qid!r}: expected a non-empty string")
         return pairs
 
+    def tagme_request(values: dict[str, Any]) -> tuple[Any, str]:
+        """The TAGME linker and the ``text`` of a TAGME-style request."""
+        if artefacts.tagme_linker is None:
+            raise RequestError(422, "the service was started without --tagme")
+        text = values.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise RequestError(422, "text: expected a non-empty string")
+        return artefacts.tagme_linker, text
+
+    def tagme_answer(key: str, items: list[dict[str, Any]], values: dict[str, Any], started: float) -> JSONResponse:
+        """TAGME's answer envelope: the items, lang, time (ms) and timestamp."""
+        return JSONResponse({key: items, "lang": values.get("lang", "en"),
+                             "time": round(1000 * (time.perf_counter() - started)),
+                             "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat()})
+
     def link_batch(linker: Any, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
         return [jsonl_record(linker.result(text, qid)) for qid, text in pairs]
 
@@ -271,22 +286,16 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
         """TAGME's REST answer: annotations with spot, start, end (character offsets), rho, title
         (and ``id`` only where a Wikipedia page id is known: never, from DBpedia ids alone)."""
         values = await parameters(request)
-        if artefacts.tagme_linker is None:
-            raise RequestError(422, "the service was started without --tagme")
-        text = values.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise RequestError(422, "text: expected a non-empty string")
+        tagme, text = tagme_request(values)
         started = time.perf_counter()
-        result = await bounded(artefacts.tagme_linker.result, text, "tag")
+        result = await bounded(tagme.result, text, "tag")
         annotations = []
         for triple in result.scored:
             start, end = result.char_span(triple.mention)
             title = triple.entity[len("<dbpedia:"):-1].replace("_", " ")
             annotations.append({"spot": text[start:end], "start": start, "end": end, "rho": triple.score,
                                 "title": title, "dbpedia_id": triple.entity})
-        return JSONResponse({"annotations": annotations, "lang": values.get("lang", "en"),
-                             "time": round(1000 * (time.perf_counter() - started)),
-                             "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat()})
+        return tagme_answer("annotations", annotations, values, started)
 
     @app.post("/nif")
     async def nif(request: Request) -> Response:
@@ -313,24 +322,18 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
     async def spot(request: Request) -> JSONResponse:
         """TAGME's spotting: the mentions of ``text`` (character offsets) with their link probability."""
         values = await parameters(request)
-        if artefacts.tagme_linker is None:
-            raise RequestError(422, "the service was started without --tagme")
-        text = values.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise RequestError(422, "text: expected a non-empty string")
+        tagme, text = tagme_request(values)
         started = time.perf_counter()
 
         def spots() -> list[dict[str, Any]]:
             from elquery.indexing.normalize import tokenize
 
             tokens = tokenize(text)
-            found = artefacts.tagme_linker.spots([t.text for t in tokens])  # type: ignore[union-attr]
+            found = tagme.spots([t.text for t in tokens])
             return [{"spot": text[tokens[s.mention.start].start:tokens[s.mention.end - 1].end],
                      "start": tokens[s.mention.start].start, "end": tokens[s.mention.end - 1].end,
                      "lp": s.link_probability} for s in found]
-        return JSONResponse({"spots": await bounded(spots), "lang": values.get("lang", "en"),
-                             "time": round(1000 * (time.perf_counter() - started)),
-                             "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat()})
+        return tagme_answer("spots", await bounded(spots), values, started)
 
     @app.get("/", response_class=HTMLResponse)
     async def page() -> str:
