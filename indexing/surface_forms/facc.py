@@ -33,6 +33,9 @@ from elquery.indexing.ntriples import expand_files, open_text
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
 FACC_SUFFIXES = (".tsv", ".gz", ".bz2")
 BLOCK_CHARS = 1 << 20
+MAX_LINE_CHARS = 1 << 16
+"""The longest FACC row read (64 Ki characters: a form, an id and a count are far shorter)."""
+LONG_LINE = "\x00line too long\n"
 BATCH_BLOCKS = 16
 MAX_EXAMPLES = 5
 
@@ -113,16 +116,28 @@ class Rows:
 
 
 def text_blocks(path: Path) -> Iterator[str]:
-    """Whole lines of ``path``, about ``BLOCK_CHARS`` characters at a time."""
+    """Whole lines of ``path``, about ``BLOCK_CHARS`` characters at a time. A line longer than
+    :data:`MAX_LINE_CHARS` is skipped as it is read (never held whole) and stands as
+    :data:`LONG_LINE`, which the readers count as malformed."""
     with open_text(path) as handle:
-        rest = ""
+        rest, skipping = "", False
         while chunk := handle.read(BLOCK_CHARS):
+            if skipping:
+                end = chunk.find("\n")
+                if end < 0:
+                    continue
+                skipping, chunk = False, chunk[end + 1:]
+                yield LONG_LINE
             chunk = rest + chunk
             cut = chunk.rfind("\n") + 1
             rest = chunk[cut:]
             if cut:
                 yield chunk[:cut]
-        if rest:
+            if len(rest) > MAX_LINE_CHARS:
+                rest, skipping = "", True
+        if skipping:
+            yield LONG_LINE
+        elif rest:
             yield rest + "\n"
 
 
@@ -141,7 +156,10 @@ def _fast_rows(block: str) -> tuple[list[str], list[str], np.ndarray] | None:
         return None
     if lines and counts.min() <= 0:
         return None
-    return fields[0 : 3 * lines : 3], fields[1::3], counts
+    forms = fields[0 : 3 * lines : 3]
+    if lines and max(map(len, forms)) > MAX_LINE_CHARS:
+        return None
+    return forms, fields[1::3], counts
 
 
 def _slow_rows(block: str, where: str, first_line: int, report: FaccReport) -> tuple[list[str], list[str], np.ndarray]:
@@ -153,6 +171,9 @@ def _slow_rows(block: str, where: str, first_line: int, report: FaccReport) -> t
         if not line.strip():
             continue
         report.rows += 1
+        if line == LONG_LINE[:-1] or len(line) > MAX_LINE_CHARS:
+            report.malformed(f"{where}:{number}", f"line longer than {MAX_LINE_CHARS} characters")
+            continue
         parts = line.split("\t")
         if len(parts) != 3:
             report.malformed(f"{where}:{number}", f"expected 3 tab-separated fields, found {len(parts)}")
@@ -257,6 +278,8 @@ def _arrow_rows(text: str) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray
         return None
     counts = raw_counts.cast(pa.int64()).to_numpy()
     if len(counts) and counts.min() <= 0:
+        return None
+    if table.num_rows and pc.max(pc.utf8_length(table.column("form"))).as_py() > MAX_LINE_CHARS:
         return None
     return table.column("form"), table.column("mid"), counts
 

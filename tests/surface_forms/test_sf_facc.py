@@ -239,3 +239,17 @@ def test_normalize_array_is_normalize() -> None:
 
     texts = ["Barack  Obama", "Obama's", "__x__", "", "!!!", "A1-b2", "Café-Müller", "STRASSE", "Straße", "ΣΊΣΥΦΟΣ", "東京", "x\u00a0y", "\tq\x1f"]
     assert normalize_array(pa.array(texts)).to_pylist() == [normalize(t) for t in texts]
+
+
+@pytest.mark.parametrize("long_chars", [100_000, 10_000_000], ids=["inside-a-block", "10MB"])
+def test_an_over_long_row_is_reported_and_skipped(tmp_path: Path, long_chars: int) -> None:
+    """A line longer than 64 Ki characters is one malformed row named by its line; the rows around
+    it count; a BOM at the start is no part of the first form."""
+    text = ("\ufeffTokyo\t/m/07dfk\t7\n" + "x" * long_chars + "\t/m/07dfk\t1\n" + "Tokyo\t/m/07dfk\t2\n"
+            + "Tokyo\tQ42\t3\n")
+    facc = _write(tmp_path / "long.tsv", text)
+    out, report = _build(tmp_path, [facc])
+    assert _pairs(out) == {("tokyo", "<dbpedia:Tokyo>"): 9}
+    assert report.facc.malformed_rows == 2
+    assert report.facc.errors[0] == f"{facc}:2: line longer than 65536 characters"
+    assert report.facc.errors[1].startswith(f"{facc}:4: not a Freebase id")
