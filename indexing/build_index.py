@@ -13,6 +13,7 @@ import json
 import math
 import os
 import shutil
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -120,12 +121,20 @@ class _InlineExecutor(Executor):
 
 
 def _map_ordered(
-    executor: Executor, fn: Callable[..., R], argument_lists: Iterable[tuple[Any, ...]], description: str
+    executor: Executor, fn: Callable[..., R], argument_lists: Iterable[tuple[Any, ...]], description: str,
+    sizes: Sequence[int] | None = None,
 ) -> list[R]:
-    futures = [executor.submit(fn, *args) for args in argument_lists]
+    """``fn`` over the argument lists, results in order, with a progress bar on stderr (on a
+    terminal) that advances by each task's size in bytes when ``sizes`` are given."""
+    arguments = list(argument_lists)
+    futures = [executor.submit(fn, *args) for args in arguments]
+    weights = list(sizes) if sizes is not None else [1] * len(futures)
     results = []
-    for future in tqdm(futures, desc=description, unit="task", leave=False, disable=None):
-        results.append(future.result())
+    with tqdm(total=sum(weights), desc=description, unit="B" if sizes is not None else " parts",
+              unit_scale=sizes is not None, disable=None) as bar:
+        for future, weight in zip(futures, weights):
+            results.append(future.result())
+            bar.update(weight)
     return results
 
 
@@ -182,7 +191,8 @@ def _build(
     spill_dirs = [work / "spill" / f"w{k}" for k in range(workers)]
     groups = balanced_groups(files, workers)
     spilled = _map_ordered(
-        executor, _spill_task, [(g, spill_dirs[k], partitions) for k, g in enumerate(groups)], "reading dumps"
+        executor, _spill_task, [(g, spill_dirs[k], partitions) for k, g in enumerate(groups)], "reading dumps",
+        sizes=[sum(f.stat().st_size for f in g) for g in groups],
     )
     labels: dict[str, str] = {}
     report = ParseReport()
@@ -209,6 +219,9 @@ def _build(
         everything.extend(part)
     if not everything.entities:
         raise ElqueryError("no entity in the dumps has both rdfs:label and rdfs:comment: nothing to index")
+    if sys.stderr.isatty():
+        print(f"merging {len(sub_indexes)} partitions into one segment ({len(everything.entities)} entities)",
+              file=sys.stderr)
     _merge(sub_indexes, everything, work / "index", sorted(predicates, key=lambda p: (-counts[p], p)))
     return len(everything.entities), report
 
