@@ -121,16 +121,36 @@ class RequestError(Exception):
         self.status = status
 
 
+class _Counting:
+    """Pure ASGI middleware counting requests and latencies (no body buffering or streaming in
+    pieces, which would cost a TCP round trip per response)."""
+
+    def __init__(self, app: Any, statistics: Statistics) -> None:
+        self.app, self.statistics = app, statistics
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started, status = time.perf_counter(), 500
+
+        async def sending(message: Any) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            self.statistics.record(scope["path"], time.perf_counter() - started, status >= 400)
+
+
 def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
     app = FastAPI(title="elquery", description="Entity linking in queries and entity retrieval (docs/serve.md).")
     statistics = Statistics()
 
-    @app.middleware("http")
-    async def count(request: Request, call_next: Any) -> Any:
-        started = time.perf_counter()
-        response = await call_next(request)
-        statistics.record(request.url.path, time.perf_counter() - started, response.status_code >= 400)
-        return response
+    app.add_middleware(_Counting, statistics=statistics)
 
     @app.exception_handler(RequestError)
     async def refused(request: Request, exc: RequestError) -> JSONResponse:

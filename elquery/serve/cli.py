@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
+from pathlib import Path
 from typing import Any
 
 from elquery.base import ElqueryError, positive_int
@@ -45,17 +47,51 @@ def _serve(args: argparse.Namespace) -> int:
     os.environ[_ENV["index"]], os.environ[_ENV["surface_forms"]] = str(index), str(surface_forms)
     if args.tagme:
         os.environ[_ENV["tagme"]] = str(args.tagme)
-    app_from_environment()  # open the artefacts once here: a mistake is one line before serving
+    _check_artefacts(Path(index), Path(surface_forms), Path(args.tagme) if args.tagme else None)
     print(f"elquery serve: http://{args.host}:{args.port}/ ({args.workers} worker(s))", file=sys.stderr)
-    uvicorn.run("elquery.serve.cli:app_from_environment", factory=True, host=args.host, port=args.port,
-                workers=args.workers, log_level="warning")
+    config = uvicorn.Config("elquery.serve.cli:app_from_environment", factory=True, host=args.host, port=args.port,
+                            workers=args.workers, log_level="warning")
+    if args.workers == 1:
+        uvicorn.Server(config).run()
+    else:
+        from uvicorn.supervisors import Multiprocess
+
+        Multiprocess(config, sockets=[_listening_socket(args.host, args.port)]).run()
     return 0
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """The socket the worker processes share. Made with protocol TCP (uvicorn's own leaves it 0),
+    so asyncio sets TCP_NODELAY on the connections it accepts: without that, every response
+    waits for a delayed ACK (about 40 ms)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                             proto=socket.IPPROTO_TCP)[0]
+    except socket.gaierror as exc:
+        raise ElqueryError(f"--host {host}: {exc.strerror}") from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ElqueryError(f"{host}:{port}: {exc.strerror}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _check_artefacts(index: Path, surface_forms: Path, tagme: Path | None) -> None:
+    """A missing or wrong artefact is one line before serving. Nothing here starts Java: a JVM in
+    the parent of uvicorn's worker processes slows every response of theirs by a TCP round trip."""
+    from elquery.indexing.build_outputs import KINDS
+
+    for kind, path in (("entity index", index), ("surface-form store", surface_forms), ("TAGME artefact", tagme)):
+        if path is not None and not KINDS[kind](path):
+            raise ElqueryError(f"{path}: not an elquery {kind}")
 
 
 def app_from_environment() -> Any:
     """The application over the artefacts named in the environment (one per worker process)."""
-    from pathlib import Path
-
     from elquery.serve.app import Artefacts, create_app
 
     tagme = os.environ.get(_ENV["tagme"])
