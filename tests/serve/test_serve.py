@@ -118,9 +118,11 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_a_real_server_answers_over_http(demo: tuple[Path, Path, str], tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_real_server_answers_over_http(demo: tuple[Path, Path, str], tmp_path: Path, workers: str) -> None:
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "elquery", "serve", "--port", str(port)], cwd=tmp_path,
+    server = subprocess.Popen([sys.executable, "-m", "elquery", "serve", "--port", str(port), "--workers", workers],
+                              cwd=tmp_path,
                               env={**os.environ, "ELQUERY_CACHE": demo[2]}, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     try:
@@ -197,3 +199,34 @@ def test_the_service_equals_the_linker_on_the_real_sample(dbpedia_sample: Path, 
     with Linker(tmp_path / "index", tmp_path / "sf.db", gif_threshold=0.25) as linker:
         assert served == [jsonl_record(linker.result(text, qid)) for qid, text in queries.items()]
     assert any(record["interpretations"] for record in served)
+
+
+def test_the_shared_listening_socket_gets_tcp_nodelay_connections() -> None:
+    """asyncio sets TCP_NODELAY only on connections of a socket whose protocol is TCP; the socket
+    the workers share is made so (uvicorn's own has protocol 0: ~40 ms per response)."""
+    import asyncio
+
+    from elquery.serve.cli import _listening_socket
+
+    listening = _listening_socket("127.0.0.1", 0)
+    assert listening.proto == socket.IPPROTO_TCP
+    listening.listen()
+    port = listening.getsockname()[1]
+    delays: list[int] = []
+
+    async def main() -> None:
+        async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            delays.append(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(accepted, sock=listening)
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        for _ in range(100):
+            if delays:
+                break
+            await asyncio.sleep(0.01)
+        writer.close()
+        server.close()
+
+    asyncio.run(main())
+    assert delays == [1]
