@@ -4,7 +4,9 @@ in-process ``Linker.result`` throughput in the same run (the baseline). JSON lin
 Each of ``--clients`` concurrent clients sends GET /link requests one after another for
 ``--seconds``, then stops; reported: requests/s, p50/p99 latency, error count, and the peak RSS of
 the server's processes. Artefacts: ``--index``/``--surface-forms`` (e.g. the 1M-entity synthetic
-ones of ``bench_linking.py``) or, by default, the demo knowledge base.
+ones of ``bench_linking.py``), queried with 1,000 queries made of the index's own entity titles
+(``bench_linking.kb_queries``, so every query has candidates); or, by default, the demo knowledge
+base and its example queries.
 
 Usage: ``python benchmarks/bench_serve.py [--index INDEX --surface-forms SF.db] [--workers 2]
 [--clients 16] [--seconds 20]``
@@ -83,12 +85,18 @@ def main() -> int:
 
     index, surface_forms = (args.index, args.surface_forms) if args.index else demo_artefacts()
     gif = {} if args.index else {"gif_threshold": 0.25}
+    queries = QUERIES
+    if args.index:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_linking import kb_queries
+
+        queries = [text for _, text in kb_queries(index, 1000, seed=0)]
     with Linker(index, surface_forms, **gif) as linker:  # baseline: in-process, warm
-        for query in QUERIES:
+        for query in queries:
             linker.result(query)
         started, done = time.perf_counter(), 0
         while time.perf_counter() - started < min(args.seconds, 5):
-            linker.result(QUERIES[done % len(QUERIES)])
+            linker.result(queries[done % len(queries)])
             done += 1
         in_process = done / (time.perf_counter() - started)
     with socket.socket() as sock:
@@ -111,14 +119,14 @@ def main() -> int:
                     raise SystemExit("the server did not start")
                 time.sleep(0.3)
         time.sleep(2 * args.workers)  # every worker up
-        asyncio.run(load(f"http://127.0.0.1:{port}/link", args.clients, 2.0, QUERIES))  # warm-up
-        latencies, errors = asyncio.run(load(f"http://127.0.0.1:{port}/link", args.clients, args.seconds, QUERIES))
+        asyncio.run(load(f"http://127.0.0.1:{port}/link", args.clients, 2.0, queries))  # warm-up
+        latencies, errors = asyncio.run(load(f"http://127.0.0.1:{port}/link", args.clients, args.seconds, queries))
         peak = rss_mb(server.pid)
     finally:
         server.terminate()
         server.wait(timeout=30)
     served = len(latencies) / args.seconds
-    print(json.dumps({"bench": "serve", "workers": args.workers, "clients": args.clients, "seconds": args.seconds,
+    print(json.dumps({"bench": "serve", "artefacts": str(index), "workers": args.workers, "clients": args.clients, "seconds": args.seconds,
                       "requests": len(latencies), "requests_per_s": round(served, 1),
                       "p50_ms": percentile(latencies, 0.5), "p99_ms": percentile(latencies, 0.99), "errors": errors,
                       "server_rss_mb": round(peak, 1), "in_process_queries_per_s": round(in_process, 1),
