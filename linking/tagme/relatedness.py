@@ -12,7 +12,9 @@ in-link incidence matrices whose columns are the in-link sources of the block on
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -45,25 +47,40 @@ def _offsets(sizes: np.ndarray) -> np.ndarray:
 
 
 class Relatedness:
-    """Milne-Witten relatedness over an in-link graph. Keeps one int32 scratch entry per graph
-    node (reset after every call), so a block costs time in its in-links only; not thread-safe."""
+    """Milne-Witten relatedness over an in-link graph. A call numbers in-link sources in an int32
+    scratch array of one entry per graph node (reset after the call), so a block costs time in its
+    in-links only. Safe to share between threads: each call in flight takes a scratch array of
+    its own from a pool (one per call running at the same time, made on first need)."""
 
     def __init__(self, graph: InlinkGraph) -> None:
         self.graph = graph
-        self._local = np.full(graph.nodes, -1, dtype=np.int32)
+        self._free: list[np.ndarray] = []
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def _scratch(self) -> Iterator[np.ndarray]:
+        with self._lock:
+            local = self._free.pop() if self._free else None
+        if local is None:
+            local = np.full(self.graph.nodes, -1, dtype=np.int32)
+        try:
+            yield local
+        finally:
+            with self._lock:
+                self._free.append(local)
 
     def matrix(self, rows: Sequence[int], columns: Sequence[int]) -> np.ndarray:
         """rel(rows[i], columns[j]) for every pair, as a dense float64 matrix."""
         row_flat, row_sizes = _concatenated([self.graph.inlinks(n) for n in rows])
         col_flat, col_sizes = _concatenated([self.graph.inlinks(n) for n in columns])
         # number the distinct in-link sources of the rows 0..S-1 in the scratch array (no sort)
-        local = self._local
-        local[row_flat] = np.arange(len(row_flat), dtype=np.int32)
-        first = local[row_flat] == np.arange(len(row_flat))
-        sources = int(first.sum())
-        local[row_flat[first]] = np.arange(sources, dtype=np.int32)
-        row_local, col_local = local[row_flat], local[col_flat]
-        local[row_flat] = -1
+        with self._scratch() as local:
+            local[row_flat] = np.arange(len(row_flat), dtype=np.int32)
+            first = local[row_flat] == np.arange(len(row_flat))
+            sources = int(first.sum())
+            local[row_flat[first]] = np.arange(sources, dtype=np.int32)
+            row_local, col_local = local[row_flat], local[col_flat]
+            local[row_flat] = -1
         shared = np.flatnonzero(col_local >= 0)
         by_row = csr_matrix((np.ones(len(row_flat), np.int32), row_local, _offsets(row_sizes)),
                             shape=(len(rows), sources))

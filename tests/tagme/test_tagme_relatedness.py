@@ -64,3 +64,34 @@ def test_milne_witten_is_symmetric_and_clamped() -> None:
     assert np.array_equal(rel, rel.T)
     assert ((rel >= 0) & (rel <= 1)).all()
     assert (rel[common == 0] == 0).all()
+
+
+def test_one_relatedness_shared_by_threads_gives_the_single_threaded_matrices(tmp_path: Path) -> None:
+    """Relatedness numbers in-link sources in scratch space; calls running at once in several
+    threads (numpy releases the GIL on large arrays) must each get their own and the same result."""
+    import threading
+
+    rng = np.random.default_rng(5)
+    nodes, targets = 400_000, 40
+    lists = [np.unique(rng.integers(0, nodes, size=rng.integers(20_000, 60_000))).astype(np.int32)
+             for _ in range(targets)]
+    indptr = np.concatenate(([0], np.cumsum([len(x) for x in lists]), np.full(nodes - targets, sum(map(len, lists)))))
+    np.save(tmp_path / INDPTR_FILE, indptr.astype(np.int64))
+    np.save(tmp_path / INDICES_FILE, np.concatenate(lists))
+    relatedness = Relatedness(InlinkGraph(tmp_path, nodes))
+    blocks = [(list(range(i, i + 6)), list(range(i + 3, i + 11))) for i in range(0, targets - 11, 3)]
+    expected = [relatedness.matrix(rows, columns) for rows, columns in blocks]
+    failures: list[str] = []
+
+    def work() -> None:
+        for _ in range(5):
+            for (rows, columns), want in zip(blocks, expected):
+                if not np.array_equal(relatedness.matrix(rows, columns), want):
+                    failures.append(f"{rows} x {columns}")
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
