@@ -45,6 +45,9 @@ class Limits:
     max_batch: int = 1000
     max_k: int = 1000
     seconds: float = 10.0
+    concurrency: int = 2
+    """Requests worked on at once per worker process; the others wait their turn (first come, first
+    served). Linking holds Python's GIL most of the time: more threads add contention, not speed."""
 
 
 @dataclass
@@ -160,9 +163,15 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
     async def user_error(request: Request, exc: ElqueryError) -> JSONResponse:
         return JSONResponse({"error": str(exc)}, status_code=422)
 
+    working = asyncio.Semaphore(limits.concurrency)
+
+    async def limited(function: Any, *args: Any) -> Any:
+        async with working:
+            return await run_in_threadpool(function, *args)
+
     async def bounded(function: Any, *args: Any) -> Any:
         try:
-            return await asyncio.wait_for(run_in_threadpool(function, *args), limits.seconds)
+            return await asyncio.wait_for(limited(function, *args), limits.seconds)
         except asyncio.TimeoutError:
             raise RequestError(503, f"the request took longer than {limits.seconds:g} s") from None
 
