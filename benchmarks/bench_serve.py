@@ -1,9 +1,9 @@
 """Service benchmark: `elquery serve` on loopback under a bounded closed-loop load, next to
 in-process ``Linker.result`` throughput in the same run (the baseline). JSON lines.
 
-Each of ``--clients`` concurrent clients sends GET /link requests one after another for
-``--seconds``, then stops; reported: requests/s, p50/p99 latency, error count, and the peak RSS of
-the server's processes. Artefacts: ``--index``/``--surface-forms`` (e.g. the 1M-entity synthetic
+The load comes from wrk: each of ``--clients`` connections sends GET /link requests one after
+another for ``--seconds``, then stops (closed loop). Reported: requests/s, p50/p99 latency, error
+count, and the peak RSS of the server's processes (all of them, and the largest). Artefacts: ``--index``/``--surface-forms`` (e.g. the 1M-entity synthetic
 ones of ``bench_linking.py``), queried with 1,000 queries made of the index's own entity titles
 (``bench_linking.kb_queries``, so every query has candidates); or, by default, the demo knowledge
 base and its example queries.
@@ -15,12 +15,13 @@ Usage: ``python benchmarks/bench_serve.py [--index INDEX --surface-forms SF.db] 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,48 +29,50 @@ QUERIES = ["new york pizza manhattan", "the music man", "jacksonville fl", "obam
            "statue of liberty", "new jersey devils", "woody allen manhattan", "hoboken", "manhattan cocktail"]
 
 
-def rss_mb(pid: int) -> float:
-    """Resident memory of a process and its children (MB), from /proc."""
-    total, frontier = 0, [pid]
+def peak_rss_mb(pid: int) -> list[float]:
+    """Peak resident memory (VmHWM, MB) of a process and of each of its descendants, from /proc."""
+    peaks, frontier = [], [pid]
     while frontier:
         current = frontier.pop()
         try:
-            total += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            status = Path(f"/proc/{current}/status").read_text()
             children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
         except OSError:
             continue
+        peaks += [int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmHWM:")]
         frontier += [int(c) for c in children]
-    return total / 2**20
+    return peaks
 
 
-async def load(url: str, clients: int, seconds: float, queries: list[str]) -> tuple[list[float], int]:
-    import httpx
-
-    latencies: list[float] = []
-    errors = 0
-    stop = time.monotonic() + seconds
-
-    async def client(number: int) -> None:
-        nonlocal errors
-        async with httpx.AsyncClient(timeout=30) as http:
-            i = number
-            while time.monotonic() < stop:
-                started = time.perf_counter()
-                try:
-                    response = await http.get(url, params={"q": queries[i % len(queries)]})
-                    errors += response.status_code != 200
-                except httpx.HTTPError:
-                    errors += 1
-                latencies.append(time.perf_counter() - started)
-                i += clients
-
-    await asyncio.gather(*(client(n) for n in range(clients)))
-    return latencies, errors
+WRK_SCRIPT = """
+paths = {%s}
+i = 0
+request = function()
+  i = i + 1
+  return wrk.format("GET", paths[(i %% #paths) + 1])
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('{"requests": %%d, "seconds": %%.6f, "p50_us": %%d, "p99_us": %%d, "errors": %%d}\\n',
+    summary.requests, summary.duration / 1e6, latency:percentile(50), latency:percentile(99),
+    e.connect + e.read + e.write + e.status + e.timeout))
+end
+"""
 
 
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return round(1000 * ordered[min(len(ordered) - 1, int(p * len(ordered)))], 3)
+def load(url: str, clients: int, seconds: float, queries: list[str]) -> dict[str, float]:
+    """A closed loop from wrk (a C load generator, so the load costs the server's cores little):
+    ``clients`` connections, each sending GET /link?q=... one after another for ``seconds``."""
+    from urllib.parse import quote
+
+    if shutil.which("wrk") is None:
+        raise SystemExit("bench_serve needs wrk (apt-get install wrk)")
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", encoding="utf-8") as script:
+        script.write(WRK_SCRIPT % ", ".join(f'"/link?q={quote(query)}"' for query in queries))
+        script.flush()
+        out = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{seconds:g}s", "--timeout", "10s", "-s", script.name, url],
+                             capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def main() -> int:
@@ -119,17 +122,21 @@ def main() -> int:
                     raise SystemExit("the server did not start")
                 time.sleep(0.3)
         time.sleep(2 * args.workers)  # every worker up
-        asyncio.run(load(f"http://127.0.0.1:{port}/link", args.clients, 2.0, queries))  # warm-up
-        latencies, errors = asyncio.run(load(f"http://127.0.0.1:{port}/link", args.clients, args.seconds, queries))
-        peak = rss_mb(server.pid)
+        base = f"http://127.0.0.1:{port}"
+        load(base, args.clients, 2.0, queries)  # warm-up
+        measured = load(base, args.clients, args.seconds, queries)
+        peaks = peak_rss_mb(server.pid)
     finally:
         server.terminate()
         server.wait(timeout=30)
-    served = len(latencies) / args.seconds
-    print(json.dumps({"bench": "serve", "artefacts": str(index), "workers": args.workers, "clients": args.clients, "seconds": args.seconds,
-                      "requests": len(latencies), "requests_per_s": round(served, 1),
-                      "p50_ms": percentile(latencies, 0.5), "p99_ms": percentile(latencies, 0.99), "errors": errors,
-                      "server_rss_mb": round(peak, 1), "in_process_queries_per_s": round(in_process, 1),
+    served = measured["requests"] / measured["seconds"]
+    print(json.dumps({"bench": "serve", "artefacts": str(index), "workers": args.workers, "clients": args.clients,
+                      "seconds": args.seconds, "load_generator": "wrk", "requests": measured["requests"],
+                      "requests_per_s": round(served, 1), "p50_ms": measured["p50_us"] / 1000,
+                      "p99_ms": measured["p99_us"] / 1000, "errors": measured["errors"],
+                      "server_peak_rss_mb": round(sum(peaks), 1),
+                      "largest_process_peak_rss_mb": round(max(peaks), 1),
+                      "in_process_queries_per_s": round(in_process, 1),
                       "served_vs_in_process": round(served / in_process, 3), "cpus": os.cpu_count(),
                       "load_avg_1m": round(os.getloadavg()[0], 2)}))
     return 0
