@@ -316,18 +316,22 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
 
     @app.api_route("/tag", methods=["GET", "POST"])
     async def tag(request: Request) -> JSONResponse:
-        """TAGME's REST answer: annotations with spot, start, end (character offsets), rho, title
-        (and ``id`` only where a Wikipedia page id is known: never, from DBpedia ids alone)."""
+        """TAGME's REST answer: annotations with spot, start, end (character offsets), rho, title,
+        id (the Wikipedia page id, where the artefact knows it from DBpedia's page_ids)."""
         values = await parameters(request)
         tagme, text = tagme_request(values)
         started = time.perf_counter()
         result = await bounded(tagme.result, text, "tag")
+        dictionary = tagme.artefact.dictionary
         annotations = []
         for triple in result.scored:
             start, end = result.char_span(triple.mention)
             title = triple.entity[len("<dbpedia:"):-1].replace("_", " ")
+            node = dictionary.node(triple.entity)
+            page_id = None if node is None else dictionary.page_id(node)
             annotations.append({"spot": text[start:end], "start": start, "end": end, "rho": triple.score,
-                                "title": title, "dbpedia_id": triple.entity})
+                                "title": title, "dbpedia_id": triple.entity,
+                                **({} if page_id is None else {"id": page_id})})
         return tagme_answer("annotations", annotations, values, started)
 
     @app.post("/nif")

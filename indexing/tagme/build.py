@@ -2,7 +2,8 @@
 
 One pass over each dataset, in this order: redirects (so that every later reference to a
 redirect page resolves to its target), labels (titles), anchor_text (anchors), page_links (the
-in-link graph), then long_abstracts (document frequencies of the dictionary forms).
+in-link graph), long_abstracts (document frequencies of the dictionary forms), then page_ids
+(the Wikipedia page ids of the entities, for TAGME's answers).
 
 Memory: the page numbering (about 100 bytes per page: some 2 GB for the 15M pages and redirects
 of a full English DBpedia) and a link count per page, one form partition at a time, the phrase
@@ -37,6 +38,7 @@ from elquery.indexing.tagme.store import DictionaryWriter
 
 WIKI_LINK = "http://dbpedia.org/ontology/wikiPageWikiLink"
 WIKI_LINK_TEXT = "http://dbpedia.org/ontology/wikiPageWikiLinkText"
+WIKI_PAGE_ID = "http://dbpedia.org/ontology/wikiPageID"
 DISAMBIGUATION_SUFFIX = "(disambiguation)"
 PARTITIONS = 256
 
@@ -118,6 +120,17 @@ def _read_links(dumps: TagmeDumps, nodes: NodeIds, forms: FormSpill, edges: Edge
                 edges.add(source, target)
 
 
+def _page_ids(dumps: TagmeDumps, nodes: NodeIds, report: ParseReport) -> Iterable[tuple[int, int]]:
+    """(node, Wikipedia page id) of the entities (pages that are not redirects) that have one."""
+    if dumps.page_ids is None:
+        return
+    for t in _triples(dumps.page_ids, report, "page_ids"):
+        if t.predicate == WIKI_PAGE_ID and t.kind is ObjectKind.LITERAL and t.object.isdigit():
+            node = nodes.known(t.subject)
+            if node is not None and not nodes.is_redirect(node):
+                yield node, int(t.object)
+
+
 def _build(dumps: TagmeDumps, params: TagmeBuildParams, directory: Path, report: ParseReport) -> dict[str, int]:
     work = directory / "work"
     nodes = NodeIds()
@@ -137,6 +150,7 @@ def _build(dumps: TagmeDumps, params: TagmeBuildParams, directory: Path, report:
     del prefixes
     writer.set_document_frequencies(df)
     writer.add_entities((node, nodes.entity(node)) for node in range(len(nodes)) if not nodes.is_redirect(node))
+    writer.add_page_ids(_page_ids(dumps, nodes, report))
     df_below_link = writer.forms_with_df_below_link()
     writer.close()
     shutil.rmtree(work)

@@ -16,20 +16,22 @@ _PREFIXES = {
     "long_abstracts": ("long_abstracts_en.",),
     "labels": ("labels_en.",),
     "redirects": ("transitive_redirects_en.",),
+    "page_ids": ("page_ids_en.",),
 }
 REQUIRED = ("anchor_text", "page_links", "long_abstracts")
 
 
 @dataclass(frozen=True)
 class TagmeDumps:
-    """One file per dataset; ``labels`` and ``redirects`` are optional (no titles / redirects
-    in the dictionary without them)."""
+    """One file per dataset; ``labels``, ``redirects`` and ``page_ids`` are optional (no titles /
+    redirects in the dictionary, no Wikipedia page ids in TAGME's answers without them)."""
 
     anchor_text: Path
     page_links: Path
     long_abstracts: Path
     labels: Path | None
     redirects: Path | None
+    page_ids: Path | None
 
     def files(self) -> dict[str, str]:
         return {name: str(path) for name, path in vars(self).items() if path is not None}

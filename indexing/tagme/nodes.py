@@ -35,6 +35,10 @@ class NodeIds:
             self.titles.append(title)
         return node
 
+    def known(self, iri: str) -> int | None:
+        """The node of a resource IRI seen before, or None (never numbers a new one)."""
+        return self._ids.get(iri[len(DBPEDIA_RESOURCE):]) if iri.startswith(DBPEDIA_RESOURCE) else None
+
     def add_redirect(self, source: int, target: int) -> None:
         if source == target:
             return

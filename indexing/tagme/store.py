@@ -1,7 +1,9 @@
 """The SQLite anchor dictionary of the TAGME artefact (methods.md §6): writing and reading.
 
 Tables: ``forms(form, link, df)`` with link(m) and df(m); ``candidates(form, node, link)`` with
-link(e, m); ``entities(node, entity)`` naming every graph node that is not a redirect page.
+link(e, m); ``entities(node, entity)`` naming every graph node that is not a redirect page;
+``page_ids(node, page_id)``: the Wikipedia page id of an entity (DBpedia's page_ids dataset), the
+``id`` of TAGME's answers.
 
 Link probability lp(m) = link(m) / df(m) (docs/methods.md §6), with df(m) the number of documents
 containing the phrase, and lp(m) = 0 when no document contains it. The documents here are
@@ -28,6 +30,7 @@ CREATE TABLE forms (form TEXT PRIMARY KEY, link INTEGER NOT NULL, df INTEGER NOT
 CREATE TABLE candidates (form TEXT NOT NULL, node INTEGER NOT NULL, link INTEGER NOT NULL,
                          PRIMARY KEY (form, node)) WITHOUT ROWID;
 CREATE TABLE entities (node INTEGER PRIMARY KEY, entity TEXT NOT NULL UNIQUE);
+CREATE TABLE page_ids (node INTEGER PRIMARY KEY, page_id INTEGER NOT NULL);
 """
 _BATCH = 50_000
 
@@ -67,6 +70,9 @@ class DictionaryWriter:
 
     def add_entities(self, entities: Iterable[tuple[int, str]]) -> None:
         self._db.executemany("INSERT INTO entities VALUES (?, ?)", entities)
+
+    def add_page_ids(self, page_ids: Iterable[tuple[int, int]]) -> None:
+        self._db.executemany("INSERT OR IGNORE INTO page_ids VALUES (?, ?)", page_ids)
 
     def forms_with_df_below_link(self) -> int:
         """How many forms occur in fewer documents than they are linked from (lp(m) > 1)."""
@@ -112,6 +118,8 @@ class AnchorDictionary:
         if not path.is_file():
             raise ElqueryError(f"{path}: no such file; build the TAGME artefact with `elquery index tagme`")
         self._db = ReadOnlyDatabase(path)
+        self._has_page_ids = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'page_ids'").fetchone() is not None
 
     def form(self, form: str) -> FormStats | None:
         """The statistics of a normalized form, or None if it is not in the dictionary."""
@@ -131,6 +139,14 @@ class AnchorDictionary:
     def node(self, entity: str) -> int | None:
         """The graph node of an entity id ``<dbpedia:Title>``, or None."""
         row = self._db.execute("SELECT node FROM entities WHERE entity = ?", (entity,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def page_id(self, node: int) -> int | None:
+        """The Wikipedia page id of an entity's node, or None (unknown, or an artefact built
+        before page ids were kept)."""
+        if not self._has_page_ids:
+            return None
+        row = self._db.execute("SELECT page_id FROM page_ids WHERE node = ?", (node,)).fetchone()
         return None if row is None else int(row[0])
 
     def close(self) -> None:

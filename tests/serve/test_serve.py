@@ -110,6 +110,19 @@ def test_tag_is_tagme_shaped(dbpedia_sample: Path, tmp_path: Path, demo: tuple[P
     assert {("British Airways", "British Airways"), ("Rome", "Rome")} <= spots
     for annotation in answer["annotations"]:
         assert text[annotation["start"]:annotation["end"]] == annotation["spot"]
+    # TAGME's id is the Wikipedia page id, read from the page_ids dataset (dbo:wikiPageID)
+    ids = {a["title"]: a["id"] for a in answer["annotations"]}
+    assert ids["British Airways"] == _page_id(dbpedia_sample, "British_Airways") == 3970
+    assert ids["Rome"] == _page_id(dbpedia_sample, "Rome")
+
+
+def _page_id(dumps: Path, title: str) -> int:
+    """The dbo:wikiPageID of a page, read straight from the sample's page_ids dump."""
+    import bz2
+
+    subject = f"<http://dbpedia.org/resource/{title}> <http://dbpedia.org/ontology/wikiPageID> "
+    with bz2.open(dumps / "page_ids_en.ttl.bz2", "rt", encoding="utf-8") as lines:
+        return next(int(line[len(subject):].split('"')[1]) for line in lines if line.startswith(subject))
 
 
 def _free_port() -> int:
