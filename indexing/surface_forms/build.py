@@ -33,6 +33,7 @@ from elquery.workers import die_with_parent
 from elquery.indexing.ntriples import dump_files
 from elquery.indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, PairChunk, SpillWriter, merge_partition
 from elquery.indexing.surface_forms.facc import CodedRows, FaccReport, facc_files, read_facc
+from elquery.indexing.surface_forms.facc_annotations import CountReport, annotation_files, count_annotations
 from elquery.indexing.surface_forms.sources import (
     ANCHOR_TEXT,
     FOAF_NAME,
@@ -57,6 +58,8 @@ class BuildOptions:
 
     dumps: tuple[Path, ...]
     facc: tuple[Path, ...] = ()
+    facc_annotations: tuple[Path, ...] = ()
+    min_posterior: float = 0.0
     anchors: bool = False
     kb_aliases: bool = True
     min_count: int = 1
@@ -66,7 +69,7 @@ class BuildOptions:
 
     @property
     def sources(self) -> list[str]:
-        return [name for name, on in ((KB, self.kb_aliases), (FACC, bool(self.facc)), (ANCHORS, self.anchors)) if on]
+        return [name for name, on in ((KB, self.kb_aliases), (FACC, bool(self.facc or self.facc_annotations)), (ANCHORS, self.anchors)) if on]
 
 
 @dataclass
@@ -77,6 +80,7 @@ class BuildReport:
     min_count: int
     dumps: DumpReport = field(default_factory=DumpReport)
     facc: FaccReport = field(default_factory=FaccReport)
+    facc_annotations: CountReport | None = None
     forms: int = 0
     pairs: int = 0
     entities: int = 0
@@ -102,6 +106,8 @@ class BuildReport:
             f"{d.skipped_disambiguation} disambiguation entries skipped, {d.empty_forms} texts that normalize to nothing"
         )
         lines += [e for file in d.parse.files.values() for e in file.errors]
+        if self.facc_annotations is not None:
+            lines += self.facc_annotations.summary_lines()
         if FACC in self.sources:
             lines.append(
                 f"facc: {f.files} files, {f.rows} rows, {f.mapped_rows} mapped, {f.malformed_rows} malformed (skipped), "
@@ -150,7 +156,7 @@ def _predicates(options: BuildOptions) -> frozenset[str]:
     """The predicates read from the dumps besides the redirects."""
     predicates = {RDFS_LABEL, FOAF_NAME} if options.kb_aliases else set()
     predicates |= {ANCHOR_TEXT} if options.anchors else set()
-    predicates |= {SAME_AS} if options.facc else set()
+    predicates |= {SAME_AS} if FACC in options.sources else set()
     return frozenset(predicates)
 
 
@@ -339,11 +345,20 @@ def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False)
     if options.min_count < 1:
         raise ElqueryError(f"--min-count must be at least 1, not {options.min_count}")
     dumps = dump_files(options.dumps)
-    facc = facc_files(list(options.facc))
+    facc = facc_files(list(options.facc)) if options.facc else []
+    annotations = annotation_files(options.facc_annotations) if options.facc_annotations else []
     report = BuildReport(options.sources, options.min_count)
-    partitions = _partitions(facc + [p for p in dumps if predicates_of(p, _predicates(options))])
     spill_dir = work_dir(out)
     try:
+        if annotations:
+            step = time.perf_counter()
+            counts = spill_dir / "facc-annotation-counts.tsv"
+            report.facc_annotations = count_annotations(annotations, counts, min_posterior=options.min_posterior,
+                                                        workers=options.workers, work=spill_dir,
+                                                        progress=options.progress)
+            facc.append(counts)
+            report.seconds["facc_annotations"] = time.perf_counter() - step
+        partitions = _partitions(facc + [p for p in dumps if predicates_of(p, _predicates(options))])
         step = time.perf_counter()
         spill = SpillWriter(spill_dir, "dumps", partitions)
         try:

@@ -12,6 +12,7 @@ from pathlib import Path
 from elquery.base import positive_int
 from elquery.indexing.normalize import normalize
 from elquery.indexing.surface_forms.build import BuildOptions, build_store
+from elquery.indexing.surface_forms.facc_annotations import DEFAULT_MEMORY_MB, count_annotations
 from elquery.indexing.surface_forms.store import SurfaceFormStore
 
 
@@ -19,6 +20,8 @@ def _build(args: argparse.Namespace) -> int:
     options = BuildOptions(
         dumps=tuple(args.dumps),
         facc=tuple(args.facc),
+        facc_annotations=tuple(args.facc_annotations),
+        min_posterior=args.min_posterior,
         anchors=args.anchors,
         kb_aliases=args.kb_aliases,
         min_count=args.min_count,
@@ -30,6 +33,21 @@ def _build(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def _facc_counts(args: argparse.Namespace) -> int:
+    report = count_annotations(args.annotations, args.out, min_posterior=args.min_posterior, memory_mb=args.memory,
+                               workers=args.workers)
+    for line in report.summary_lines():
+        print(line, file=sys.stderr)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _min_posterior(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--min-posterior", type=float, default=0.0, metavar="P",
+                        help="keep only FACC1 annotations whose posterior (column 6) is at least P (default 0: "
+                        "every published annotation; FACC1 already kept only confident ones)")
 
 
 def _print(data: object) -> None:
@@ -62,6 +80,10 @@ def register_index(index_commands: argparse._SubParsersAction) -> None:
                        help="DBpedia dump directories or files (labels, redirects, persondata, anchor_text, freebase_links)")
     build.add_argument("--facc", type=Path, nargs="+", default=[], metavar="FILE",
                        help="FACC count files or directories of them (rows: form<TAB>Freebase id<TAB>count; .tsv/.gz/.bz2)")
+    build.add_argument("--facc-annotations", type=Path, nargs="+", default=[], metavar="PATH",
+                       help="raw FACC1 annotation files, archives or directories (counted first, as by "
+                       "`elquery index facc-counts`)")
+    _min_posterior(build)
     build.add_argument("--anchors", action="store_true", help="count Wikipedia anchor texts (anchor_text dataset)")
     build.add_argument("--kb-aliases", action=argparse.BooleanOptionalAction, default=True,
                        help="KB aliases: rdfs:label, foaf:name, redirect labels (default: on)")
@@ -73,6 +95,22 @@ def register_index(index_commands: argparse._SubParsersAction) -> None:
     build.add_argument("--chunk-rows", type=int, default=4_000_000, metavar="N",
                        help="rows summed in memory per process before spilling to disk (default: 4000000)")
     build.set_defaults(func=_build)
+
+    counts = index_commands.add_parser(
+        "facc-counts",
+        help="count raw FACC1 annotations into form<TAB>mid<TAB>count (the --facc input)",
+        description="Read the published FACC1 annotation files (8 tab-separated columns per annotation; plain, "
+        ".gz, .bz2, or inside .tar/.tgz archives; directories searched recursively), normalize each mention as "
+        "the surface-form store does and count the (form, Freebase mid) pairs, in bounded memory (runs spilled "
+        "to disk and merged) with one process per file. Malformed lines are counted and reported per file. "
+        "See docs/surface-forms.md.")
+    counts.add_argument("annotations", type=Path, nargs="+", metavar="PATH", help="annotation files, archives or directories")
+    counts.add_argument("--out", type=Path, required=True, metavar="COUNTS.tsv", help="the counts file to write ('-': stdout)")
+    _min_posterior(counts)
+    counts.add_argument("--memory", type=positive_int, default=DEFAULT_MEMORY_MB, metavar="MB",
+                        help=f"memory for counted pairs per process before spilling to disk (default {DEFAULT_MEMORY_MB})")
+    counts.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1, help="processes (default: CPU count)")
+    counts.set_defaults(func=_facc_counts)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
