@@ -82,10 +82,10 @@ def _timed_phases(phases: dict[str, float]) -> Callable[[], None]:
     if hasattr(builder, "_map_ordered"):
         original_map = originals["_map_ordered"] = builder._map_ordered
 
-        def map_ordered(executor: Executor, fn: Any, argument_lists: Any, description: str) -> Any:
+        def map_ordered(executor: Executor, fn: Any, argument_lists: Any, description: str, **kwargs: Any) -> Any:
             started = time.monotonic()
             try:
-                return original_map(executor, fn, argument_lists, description)
+                return original_map(executor, fn, argument_lists, description, **kwargs)
             finally:
                 name = _PHASES.get(description, description)
                 phases[name] = phases.get(name, 0.0) + time.monotonic() - started
