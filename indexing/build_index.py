@@ -46,6 +46,7 @@ from elquery.indexing.index_format import (
 from elquery.indexing.lucene_writer import EntityIndexWriter, WrittenDocuments
 from elquery.indexing.build_outputs import check_output, replace, work_dir
 from elquery.indexing.ntriples import ParseReport, dump_files
+from elquery.indexing.provenance import BuildPlan, write_provenance
 from elquery.workers import process_pool
 
 PARTITION_BYTES = 256 * 2**20  # uncompressed dump bytes per partition (memory per worker ~5x)
@@ -138,6 +139,14 @@ def _map_ordered(
     return results
 
 
+def index_plan(dumps: Sequence[Path | str], top_predicates_n: int = 1000,
+               skipped_datasets: Sequence[str] = SKIPPED_DATASETS) -> BuildPlan:
+    """The dump files an index build reads and the options that shape it (its provenance)."""
+    files = [f for f in dump_files(dumps) if not is_skipped_dataset(f, skipped_datasets)]
+    return BuildPlan("entity index", tuple(files), {"top_predicates": top_predicates_n,
+                                                    "skip_datasets": list(skipped_datasets)})
+
+
 def build_dbpedia_index(
     dumps: Sequence[Path | str],
     out: Path | str,
@@ -152,7 +161,8 @@ def build_dbpedia_index(
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     check_output(out, "entity index", overwrite)
-    files = [f for f in dump_files(dumps) if not is_skipped_dataset(f, skipped_datasets)]
+    plan = index_plan(dumps, top_predicates_n, skipped_datasets)
+    files = list(plan.inputs)
     if not files:
         raise ElqueryError("no dump files left to index after skipping link datasets")
     if top_predicates_n < 1:
@@ -166,6 +176,9 @@ def build_dbpedia_index(
         with sigterm_interrupts():
             with _executor(workers) as executor:
                 summary = _build(files, work, executor, workers, partitions, top_predicates_n)
+            write_provenance(work / "index", plan.record({"entities": summary[0], "files": len(files),
+                                                          "triples": summary[1].triples,
+                                                          "malformed": summary[1].malformed}))
             replace(work / "index", out)
     finally:
         shutil.rmtree(work, ignore_errors=True)

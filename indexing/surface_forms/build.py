@@ -31,6 +31,7 @@ from elquery.base import ElqueryError
 from elquery.indexing.build_outputs import check_output, replace, work_dir
 from elquery.workers import die_with_parent
 from elquery.indexing.ntriples import dump_files
+from elquery.indexing.provenance import BuildPlan, write_provenance
 from elquery.indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, PairChunk, SpillWriter, merge_partition
 from elquery.indexing.surface_forms.facc import CodedRows, FaccReport, facc_files, read_facc
 from elquery.indexing.surface_forms.facc_annotations import CountReport, annotation_files, count_annotations
@@ -38,6 +39,7 @@ from elquery.indexing.surface_forms.sources import (
     ANCHOR_TEXT,
     FOAF_NAME,
     RDFS_LABEL,
+    REDIRECT,
     SAME_AS,
     DumpReport,
     DumpSources,
@@ -338,12 +340,23 @@ def _assemble(
             pool.join()
 
 
+def store_plan(options: BuildOptions) -> BuildPlan:
+    """The files a store build reads and the options that shape the store (its provenance)."""
+    wanted = _predicates(options) | {REDIRECT}
+    dumps = [p for p in dump_files(options.dumps) if predicates_of(p, wanted)]
+    facc = facc_files(list(options.facc)) if options.facc else []
+    annotations = annotation_files(options.facc_annotations) if options.facc_annotations else []
+    return BuildPlan("surface-form store", tuple(dumps + facc + annotations),
+                     {"sources": options.sources, "min_count": options.min_count, "min_posterior": options.min_posterior})
+
+
 def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False) -> BuildReport:
     """Build the store at ``out`` from the sources in ``options`` (methods.md §3)."""
     out = Path(out)
     check_output(out, "surface-form store", overwrite)
     if options.min_count < 1:
         raise ElqueryError(f"--min-count must be at least 1, not {options.min_count}")
+    plan = store_plan(options)
     dumps = dump_files(options.dumps)
     facc = facc_files(list(options.facc)) if options.facc else []
     annotations = annotation_files(options.facc_annotations) if options.facc_annotations else []
@@ -376,6 +389,7 @@ def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False)
         db_path = spill_dir / "store.sqlite"
         _assemble(db_path, spill_dir, partitions, sources.entities.names, options, report)
         report.seconds["merge_and_write"] = time.perf_counter() - step
+        write_provenance(db_path, plan.record(report.to_json()))
         replace(db_path, out)
     finally:
         shutil.rmtree(spill_dir, ignore_errors=True)

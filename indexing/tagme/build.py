@@ -28,6 +28,7 @@ from elquery.indexing.entity_documents import RDFS_LABEL, REDIRECTS, title_text
 from elquery.base import ElqueryError
 from elquery.indexing.build_outputs import check_output, replace, work_dir
 from elquery.indexing.ntriples import ObjectKind, ParseReport, Triple, read_triples
+from elquery.indexing.provenance import BuildPlan, write_provenance
 from elquery.indexing.tagme.datasets import TagmeDumps, find_dumps
 from elquery.indexing.tagme.dictionary import FormSpill, aggregate, title_variants
 from elquery.indexing.tagme.document_frequency import document_frequencies, phrase_prefixes
@@ -158,6 +159,12 @@ def _build(dumps: TagmeDumps, params: TagmeBuildParams, directory: Path, report:
             "edges": graph.edges, "abstracts": abstracts, "forms_df_below_link": df_below_link}
 
 
+def tagme_plan(dumps: Iterable[Path | str], params: TagmeBuildParams = TagmeBuildParams()) -> BuildPlan:
+    """The dump files a TAGME build reads and the parameters that shape it (its provenance)."""
+    found = find_dumps(dumps)
+    return BuildPlan("TAGME artefact", tuple(Path(p) for p in found.files().values()), asdict(params))
+
+
 def build_tagme(
     dumps: Iterable[Path | str],
     out: Path | str,
@@ -170,6 +177,7 @@ def build_tagme(
     present)."""
     started = time.monotonic()
     found = find_dumps(dumps)
+    plan = tagme_plan(dumps, params)
     out = Path(out)
     check_output(out, "TAGME artefact", overwrite)
     work = work_dir(out)
@@ -179,6 +187,7 @@ def build_tagme(
     try:
         counts = _build(found, params, temporary, report)
         write_meta(temporary, {**asdict(params), **counts, "df_collection": "long_abstracts", "dumps": found.files()})
+        write_provenance(temporary, plan.record({**counts, "triples": report.triples, "malformed": report.malformed}))
         replace(temporary, out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
