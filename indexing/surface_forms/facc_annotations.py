@@ -28,11 +28,10 @@ every file are merged (k-way, :func:`heapq.merge`) into the output, sorted by li
 
 from __future__ import annotations
 
-import gzip
 import bz2
+import gzip
 import heapq
 import os
-import re
 import sys
 import tarfile
 import tempfile
@@ -41,6 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 from tqdm import tqdm
 
 from elquery.base import ElqueryError
@@ -50,13 +52,13 @@ from elquery.workers import process_pool
 
 ANNOTATION_SUFFIXES = (".tsv", ".gz", ".bz2", ".tar", ".tgz")
 COLUMNS = 8
-BYTES_PER_PAIR = 200
-"""Estimated memory of one distinct raw pair in a worker's dictionary (key tuple, two byte
-strings, the count and the dictionary slot)."""
+BYTES_PER_PAIR = 300
+"""Estimated memory of one distinct (mention, mid) pair while it is summed and spilled (the
+arrow columns and hash table, then the Python strings and dictionary of a run)."""
 DEFAULT_MEMORY_MB = 512
 MAX_EXAMPLES = 5
 _READ_BYTES = 1 << 22
-_MID = re.compile(rb"/m/[0-9a-z_]+")
+_MID = r"^/m/[0-9a-z_]+$"
 
 
 @dataclass
@@ -150,84 +152,147 @@ def _streams(path: Path) -> Iterator[BinaryIO]:
         yield _decompressed(name, raw)
 
 
-def _lines(path: Path) -> Iterator[bytes]:
-    """The lines of every stream of ``path``, without line ends, read in large blocks."""
+_NAMES = ["document", "encoding", "mention", "begin", "end", "posterior", "context_posterior", "mid"]
+_DIGITS = r"^[0-9]+$"
+_NUMBER = r"^(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$"
+
+
+@dataclass
+class _Batch:
+    """Parsed rows of one block, with what is needed to give each row its line number."""
+
+    rows: pa.RecordBatch
+    lines_before: int  # lines of the file before this block
+    invalid: list[int]  # line numbers of the block's lines that were not eight columns
+
+    def line_number(self, row: int) -> int:
+        number = self.lines_before + row + 1
+        for skipped in self.invalid:  # ascending
+            if skipped <= number:
+                number += 1
+        return number
+
+
+def _batches(path: Path, counts: FileCounts) -> Iterator[_Batch]:
+    """The lines of every stream of ``path`` as record batches of eight byte-string columns,
+    parsed by pyarrow's CSV reader (tab-separated, no quoting); a line without eight columns (an
+    empty line included) is counted as malformed and skipped."""
+    invalid: list[int] = []
+    offset = 0
+
+    def skip(row: pa_csv.InvalidRow) -> str:
+        invalid.append(offset + (row.number or 0))
+        counts.malformed_line(offset + (row.number or 0), (row.text or "").encode("utf-8", "replace"))
+        return "skip"
+
+    read = pa_csv.ReadOptions(column_names=_NAMES, block_size=_READ_BYTES, use_threads=False)
+    parse = pa_csv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False, ignore_empty_lines=False,
+                                invalid_row_handler=skip)
+    convert = pa_csv.ConvertOptions(column_types={name: pa.binary() for name in _NAMES}, strings_can_be_null=False,
+                                    quoted_strings_can_be_null=False)
     for stream in _streams(path):
-        rest = b""
+        offset = counts.lines
         try:
-            while block := stream.read(_READ_BYTES):
-                lines = (rest + block).split(b"\n")
-                rest = lines.pop()
-                yield from lines
-        except (OSError, EOFError) as exc:
+            for rows in pa_csv.open_csv(stream, read, parse, convert):
+                batch = _Batch(rows, counts.lines, sorted(invalid))
+                counts.lines += rows.num_rows + len(invalid)
+                invalid.clear()
+                yield batch
+        except (pa.ArrowInvalid, OSError, EOFError) as exc:
             raise ElqueryError(f"{path}: cannot be read ({exc})") from None
-        if rest:
-            yield rest
+        counts.lines += len(invalid)  # invalid lines after the last block
+        invalid.clear()
 
 
-def _spill(raw: dict[tuple[bytes, bytes], int], counts: FileCounts, directory: Path, forms: dict[bytes, str | None]) -> Path:
-    """Normalize the distinct mentions of ``raw``, sum the pairs and write them sorted to a run
-    file; pairs with a bad mid or a mention that is not UTF-8 are counted as malformed."""
-    summed: dict[str, int] = {}
-    for (mention, mid), count in raw.items():
-        form = forms.get(mention, "")
-        if form == "":
+def _valid(batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array]:
+    """Which rows are well-formed (digit offsets, a number in [0, 1] as posterior, a mid starting
+    ``/m/``), and every row's posterior (0 where not a number)."""
+    text = {name: batch.column(name).cast(pa.string()) for name in ("begin", "end", "posterior", "mid")}
+    number = pc.match_substring_regex(text["posterior"], _NUMBER)
+    posterior = pc.if_else(number, text["posterior"], "0").cast(pa.float64())
+    ok = pc.and_(pc.and_(pc.match_substring_regex(text["begin"], _DIGITS), pc.match_substring_regex(text["end"], _DIGITS)),
+                 pc.and_(pc.and_(number, pc.less_equal(posterior, 1.0)), pc.match_substring_regex(text["mid"], _MID)))
+    return ok, posterior
+
+
+def _spill(pairs: pa.Table, counts: FileCounts, directory: Path, forms: dict[bytes, str | None]) -> Path:
+    """Normalize the distinct mentions of ``pairs`` (mention, mid, count_all) in Python (the one
+    normalization; ``forms`` caches it), sum the (form, mid) pairs and write them sorted to a run
+    file with pyarrow. A mention that is not UTF-8 makes its lines malformed; one that normalizes
+    to nothing makes them ``empty_form``."""
+    distinct = pc.unique(pairs.column("mention"))
+    normalized = []
+    for mention in distinct.to_pylist():
+        if mention not in forms:
             try:
-                form = forms[mention] = normalize(mention.decode("utf-8"))
+                forms[mention] = normalize(mention.decode("utf-8"))
             except UnicodeDecodeError:
-                form = forms[mention] = None
-        if form is None or not _MID.fullmatch(mid):
-            counts.malformed_pair(mention, mid, count)
-            continue
-        if not form:
-            counts.empty_form += count
-            counts.counted -= count
-            continue
-        key = f"{form}\t{mid.decode('ascii')}"
-        summed[key] = summed.get(key, 0) + count
-    if len(forms) > len(raw):  # the mention cache never outgrows the pair budget
+                forms[mention] = None
+        normalized.append(forms[mention])
+    form = pa.array(normalized, pa.string()).take(pc.index_in(pairs.column("mention"), value_set=distinct))
+    count = pairs.column("count_all")
+    for row in pc.indices_nonzero(pc.is_null(form)).to_pylist():
+        counts.malformed_pair(pairs.column("mention")[row].as_py(), pairs.column("mid")[row].as_py(), count[row].as_py())
+    empty = pc.fill_null(pc.equal(form, ""), False)
+    emptied = pc.sum(count.filter(empty)).as_py() or 0
+    counts.empty_form += emptied
+    counts.counted -= emptied
+    keep = pc.and_(pc.is_valid(form), pc.invert(empty))
+    run = pa.table({"form": form.filter(keep), "mid": pairs.column("mid").cast(pa.string()).filter(keep),
+                    "count": count.filter(keep)})
+    run = run.group_by(["form", "mid"]).aggregate([("count", "sum")]).rename_columns(["form", "mid", "count"])
+    if len(forms) > pairs.num_rows:  # the mention cache never outgrows the pair budget
         forms.clear()
     handle, name = tempfile.mkstemp(prefix="run-", suffix=".tsv", dir=directory)
-    with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as run:
-        run.writelines(f"{key}\t{summed[key]}\n" for key in sorted(summed))
-    raw.clear()
+    os.close(handle)
+    # (form, mid) order is line order: a form holds only letters, digits and spaces, a mid only
+    # [0-9a-z_], all above the tab that ends each field.
+    pa_csv.write_csv(run.sort_by([("form", "ascending"), ("mid", "ascending")]), name,
+                     pa_csv.WriteOptions(include_header=False, delimiter="\t", quoting_style="none"))
     return Path(name)
 
 
 def count_file(path: Path, min_posterior: float, memory_mb: int, directory: Path) -> tuple[FileCounts, list[Path]]:
-    """Count the (mention, mid) pairs of one annotation file into sorted run files in ``directory``."""
+    """Count the (mention, mid) pairs of one annotation file into sorted run files in
+    ``directory``: each batch's pairs are summed by pyarrow's hash aggregation, the sums kept
+    until they hold ``memory_mb`` of pairs, then spilled (:func:`_spill`)."""
     counts = FileCounts(str(path))
     budget = max(1, memory_mb * 2**20 // BYTES_PER_PAIR)
-    raw: dict[tuple[bytes, bytes], int] = {}
+    pending: list[pa.Table] = []
+    held = 0
     forms: dict[bytes, str | None] = {}
     runs: list[Path] = []
-    number = 0
-    for number, line in enumerate(_lines(path), 1):
-        parts = line.split(b"\t")
-        if (len(parts) != COLUMNS or not parts[3].isdigit() or not parts[4].isdigit()
-                or not parts[7].startswith(b"/m/")):
-            counts.malformed_line(number, line)
-            continue
-        try:
-            posterior = float(parts[5])
-        except ValueError:
-            counts.malformed_line(number, line)
-            continue
-        if not 0.0 <= posterior <= 1.0:
-            counts.malformed_line(number, line)
-            continue
-        if posterior < min_posterior:
-            counts.below_posterior += 1
-            continue
-        key = (parts[2], parts[7])
-        raw[key] = raw.get(key, 0) + 1
-        counts.counted += 1
-        if len(raw) >= budget:
-            runs.append(_spill(raw, counts, directory, forms))
-    counts.lines = number
-    if raw:
-        runs.append(_spill(raw, counts, directory, forms))
+    for block in _batches(path, counts):
+        batch = block.rows
+        ok, posterior = _valid(batch)
+        bad = pc.invert(ok)
+        if pc.any(bad).as_py():
+            for row in pc.indices_nonzero(bad).to_pylist():
+                line = b"\t".join(batch.column(n)[row].as_py() for n in _NAMES)
+                counts.malformed_line(block.line_number(row), line)
+        kept = pc.and_(ok, pc.greater_equal(posterior, min_posterior))
+        counts.below_posterior += pc.sum(pc.and_(ok, pc.invert(kept))).as_py() or 0
+        pairs = pa.table({"mention": batch.column("mention").filter(kept), "mid": batch.column("mid").filter(kept)})
+        counts.counted += pairs.num_rows
+        pending.append(pairs.group_by(["mention", "mid"]).aggregate([([], "count_all")]))
+        held += pending[-1].num_rows
+        if held >= budget:
+            summed = _sum(pending)
+            pending, held = [summed], summed.num_rows
+            if held >= budget // 2:
+                runs.append(_spill(summed, counts, directory, forms))
+                pending, held = [], 0
+    if held:
+        runs.append(_spill(_sum(pending), counts, directory, forms))
     return counts, runs
+
+
+def _sum(tables: list[pa.Table]) -> pa.Table:
+    """The (mention, mid, count_all) tables summed into one."""
+    if len(tables) == 1:
+        return tables[0]
+    summed = pa.concat_tables(tables).group_by(["mention", "mid"]).aggregate([("count_all", "sum")])
+    return summed.rename_columns(["mention", "mid", "count_all"])
 
 
 def _merge(runs: list[Path], out: Path | str) -> int:

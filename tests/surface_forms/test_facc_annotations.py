@@ -35,6 +35,7 @@ SAMPLE = "".join(DOC + line + "\n" for line in [
     "CAFÉ\t30\t34\t0.7\t0.2\t/m/0cafe",                  # casefolded to "café"; posterior exactly 0.7
     "Café\t40\t44\t0.8\t0.2\t/m/0other",                 # same form, another entity
     "!!!\t50\t53\t0.9\t0.1\t/m/0cafe",                   # normalizes to nothing
+    "",                                                   # malformed: three columns only
     "FDA\t21303\t21306\t0.99\t/m/032mx",                  # malformed: 7 columns
     "FDA\tx\t21306\t0.99\t0.1\t/m/032mx",                 # malformed: begin offset not a number
     "FDA\t1\t4\t1.5\t0.1\t/m/032mx",                      # malformed: posterior above 1
@@ -69,7 +70,7 @@ def test_hand_checked_sample(tmp_path: Path) -> None:
     report = count_annotations([source], tmp_path / "counts.tsv", workers=1)
     assert _read_counts(tmp_path / "counts.tsv") == EXPECTED_ALL
     (counts,) = report.files
-    assert (counts.lines, counts.counted, counts.empty_form, counts.malformed) == (13, 7, 1, 5)
+    assert (counts.lines, counts.counted, counts.empty_form, counts.malformed) == (14, 7, 1, 6)
     assert [e.split(":")[0] for e in counts.examples] == ["line 9", "line 10", "line 11", "line 12", "line 13"]
     assert report.pairs == 5
     count_annotations([source], tmp_path / "strict.tsv", min_posterior=0.7, workers=1)
@@ -92,7 +93,7 @@ def test_every_published_container_gives_the_same_counts(tmp_path: Path) -> None
             tar.addfile(info, io.BytesIO(member))
     report = count_annotations([plain, gz, bz, archive], tmp_path / "counts.tsv", workers=2)
     assert _read_counts(tmp_path / "counts.tsv") == {key: 5 * n for key, n in EXPECTED_ALL.items()}
-    assert [f.malformed for f in report.files] == [5, 5, 5, 10]
+    assert [f.malformed for f in report.files] == [6, 6, 6, 12]
 
 
 def _generated(rng: random.Random, lines: int) -> tuple[str, Counter, int]:
@@ -143,7 +144,7 @@ def test_cli_counts_and_one_line_errors(tmp_path: Path) -> None:
     done = subprocess.run(run + [str(tmp_path / "facc"), "--out", str(tmp_path / "counts.tsv")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert _read_counts(tmp_path / "counts.tsv") == EXPECTED_ALL
-    assert f"{source}: 5 malformed line(s)" in done.stderr
+    assert f"{source}: 6 malformed line(s)" in done.stderr
     for args, words in (([str(tmp_path / "missing")], "no such file or directory"),
                         ([str(source), "--min-posterior", "2"], "--min-posterior must be between 0 and 1")):
         failed = subprocess.run(run + args + ["--out", str(tmp_path / "bad.tsv")], capture_output=True, text=True)
@@ -191,3 +192,13 @@ def test_surface_forms_from_raw_annotations_equal_those_from_their_counts(dbpedi
     pairs = _store_pairs(tmp_path / "raw.db")
     assert pairs and pairs == _store_pairs(tmp_path / "counted.db")
     assert from_raw.facc_annotations is not None and from_raw.facc_annotations.total("malformed") == 0
+
+
+def test_a_mention_that_is_not_utf8_makes_its_lines_malformed(tmp_path: Path) -> None:
+    lines = (DOC.encode() + b"caf\xe9\t1\t5\t0.9\t0.1\t/m/0cafe\n") * 3 + (DOC + "café\t1\t5\t0.9\t0.1\t/m/0cafe\n").encode()
+    source = _compressed(tmp_path / "latin1.tsv", lines)
+    report = count_annotations([source], tmp_path / "counts.tsv", workers=1)
+    assert _read_counts(tmp_path / "counts.tsv") == {("café", "/m/0cafe"): 1}
+    (counts,) = report.files
+    assert (counts.malformed, counts.counted) == (3, 1)
+    assert counts.examples == ["3 line(s) with mention b'caf\\xe9' and mid b'/m/0cafe'"]
