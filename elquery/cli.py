@@ -19,6 +19,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(
         [
             elquery.indexing.cli.register,
+            elquery.indexing.cli.register_build,
             elquery.indexing.surface_forms.cli.register,
             elquery.retrieval.cli.register,
             elquery.linking.cli.register,

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
+
+from elquery.base import positive_int
 
 from elquery.indexing.entity_documents import SKIPPED_DATASETS
 from elquery.indexing.surface_forms.cli import register_index as register_surface_forms_index
@@ -68,6 +72,81 @@ def _index_stats(args: argparse.Namespace) -> int:
 
     with EntityIndex(args.index) as index:
         print(json.dumps(index.stats(), indent=1))
+    return 0
+
+
+def register_build(commands: argparse._SubParsersAction) -> None:
+    """Add ``build`` (every artefact, stage by stage) and ``info`` (provenance) to the top-level commands."""
+    from elquery.indexing.tagme.build import TagmeBuildParams
+
+    tagme = TagmeBuildParams()
+    build = commands.add_parser(
+        "build", help="build every artefact (index, surface forms, TAGME) from the downloaded data",
+        description="Build the entity index, the surface-form store (KB names, Wikipedia anchors and FACC counts) "
+        "and the TAGME artefact into ARTEFACTS_DIR/{index,surface-forms.db,tagme}, stage by stage. A stage whose "
+        "artefact exists with the same provenance (elquery version, options, input files by size and SHA-256) "
+        "is skipped, so an interrupted build resumes where it stopped. See docs/commands/build.md.")
+    build.add_argument("--data", nargs="+", required=True, type=Path, metavar="DIR",
+                       help="DBpedia dump folders or files (as `elquery index dbpedia --dumps`)")
+    build.add_argument("--out", required=True, type=Path, metavar="ARTEFACTS_DIR", help="artefacts folder (created)")
+    build.add_argument("--facc", nargs="+", default=[], type=Path, metavar="FILE",
+                       help="FACC count files or folders of them (form<TAB>Freebase id<TAB>count)")
+    build.add_argument("--facc-annotations", nargs="+", default=[], type=Path, metavar="PATH",
+                       help="raw FACC1 annotation files, archives or folders (counted first)")
+    build.add_argument("--min-posterior", type=float, default=0.0, metavar="P",
+                       help="keep FACC1 annotations with posterior >= P (default 0)")
+    build.add_argument("--min-count", type=positive_int, default=1, metavar="N",
+                       help="drop a pair's FACC or anchor count below N (default 1)")
+    build.add_argument("--top-predicates", type=positive_int, default=1000, metavar="N",
+                       help="predicates indexed into content (default 1000)")
+    build.add_argument("--min-link", type=positive_int, default=tagme.min_link, metavar="N",
+                       help=f"TAGME: drop forms linked fewer than N times (default {tagme.min_link})")
+    build.add_argument("--max-tokens", type=positive_int, default=tagme.max_tokens, metavar="N",
+                       help=f"TAGME: longest surface form in tokens (default {tagme.max_tokens})")
+    build.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1, metavar="N",
+                       help="worker processes (default: number of cores; the artefacts do not depend on it)")
+    build.set_defaults(func=_build_all)
+
+    info = commands.add_parser(
+        "info", help="print the provenance record of an artefact or an artefacts folder",
+        description="Print what an artefact was built from and how: elquery version, input files (size, "
+        "SHA-256), options, build report and times. ARTEFACT is an index, a surface-form store, a TAGME "
+        "artefact or a folder written by `elquery build` (all three).")
+    info.add_argument("artefact", type=Path, metavar="ARTEFACT")
+    info.add_argument("--json", action="store_true", help="print the records as JSON")
+    info.set_defaults(func=_info)
+
+
+def _build_all(args: argparse.Namespace) -> int:
+    from elquery.indexing.build_all import BuildAllOptions, build_all
+    from elquery.indexing.tagme.build import TagmeBuildParams
+
+    options = BuildAllOptions(tuple(args.data), tuple(args.facc), tuple(args.facc_annotations), args.min_posterior,
+                              args.min_count, args.top_predicates, TagmeBuildParams(args.min_link, args.max_tokens),
+                              args.workers)
+    results = build_all(args.out, options)
+    print(f"{sum(r.built for r in results)} of {len(results)} stages built -> {args.out}")
+    return 0
+
+
+def _info(args: argparse.Namespace) -> int:
+    from elquery.base import ElqueryError
+    from elquery.indexing.artefacts import ArtefactPaths, is_artefacts_dir
+    from elquery.indexing.provenance import read_provenance
+
+    if is_artefacts_dir(args.artefact):
+        named = {path.name: path for _, _, path in ArtefactPaths.of(args.artefact).items() if path.exists()}
+    elif args.artefact.exists():
+        named = {args.artefact.name: args.artefact}
+    else:
+        raise ElqueryError(f"{args.artefact}: no such artefact")
+    records = {name: read_provenance(path) for name, path in named.items()}
+    if args.json:
+        print(json.dumps({name: r and r.to_json() for name, r in records.items()}, indent=1, sort_keys=True))
+        return 0
+    for name, record in records.items():
+        print(f"== {named[name]}")
+        print("\n".join(record.lines()) if record else "no provenance record (built before elquery kept them)")
     return 0
 
 
