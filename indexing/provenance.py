@@ -31,10 +31,12 @@ from typing import Any
 from tqdm import tqdm
 
 from elquery.base import ElqueryError
+from elquery.files import atomic_output
 
 FORMAT = "elquery-provenance/1"
 PROVENANCE_FILE = "provenance.json"
 META_KEY = "provenance"
+SIDECAR_SUFFIX = ".meta.json"
 ID_LENGTH = 16
 _CHUNK = 1 << 20
 
@@ -227,16 +229,24 @@ def read_provenance(artefact: Path | str) -> Provenance | None:
     return None if row is None else Provenance.from_json(json.loads(row[0]), f"{artefact} (meta {META_KEY})")
 
 
-def compact_provenance(artefacts: Mapping[str, Path | str | None]) -> dict[str, Any]:
-    """The metadata ``elquery link`` and ``rank`` write beside their results: elquery's version and
-    the compact record of each artefact used (null for one without a record)."""
+def run_metadata(command: str, artefacts: Mapping[str, Path | str | None]) -> dict[str, Any]:
+    """The metadata ``elquery link`` and ``rank`` write with their results: the command, elquery's
+    version and the compact record of each artefact used (null for one without a record)."""
     compact: dict[str, Any] = {}
     for name, path in artefacts.items():
         if path is not None:
             record = read_provenance(path)
             compact[name] = None if record is None else record.compact()
-    return {"elquery_version": elquery_version(), "artefacts": compact}
+    return {"command": command, "elquery_version": elquery_version(), "artefacts": compact}
 
 
-def any_recorded(metadata: Mapping[str, Any]) -> bool:
-    return any(value is not None for value in metadata["artefacts"].values())
+def sidecar_path(run: Path | str) -> Path:
+    """Where the metadata of a run file in a format without room for it (TREC, elq) goes."""
+    run = Path(run)
+    return run.with_name(run.name + SIDECAR_SUFFIX)
+
+
+def write_sidecar(run: Path | str, metadata: Mapping[str, Any]) -> None:
+    """``RUN.meta.json`` beside a run file written to a path: ``metadata`` as JSON."""
+    with atomic_output(sidecar_path(run)) as stream:
+        stream.write(json.dumps(metadata, indent=1, sort_keys=True) + "\n")

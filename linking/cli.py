@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from elquery.base import ElqueryError
 from elquery.files import check_output, is_stdio
+from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
 from elquery.linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
 
@@ -47,6 +48,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                       help="query file: .json {qid: query}, or TSV qid<TAB>query; - reads standard input")
     link.add_argument("--index", help="entity index directory (elquery index dbpedia)")
     link.add_argument("--surface-forms", metavar="SF.db", help="surface-form store (elquery index surface-forms)")
+    add_artefacts_argument(link, "--index and --surface-forms (or --tagme, with --method tagme)")
     link.add_argument("--method", choices=(*METHODS, TAGME), default=DEFAULT_METHOD,
                       help=f"candidate ranking (default {DEFAULT_METHOD}), or the TAGME baseline (with --tagme DIR)")
     add_tagme_arguments(link)
@@ -80,6 +82,10 @@ def _link(args: argparse.Namespace) -> int:
     started = time.monotonic()
     if (args.query is None) == (args.queries is None):
         raise ElqueryError("give either one QUERY or --queries FILE")
+    if args.method == TAGME:
+        resolve_artefact_args(args, tagme=REQUIRED)
+    else:
+        resolve_artefact_args(args, index=REQUIRED, surface_forms=REQUIRED)
     if args.method != TAGME and (args.tagme or args.tagme_param):
         raise ElqueryError("--tagme and --tagme-param go with --method tagme")
     if args.method != TAGME and (args.index is None) != (args.surface_forms is None):
@@ -97,12 +103,22 @@ def _link(args: argparse.Namespace) -> int:
         queries = [(SINGLE_QUERY_ID, args.query)]
     with _linker(args) as linker:
         count = write_results(linker.link_many(queries, workers=args.workers), args.out, args.format,
-                              args.tag or f"elquery-{args.method}")
+                              args.tag or f"elquery-{args.method}", _metadata(args))
         described = linker.describe()
     if not is_stdio(args.out):
         print(f"linked {count} queries with {described} in {time.monotonic() - started:.1f} s -> {args.out}",
               file=sys.stderr)
     return 0
+
+
+def _metadata(args: argparse.Namespace) -> dict | None:
+    """The provenance of the artefacts given (docs/formats.md); none for the demo knowledge base."""
+    from elquery.indexing.provenance import run_metadata
+
+    artefacts = {"index": args.index, "surface_forms": args.surface_forms, "tagme": args.tagme}
+    if all(path is None for path in artefacts.values()):
+        return None
+    return run_metadata("link", artefacts)
 
 
 def _linker(args: argparse.Namespace) -> Linker | TagmeLinker:

@@ -8,6 +8,10 @@
 * ``jsonl``: one JSON object per query with its tokens (and their character offsets), scored
   mentions, interpretations and ranking; a mention gives its token span (``start``, ``end``) and
   its character span in the query (``char_start``, ``char_end``).
+
+With ``metadata`` (``elquery link`` over given artefacts: their provenance, docs/formats.md), a
+``jsonl`` output starts with one ``{"metadata": ...}`` line; an ``elq`` or ``trec`` file gets it
+beside it as ``RUN.meta.json`` (those formats have no room for it).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from elquery.base import ElqueryError
-from elquery.files import atomic_output
+from elquery.files import atomic_output, is_stdio
 from elquery.linking.types import Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
 from elquery.retrieval.runs import run_lines
 from elquery.retrieval.searcher import RankedEntity
@@ -94,14 +98,21 @@ def formatter(fmt: str, tag: str) -> Callable[[LinkResult], Iterator[str]]:
     raise ElqueryError(f"unknown format {fmt!r}; formats are {', '.join(FORMATS)}")
 
 
-def write_results(results: Iterable[LinkResult], path: Path | str | None, fmt: str, tag: str) -> int:
-    """Write ``results`` in format ``fmt`` to ``path`` (stdout if None); returns the number of
-    queries written."""
+def write_results(results: Iterable[LinkResult], path: Path | str | None, fmt: str, tag: str,
+                  metadata: dict[str, Any] | None = None) -> int:
+    """Write ``results`` in format ``fmt`` to ``path`` (stdout if None), with ``metadata`` (see
+    the module docstring); returns the number of queries written."""
     lines = formatter(fmt, tag)
     count = 0
     with atomic_output(path) as stream:
+        if metadata is not None and fmt == "jsonl":
+            stream.write(json.dumps({"metadata": metadata}, ensure_ascii=False, sort_keys=True) + "\n")
         for result in results:
             for line in lines(result):
                 stream.write(line + "\n")
             count += 1
+    if metadata is not None and fmt != "jsonl" and not is_stdio(path):
+        from elquery.indexing.provenance import write_sidecar
+
+        write_sidecar(path, metadata)  # type: ignore[arg-type]
     return count

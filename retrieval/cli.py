@@ -14,7 +14,8 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from elquery.base import ElqueryError
-from elquery.files import check_output
+from elquery.files import check_output, is_stdio
+from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
 from elquery.workers import process_pool
 from elquery.retrieval.models import MODEL_HELP
 
@@ -36,11 +37,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         "rank",
         help="rank entities for a file of queries into a TREC run",
         description="Rank the entities of an index for every query of a TSV (qid<TAB>query) or JSON "
-        "({qid: query}) file and write a TREC run (qid Q0 entity rank score tag). Language-model "
+        "({qid: query}) file and write a TREC run (qid Q0 entity rank score tag), with the index's provenance "
+        "beside it in RUN.meta.json. Language-model "
         "scores are the normalized query likelihood (methods.md §4, Eq. 16); ties are ordered by "
         f"entity id. Models: {models}.",
     )
-    rank.add_argument("--index", required=True, help="entity index directory (elquery index dbpedia)")
+    rank.add_argument("--index", help="entity index directory (elquery index dbpedia)")
+    add_artefacts_argument(rank, "--index")
     rank.add_argument("--queries", required=True, help="query file: .json, or TSV qid<TAB>query; - reads standard input")
     rank.add_argument("--model", default="mlm", choices=list(MODEL_HELP), help="retrieval model (default mlm)")
     rank.add_argument("--k", type=int, default=1000, help=f"entities per query, 1 to {MAX_K} (default 1000)")
@@ -61,6 +64,9 @@ def _rank(args: argparse.Namespace) -> int:
     from elquery.retrieval.runs import write_run
 
     started = time.monotonic()
+    resolve_artefact_args(args, index=REQUIRED)
+    if args.index is None:
+        raise ElqueryError("give --index DIR or --artefacts DIR")
     model = model_from_name(args.model, parse_params(args.param))
     if not 1 <= args.k <= MAX_K:
         raise ElqueryError(f"--k must be between 1 and {MAX_K}, got {args.k}")
@@ -76,6 +82,10 @@ def _rank(args: argparse.Namespace) -> int:
     with progress, _executor(workers, args.index) as executor:
         ranked = _in_order(executor, chunks, model, args.k, 2 * workers, progress)
         lines = write_run(args.out, ranked, args.tag or f"elquery-{args.model}")
+    if not is_stdio(args.out):
+        from elquery.indexing.provenance import run_metadata, write_sidecar
+
+        write_sidecar(args.out, run_metadata("rank", {"index": args.index}))
     print(f"ranked {len(queries)} queries ({lines} lines) with {args.model} in {time.monotonic() - started:.1f} s "
           f"-> {args.out}", file=sys.stderr)
     return 0

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import tomllib
+from pathlib import Path
 from typing import Any
 
 from elquery.base import ElqueryError, positive_int
+from elquery.indexing.artefacts import IF_BUILT, REQUIRED, add_artefacts_argument, artefact_paths
 
 
 def register(subparsers: Any) -> None:
@@ -20,6 +23,7 @@ def register(subparsers: Any) -> None:
         "inputs and parameters). Ready configs: elquery/experiments/configs/ (with --check: the figures each must reproduce).")
     parser.add_argument("config", metavar="CONFIG", help="experiment description (TOML)")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
+    add_artefacts_argument(parser, "the config's index, surface_forms and tagme (which it replaces)")
     parser.add_argument("--workers", type=positive_int, default=1,
                         help="linking processes (default: 1)")
     parser.add_argument("--check", action="store_true",
@@ -28,10 +32,27 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=_run)
 
 
+def _config(args: argparse.Namespace) -> Any:
+    """The config, its artefact paths (index, surface_forms, tagme, knowledge_base) replaced by those
+    of ``--artefacts`` when given."""
+    from elquery.experiments.config import load_config, parse_config
+
+    if args.artefacts is None:
+        return load_config(args.config)
+    file = Path(args.config).resolve()
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return load_config(args.config)  # its one-line error
+    found = artefact_paths(args.artefacts, index=REQUIRED, surface_forms=REQUIRED, tagme=IF_BUILT)
+    kept = {key: value for key, value in data.items() if key not in ("index", "surface_forms", "tagme", "knowledge_base")}
+    return parse_config(file, {**kept, **{name: str(path.resolve()) for name, path in found.items()}})
+
+
 def _run(args: argparse.Namespace) -> int:
     from elquery.experiments.runner import run_experiment
 
-    result = run_experiment(args.config, args.out, workers=args.workers)
+    result = run_experiment(_config(args), args.out, workers=args.workers)
     print(result.report, end="")
     if not args.check:
         return 0

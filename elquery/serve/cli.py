@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from elquery.base import ElqueryError, positive_int
+from elquery.indexing.artefacts import IF_BUILT, REQUIRED, add_artefacts_argument, resolve_artefact_args
 
 _ENV = {"index": "ELQUERY_SERVE_INDEX", "surface_forms": "ELQUERY_SERVE_SURFACE_FORMS",
         "tagme": "ELQUERY_SERVE_TAGME", "demo": "ELQUERY_SERVE_DEMO"}
@@ -24,6 +25,7 @@ def register(commands: Any) -> None:
     serve.add_argument("--index", help="entity index (elquery index dbpedia)")
     serve.add_argument("--surface-forms", metavar="SF.db", help="surface-form store (elquery index surface-forms)")
     serve.add_argument("--tagme", metavar="DIR", help="TAGME artefact, for method tagme and /tag")
+    add_artefacts_argument(serve, "--index, --surface-forms and --tagme (its TAGME artefact when built)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
     serve.add_argument("--workers", type=positive_int, default=1, help="worker processes (default 1)")
@@ -33,6 +35,7 @@ def register(commands: Any) -> None:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    resolve_artefact_args(args, index=REQUIRED, surface_forms=REQUIRED, tagme=IF_BUILT)
     if (args.index is None) != (args.surface_forms is None):
         raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
     if not 0 < args.port < 65536:
