@@ -100,7 +100,7 @@ class Provenance:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:ID_LENGTH]
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": self.format, "id": self.id, **{k: v for k, v in asdict(self).items() if k != "format"}}
+        return _plain({"format": self.format, "id": self.id, **{k: v for k, v in asdict(self).items() if k != "format"}})
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str) -> Provenance:
