@@ -191,6 +191,8 @@ def _batches(path: Path, counts: FileCounts) -> Iterator[_Batch]:
     convert = pa_csv.ConvertOptions(column_types={name: pa.binary() for name in _NAMES}, strings_can_be_null=False,
                                     quoted_strings_can_be_null=False)
     for stream in _streams(path):
+        if not stream.peek(1):  # an empty file or member: no lines (pyarrow refuses an empty CSV)
+            continue
         offset = counts.lines
         try:
             for rows in pa_csv.open_csv(stream, read, parse, convert):
@@ -207,11 +209,12 @@ def _batches(path: Path, counts: FileCounts) -> Iterator[_Batch]:
 def _valid(batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array]:
     """Which rows are well-formed (digit offsets, a number in [0, 1] as posterior, a mid starting
     ``/m/``), and every row's posterior (0 where not a number)."""
-    text = {name: batch.column(name).cast(pa.string()) for name in ("begin", "end", "posterior", "mid")}
-    number = pc.match_substring_regex(text["posterior"], _NUMBER)
-    posterior = pc.if_else(number, text["posterior"], "0").cast(pa.float64())
-    ok = pc.and_(pc.and_(pc.match_substring_regex(text["begin"], _DIGITS), pc.match_substring_regex(text["end"], _DIGITS)),
-                 pc.and_(pc.and_(number, pc.less_equal(posterior, 1.0)), pc.match_substring_regex(text["mid"], _MID)))
+    # matched as bytes: a field that is not UTF-8 fails its pattern (and makes its line malformed)
+    number = pc.match_substring_regex(batch.column("posterior"), _NUMBER)
+    posterior = pc.if_else(number, batch.column("posterior"), b"0").cast(pa.string()).cast(pa.float64())
+    ok = pc.and_(pc.and_(pc.match_substring_regex(batch.column("begin"), _DIGITS),
+                         pc.match_substring_regex(batch.column("end"), _DIGITS)),
+                 pc.and_(pc.and_(number, pc.less_equal(posterior, 1.0)), pc.match_substring_regex(batch.column("mid"), _MID)))
     return ok, posterior
 
 

@@ -202,3 +202,28 @@ def test_a_mention_that_is_not_utf8_makes_its_lines_malformed(tmp_path: Path) ->
     (counts,) = report.files
     assert (counts.malformed, counts.counted) == (3, 1)
     assert counts.examples == ["3 line(s) with mention b'caf\\xe9' and mid b'/m/0cafe'"]
+
+
+def test_bytes_that_are_not_utf8_in_a_checked_field_make_the_line_malformed(tmp_path: Path) -> None:
+    good = (DOC + "FDA\t1\t4\t0.9\t0.1\t/m/032mx\n").encode()
+    lines = good + DOC.encode() + b"FDA\t1\t4\t0.9\t0.1\t/m/0\xff\n" + DOC.encode() + b"FDA\t1\t4\t0.\xe9\t0.1\t/m/032mx\n" + good
+    source = _compressed(tmp_path / "bytes.tsv", lines)
+    report = count_annotations([source], tmp_path / "counts.tsv", workers=1)
+    assert _read_counts(tmp_path / "counts.tsv") == {("fda", "/m/032mx"): 2}
+    (counts,) = report.files
+    assert (counts.lines, counts.counted, counts.malformed) == (4, 2, 2)
+    assert [e.split(":")[0] for e in counts.examples] == ["line 2", "line 3"]
+
+
+def test_empty_files_and_members_hold_no_lines(tmp_path: Path) -> None:
+    empty = _compressed(tmp_path / "empty.tsv", b"")
+    empty_gz = _compressed(tmp_path / "empty.tsv.gz", b"")
+    archive = tmp_path / "ClueWeb12_00.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, member in (("0000tw/0000tw-00.anns.tsv", b""), ("0000tw/0000tw-01.anns.tsv", SAMPLE.encode())):
+            info = tarfile.TarInfo(name)
+            info.size = len(member)
+            tar.addfile(info, io.BytesIO(member))
+    report = count_annotations([empty, empty_gz, archive], tmp_path / "counts.tsv", workers=1)
+    assert _read_counts(tmp_path / "counts.tsv") == EXPECTED_ALL
+    assert [f.lines for f in report.files] == [0, 0, 14]
