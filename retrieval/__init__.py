@@ -10,10 +10,12 @@ Candidate scoring (the linking hot path)::
 
 Whole-index ranking::
 
-    from elquery.retrieval import Searcher, BM25, mlm, lm_dirichlet
+    from elquery.retrieval import Searcher, BM25, mlm, lm_dirichlet, prms, fsdm
     with Searcher(path) as searcher:
         searcher.rank("obama family", mlm(), k=100)        # [RankedEntity(rank, entity, score)]
         searcher.rank("obama family", BM25(k1=0.9, b=0.4))
+        searcher.rank("obama family", prms())               # PRMS: P(f|t) field weights
+        searcher.rank("obama family", fsdm())               # FSDM (sdm(): SDM on one field)
         searcher.score("obama family", ids)                # [EntityScore(entity, log_score, score)]
 """
 
@@ -26,10 +28,14 @@ from elquery.retrieval.models import (
     LanguageModel,
     Model,
     Rerank,
+    SequentialDependence,
+    fsdm,
     lm,
     lm_dirichlet,
     mlm,
     model_from_name,
+    prms,
+    sdm,
 )
 from elquery.retrieval.queries import QueryRecord, read_queries
 from elquery.retrieval.runs import write_run
@@ -54,11 +60,15 @@ __all__ = [
     "RankedEntity",
     "Rerank",
     "Searcher",
+    "SequentialDependence",
     "analyze",
+    "fsdm",
     "lm",
     "lm_dirichlet",
     "mlm",
     "model_from_name",
+    "prms",
     "read_queries",
+    "sdm",
     "write_run",
 ]

@@ -18,7 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from elquery.indexing.jvm import java_class
+from elquery.base import ElqueryError
+from elquery.indexing.index_format import analyzer
+from elquery.indexing.jvm import java_class, jnius
 
 ENTRY_CLASS = "org.elquery.retrieval.EntityScores"
 
@@ -28,9 +30,34 @@ def _helper() -> Any:
     return java_class(ENTRY_CLASS)
 
 
-def _call(name: str, leaf: Any, request: str) -> bytes:
-    result = getattr(_helper(), name)(leaf, request)
+@functools.cache
+def _analyzer() -> Any:
+    """The index's analyzer (methods.md §2; Lucene analyzers are safe to share between threads)."""
+    return analyzer()
+
+
+def _call(name: str, *args: Any) -> bytes:
+    result = getattr(_helper(), name)(*args)
     return result.tostring() if result is not None else b""  # tostring() copies at once; bytes() goes byte by byte
+
+
+def query_tokens(text: str) -> list[tuple[int, str]]:
+    """(position step, term) of each token of ``text`` under the index's analyzer: the step is
+    1, or more where stop words were removed before the term."""
+    lines = _helper().tokens(_analyzer(), text).splitlines() if text else []
+    return [(int(step), term) for step, term in (line.split("\t", 1) for line in lines)]
+
+
+def dependence(leaf: Any, request: str, *, ranking: bool) -> Scores | TopDocs:
+    """SDM / FSDM (``org.elquery.retrieval.DependenceModel``): a ranking, or the scores of the
+    request's docids."""
+    try:
+        raw = _call("dependence", leaf, _analyzer(), request)
+    except jnius().JavaException as error:
+        if "not stored" in str(error):
+            raise ElqueryError(str(error).split("Exception: ", 1)[-1].strip()) from None
+        raise
+    return _top(raw) if ranking else _scores(raw)
 
 
 def encode_docids(docids: np.ndarray) -> str:
@@ -61,13 +88,19 @@ class TopDocs:
 
 
 def score(leaf: Any, request: str) -> Scores:
-    raw = _call("score", leaf, request)
+    return _scores(_call("score", leaf, request))
+
+
+def _scores(raw: bytes) -> Scores:
     known, n = np.frombuffer(raw, dtype="<i4", count=2)
     return Scores(int(known), np.frombuffer(raw, dtype="<f8", count=n, offset=8))
 
 
 def top(leaf: Any, request: str, *, bm25: bool = False) -> TopDocs:
-    raw = _call("bm25" if bm25 else "top", leaf, request)
+    return _top(_call("bm25" if bm25 else "top", leaf, request))
+
+
+def _top(raw: bytes) -> TopDocs:
     known, n = np.frombuffer(raw, dtype="<i4", count=2)
     scores = np.frombuffer(raw, dtype="<f8", count=n, offset=8)
     return TopDocs(int(known), np.frombuffer(raw, dtype="<i4", count=n, offset=8 + 8 * int(n)), scores)

@@ -8,12 +8,17 @@
   Lucene's own scoring (its norms are lossy; the exact field lengths matter only to the language
   models).
 * :class:`Rerank`: BM25 top ``depth``, re-ranked by an exact language model.
+* :func:`prms`: PRMS (Kim, Xue and Croft 2009), a :class:`LanguageModel` whose field weights are
+  each term's mapping probabilities P(f|t).
+* :class:`SequentialDependence`: SDM (Metzler and Croft 2005, :func:`sdm`) and FSDM (Zhiltsov,
+  Kotov and Nikolaev 2015, :func:`fsdm`): unigrams, ordered and unordered windows of adjacent query
+  terms, counted exactly from the index's positions.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from elquery.base import ElqueryError
@@ -72,6 +77,9 @@ class LanguageModel:
 
     fields: tuple[FieldModel, ...]
     name: str = "mlm"
+    mapping: bool = False
+    """PRMS: each term's field weights are P(f|t) = P(t|C_f) P(f) / sum_f' P(t|C_f') P(f'), P(f)
+    the share of entities with a non-empty field f; the given weights are then unused."""
 
     def __post_init__(self) -> None:
         names = [f.field for f in self.fields]
@@ -87,7 +95,8 @@ class LanguageModel:
             raise ElqueryError(f"field weights must sum to 1, got {total:g}")
 
     def request_lines(self) -> list[str]:
-        return [f"field\t{f.field}\t{f.weight!r}\t{f.smoothing.request()}" for f in self.fields]
+        lines = [f"field\t{f.field}\t{f.weight!r}\t{f.smoothing.request()}" for f in self.fields]
+        return [*lines, "prms"] if self.mapping else lines
 
 
 @dataclass(frozen=True)
@@ -141,7 +150,7 @@ class Rerank:
     """First-stage BM25 top ``depth``, re-ranked by the exact language model."""
 
     first: BM25 | BM25F
-    then: LanguageModel
+    then: LanguageModel | SequentialDependence
     depth: int = 1000
     name: str = "bm25-mlm"
 
@@ -150,7 +159,65 @@ class Rerank:
             raise ElqueryError(f"re-ranking depth must be at least 1, got {self.depth}")
 
 
-Model = LanguageModel | BM25 | BM25F | Rerank
+DEFAULT_LAMBDAS = (0.8, 0.1, 0.1)
+DEFAULT_WINDOW = 8
+
+
+@dataclass(frozen=True)
+class DependenceField:
+    """One field of FSDM: its weight in the unigram, ordered-window and unordered-window
+    mixtures, and its Dirichlet prior mu_f (None: the field's average length |C_f| / N)."""
+
+    field: str
+    unigram: float
+    ordered: float
+    unordered: float
+    mu: float | None = None
+
+
+@dataclass(frozen=True)
+class SequentialDependence:
+    """FSDM (and SDM, one field): score(e, q) = lambda_T sum_i f_T(q_i, e) + lambda_O sum_i
+    f_O(q_i q_i+1, e) + lambda_U sum_i f_U(q_i q_i+1, e), f_X(x, e) = log sum_f w_f^X (n_X(x, e_f)
+    + mu_f cf_X(x, f) / |C_f|) / (|e_f| + mu_f); n_O counts the ordered window #1, n_U the
+    unordered window of ``window`` positions (methods.md §4). Each component's field weights
+    sum to 1."""
+
+    fields: tuple[DependenceField, ...]
+    lambdas: tuple[float, float, float] = DEFAULT_LAMBDAS
+    window: int = DEFAULT_WINDOW
+    name: str = "fsdm"
+
+    def __post_init__(self) -> None:
+        names = [f.field for f in self.fields]
+        for name in names:
+            if name not in FIELDS:
+                raise ElqueryError(f"unknown field {name!r}; fields are {', '.join(FIELDS)}")
+        if len(set(names)) != len(names) or not names:
+            raise ElqueryError(f"a dependence model needs distinct fields, got {names}")
+        for component in ("unigram", "ordered", "unordered"):
+            weights = [getattr(f, component) for f in self.fields]
+            if any(not (w >= 0 and math.isfinite(w)) for w in weights) or abs(sum(weights) - 1) > 1e-9:
+                raise ElqueryError(f"{component} field weights must be non-negative and sum to 1, got {weights}")
+        for f in self.fields:
+            if f.mu is not None and not (f.mu > 0 and math.isfinite(f.mu)):
+                raise ElqueryError(f"Dirichlet mu must be positive, got {f.field}={f.mu}")
+        if len(self.lambdas) != 3 or any(not (x >= 0 and math.isfinite(x)) for x in self.lambdas) or not any(self.lambdas):
+            raise ElqueryError(f"the three lambdas must be non-negative, not all 0, got {self.lambdas}")
+        if self.window < 2:
+            raise ElqueryError(f"the unordered window must be at least 2, got {self.window}")
+
+    def request_lines(self) -> list[str]:
+        """The model's lines of a request (mu ``average``: |C_f| / N, at least 1)."""
+        lines = [f"lambda\t{self.lambdas[0]!r}\t{self.lambdas[1]!r}\t{self.lambdas[2]!r}", f"window\t{self.window}"]
+        for f in self.fields:
+            mu = "average" if f.mu is None else repr(f.mu)
+            lines.append(f"field\t{f.field}\t{f.unigram!r}\t{f.ordered!r}\t{f.unordered!r}\t{mu}")
+        return lines
+
+
+ExactModel = LanguageModel | SequentialDependence
+Model = LanguageModel | SequentialDependence | BM25 | BM25F | Rerank
 
 
 def mlm(
@@ -165,6 +232,44 @@ def mlm(
         return value if isinstance(value, JelinekMercer | Dirichlet) else JelinekMercer(float(value))
 
     return LanguageModel(tuple(FieldModel(f, float(w), smoothing_of(f)) for f, w in field_weights.items()))
+
+
+def prms(
+    fields: tuple[str, ...] = FIELDS,
+    smoothing: float | Smoothing | Mapping[str, float | Smoothing] = DEFAULT_LAMBDA,
+) -> LanguageModel:
+    """PRMS (Kim, Xue and Croft 2009): P(t|theta_e) = sum_f P(f|t) p_f(t|e), the mapping
+    probability P(f|t) computed from the index's statistics per term; smoothing as :func:`mlm`."""
+    model = mlm({f: 1 / len(fields) for f in fields}, smoothing)
+    return LanguageModel(model.fields, name="prms", mapping=True)
+
+
+def sdm(field: str = "content", mu: float | None = DEFAULT_MU, lambdas: tuple[float, float, float] = DEFAULT_LAMBDAS,
+        window: int = DEFAULT_WINDOW) -> SequentialDependence:
+    """SDM (Metzler and Croft 2005) on one field, Dirichlet smoothed (mu 2000; None: the field's
+    average length)."""
+    return SequentialDependence((DependenceField(field, 1.0, 1.0, 1.0, mu),), lambdas, window, name="sdm")
+
+
+def fsdm(
+    unigram: Mapping[str, float] = DEFAULT_FIELD_WEIGHTS,
+    ordered: Mapping[str, float] | None = None,
+    unordered: Mapping[str, float] | None = None,
+    mu: Mapping[str, float] | None = None,
+    lambdas: tuple[float, float, float] = DEFAULT_LAMBDAS,
+    window: int = DEFAULT_WINDOW,
+) -> SequentialDependence:
+    """FSDM (Zhiltsov, Kotov and Nikolaev 2015): per-field mixtures for each component (the
+    window weights default to the unigram ones), mu_f the field's average length unless given."""
+    ordered = unigram if ordered is None else ordered
+    unordered = unigram if unordered is None else unordered
+    names = list(dict.fromkeys([*unigram, *ordered, *unordered]))
+    fields = tuple(
+        DependenceField(f, float(unigram.get(f, 0.0)), float(ordered.get(f, 0.0)), float(unordered.get(f, 0.0)),
+                        None if mu is None or f not in mu else float(mu[f]))
+        for f in names
+    )
+    return SequentialDependence(fields, lambdas, window, name="fsdm")
 
 
 def lm(field: str = "content", lambda_: float = DEFAULT_LAMBDA) -> LanguageModel:
@@ -188,6 +293,10 @@ MODEL_HELP = {
     "bm25f": "Lucene BM25F; params weight.FIELD (names 2, content 1; >= 1), k1 (0.9), b (0.4)",
     "bm25-mlm": "BM25 top depth (1000) re-ranked by exact MLM; params depth, bm25.k1, bm25.b, "
     "bm25.field and the mlm params",
+    "prms": "PRMS (field weights P(f|t) per term) + Eq. 16; params lambda (0.1), lambda.FIELD, mu.FIELD",
+    "sdm": "SDM on one field, Dirichlet; params field (content), mu (2000), lambda.T/O/U (0.8/0.1/0.1), window (8)",
+    "fsdm": "FSDM; params weight.FIELD (names 0.2, content 0.8; all components), weight.T|O|U.FIELD, "
+    "mu.FIELD (average field length), lambda.T/O/U (0.8/0.1/0.1), window (8)",
 }
 
 
@@ -247,6 +356,12 @@ def model_from_name(name: str, params: Mapping[str, str]) -> Model:
         model = BM25F(weights, p.number("k1", 0.9), p.number("b", 0.4))
     elif name == "mlm":
         model = _mlm(p)
+    elif name == "prms":
+        model = prms(FIELDS, _smoothing(p, FIELDS))
+    elif name == "sdm":
+        model = sdm(p.text("field", "content"), p.number("mu", DEFAULT_MU), _lambdas(p), p.whole("window", DEFAULT_WINDOW))
+    elif name == "fsdm":
+        model = _fsdm(p)
     else:
         first = BM25(p.text("bm25.field", "content"), p.number("bm25.k1", 0.9), p.number("bm25.b", 0.4))
         model = Rerank(first, _mlm(p), p.whole("depth", 1000))
@@ -257,9 +372,24 @@ def model_from_name(name: str, params: Mapping[str, str]) -> Model:
 
 def _mlm(p: _Params) -> LanguageModel:
     weights = {f: p.number(f"weight.{f}", w) for f, w in DEFAULT_FIELD_WEIGHTS.items()}
+    return mlm(weights, _smoothing(p, weights))
+
+
+def _smoothing(p: _Params, fields: Iterable[str]) -> dict[str, Smoothing]:
     default = p.number("lambda", DEFAULT_LAMBDA)
-    smoothing: dict[str, Smoothing] = {
+    return {
         f: Dirichlet(p.number(f"mu.{f}", DEFAULT_MU)) if p.has(f"mu.{f}") else JelinekMercer(p.number(f"lambda.{f}", default))
-        for f in weights
+        for f in fields
     }
-    return mlm(weights, smoothing)
+
+
+def _lambdas(p: _Params) -> tuple[float, float, float]:
+    return (p.number("lambda.T", DEFAULT_LAMBDAS[0]), p.number("lambda.O", DEFAULT_LAMBDAS[1]),
+            p.number("lambda.U", DEFAULT_LAMBDAS[2]))
+
+
+def _fsdm(p: _Params) -> SequentialDependence:
+    weights = {f: p.number(f"weight.{f}", w) for f, w in DEFAULT_FIELD_WEIGHTS.items()}
+    components = [{f: p.number(f"weight.{c}.{f}", w) for f, w in weights.items()} for c in "TOU"]
+    mu = {f: p.number(f"mu.{f}", 0.0) for f in weights if p.has(f"mu.{f}")}
+    return fsdm(*components, mu=mu, lambdas=_lambdas(p), window=p.whole("window", DEFAULT_WINDOW))

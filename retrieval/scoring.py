@@ -28,17 +28,30 @@ import numpy as np
 from elquery.indexing.entity_index import EntityIndex
 from elquery.base import ElqueryError
 from elquery.retrieval import lucene
-from elquery.retrieval.models import DEFAULT_FIELD_WEIGHTS, DEFAULT_LAMBDA, LanguageModel, Smoothing, mlm
-
-Query = str | Sequence[str]
-"""Query text (analyzed with the index's analyzer) or a sequence of already analyzed terms."""
+from elquery.retrieval.models import (
+    DEFAULT_FIELD_WEIGHTS,
+    DEFAULT_LAMBDA,
+    ExactModel,
+    LanguageModel,
+    SequentialDependence,
+    Smoothing,
+    mlm,
+)
 
 
 @dataclass(frozen=True)
 class AnalyzedQuery:
-    """The analyzed terms of a query, in order; |q| = len(terms)."""
+    """The analyzed terms of a query, in order; |q| = len(terms). ``steps`` are the position
+    steps from each term to the next one's (1 unless stop words were removed between them; all 1
+    for a query given as terms), what the ordered windows of SDM/FSDM follow."""
 
     terms: tuple[str, ...]
+    steps: tuple[int, ...] | None = None
+
+    def token_lines(self) -> list[str]:
+        """The ``token STEP TERM`` lines of an SDM/FSDM request."""
+        steps = self.steps or (1,) * len(self.terms)
+        return [f"token\t{step}\t{term}" for step, term in zip(steps, self.terms)]
 
     def counts(self) -> list[tuple[str, int]]:
         """Distinct terms with n(t, q), in order of first occurrence."""
@@ -48,10 +61,18 @@ class AnalyzedQuery:
         return [f"length\t{len(self.terms)}", *(f"term\t{n}\t{t}" for t, n in self.counts())]
 
 
+Query = str | Sequence[str] | AnalyzedQuery
+"""Query text (analyzed with the index's analyzer) or a sequence of already analyzed terms."""
+
+
 def analyze(index: EntityIndex, query: Query) -> AnalyzedQuery:
-    """Analyze query text with the index's analyzer; a sequence of terms is taken as analyzed."""
+    """Analyze query text with the index's analyzer (methods.md §2); a sequence of terms is
+    taken as analyzed."""
+    if isinstance(query, AnalyzedQuery):
+        return query
     if isinstance(query, str):
-        return AnalyzedQuery(tuple(index.analyze(query)))
+        tokens = lucene.query_tokens(query)
+        return AnalyzedQuery(tuple(t for _, t in tokens), tuple(s for s, _ in tokens))
     terms = tuple(query)
     if any(not t or any(c in t for c in "\t\n\r") for t in terms):
         raise ElqueryError(f"query terms must be non-empty and hold no tab or newline: {terms!r}")
@@ -89,10 +110,11 @@ class EntityPrior:
 
 
 class EntityScorer:
-    """Scores candidate entities under a language model (Eq. 12-13, 16); safe to share between
-    threads (see :class:`elquery.retrieval.searcher.Searcher`)."""
+    """Scores candidate entities under an exact model: a language model (Eq. 12-13, 16; PRMS)
+    or SDM/FSDM; safe to share between threads (see
+    :class:`elquery.retrieval.searcher.Searcher`)."""
 
-    def __init__(self, index: EntityIndex, model: LanguageModel | None = None, prior: EntityPrior | None = None) -> None:
+    def __init__(self, index: EntityIndex, model: ExactModel | None = None, prior: EntityPrior | None = None) -> None:
         self.index = index
         self.model = model or mlm()
         self.prior = prior
@@ -102,16 +124,23 @@ class EntityScorer:
     def log_scores(self, query: Query, docids: np.ndarray | None) -> lucene.Scores:
         """Log scores of the given docids (any order, no repeats; None: every entity), aligned
         with them, and the number of query terms known to the collection."""
-        request = [*self.model.request_lines(), *analyze(self.index, query).request_lines()]
+        analyzed = analyze(self.index, query)
+        if isinstance(self.model, SequentialDependence):
+            request = [*self.model.request_lines(), *analyzed.token_lines()]
+        else:
+            request = [*self.model.request_lines(), *analyzed.request_lines()]
         if docids is None:
-            result = lucene.score(self.index.leaf, "\n".join(request))
+            if isinstance(self.model, SequentialDependence):  # scores every entity, as candidates
+                docids = np.arange(len(self.index.entity_ids), dtype=np.int32)
+                request.append(f"docids\t{lucene.encode_docids(docids)}")
+            result = self._score("\n".join(request))
             scores = result.scores.copy()
             docids = np.arange(len(scores))
         else:
             docids = np.asarray(docids, dtype=np.int32)
             order = np.argsort(docids, kind="stable")
             request.append(f"docids\t{lucene.encode_docids(docids[order])}")
-            result = lucene.score(self.index.leaf, "\n".join(request))
+            result = self._score("\n".join(request))
             scores = np.empty(len(docids), dtype=np.float64)
             scores[order] = result.scores
         if result.known_terms == 0:
@@ -121,6 +150,13 @@ class EntityScorer:
         elif self.prior is not None:
             scores += self.prior.log_weights[docids]
         return lucene.Scores(result.known_terms, scores)
+
+    def _score(self, request: str) -> lucene.Scores:
+        if isinstance(self.model, SequentialDependence):
+            result = lucene.dependence(self.index.leaf, request, ranking=False)
+            assert isinstance(result, lucene.Scores)
+            return result
+        return lucene.score(self.index.leaf, request)
 
     def score_candidates(self, query: Query, entity_ids: Iterable[str]) -> dict[str, float]:
         """Log score (Eq. 16) of every given entity that is in the index (others are left out),

@@ -9,7 +9,11 @@
   entity is scored.
 * BM25 / BM25F: Lucene's IndexSearcher with BM25Similarity; docids map to entity ids through the
   index's id list, no stored document is loaded, and tied scores are not rounded.
-* Rerank: BM25 top ``depth``, re-scored exactly by the language model.
+* PRMS: a language model whose field weights are each term's P(f|t), ranked as above.
+* SDM / FSDM: every entity holding a query term in a weighted field is scored exactly (term and
+  window counts from the positions, windows within one value of a field); the others are not
+  ranked (methods.md §4).
+* Rerank: BM25 top ``depth``, re-scored exactly by the language model or SDM/FSDM.
 
 Ties are ordered by entity id, always.
 """
@@ -27,7 +31,7 @@ import numpy as np
 from elquery.indexing.entity_index import EntityIndex
 from elquery.base import ElqueryError
 from elquery.retrieval import lucene
-from elquery.retrieval.models import BM25, BM25F, LanguageModel, Model, Rerank, mlm
+from elquery.retrieval.models import BM25, BM25F, ExactModel, LanguageModel, Model, Rerank, SequentialDependence, mlm
 from elquery.retrieval.scoring import AnalyzedQuery, EntityPrior, EntityScorer, Query, analyze
 
 
@@ -94,15 +98,24 @@ class Searcher:
             if prior is not None:
                 raise ElqueryError("an entity prior applies to language models only")
             docids, scores = self._bm25(analyzed, model, k)
+        elif isinstance(model, SequentialDependence):
+            if prior is not None:
+                raise ElqueryError("an entity prior applies to language models only")
+            self.prepare()
+            request = [*model.request_lines(), *analyzed.token_lines(), f"k\t{k}"]
+            top = lucene.dependence(self.index.leaf, "\n".join(request), ranking=True)
+            assert isinstance(top, lucene.TopDocs)
+            docids, scores = top.docids, top.scores
         else:
             docids, scores = self._rerank(analyzed, model, k, prior)
         entities = self.index.entity_ids
         return [RankedEntity(r, entities[d], s) for r, (d, s) in enumerate(zip(docids.tolist(), scores.tolist()), 1)]
 
     def score(
-        self, query: Query, entity_ids: Iterable[str], model: LanguageModel | None = None, prior: EntityPrior | None = None
+        self, query: Query, entity_ids: Iterable[str], model: ExactModel | None = None, prior: EntityPrior | None = None
     ) -> list[EntityScore]:
-        """Eq. 16 for each given entity that is in the index, in the order given."""
+        """The exact score (Eq. 16 for language models, the SDM/FSDM score otherwise) of each
+        given entity that is in the index, in the order given."""
         scores = EntityScorer(self.index, model, prior).score_candidates(query, entity_ids)
         return [EntityScore(e, s, float(np.exp(s))) for e, s in scores.items()]
 
@@ -129,7 +142,7 @@ class Searcher:
 
     def _rerank(self, query: AnalyzedQuery, model: Rerank, k: int, prior: EntityPrior | None) -> tuple[np.ndarray, np.ndarray]:
         first, _ = self._bm25(query, model.first, model.depth)
-        scores = EntityScorer(self.index, model.then, prior).log_scores(query.terms, first).scores
+        scores = EntityScorer(self.index, model.then, prior).log_scores(query, first).scores
         return self._best(first, scores, k)
 
     def _best(self, docids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

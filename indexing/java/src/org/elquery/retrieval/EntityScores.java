@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.WeakHashMap;
+import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.index.Impact;
 import org.apache.lucene.index.Impacts;
 import org.apache.lucene.index.ImpactsEnum;
@@ -91,6 +92,27 @@ public final class EntityScores {
       out.putDouble(model.score(docids[i], freqs, lengths));
     }
     return out.array();
+  }
+
+  /**
+   * SDM / FSDM ({@link DependenceModel}): the top k of the entities holding a query term, or the
+   * scores of the request's docids. {@code analyzer} is the index's (for the value boundaries of
+   * its fields, read once per index and field).
+   */
+  public static byte[] dependence(LeafReader leaf, Analyzer analyzer, String request) throws IOException {
+    DependenceModel model = DependenceModel.parse(request);
+    IndexState state = state(leaf);
+    String[] fields = model.fields();
+    FieldValues[] values = new FieldValues[fields.length];
+    for (int f = 0; f < fields.length; f++) {
+      values[f] = state.values(leaf, analyzer, fields[f]);
+    }
+    return model.run(leaf, state.lengths(leaf, fields), values, model.docids == null ? state.idRank() : null);
+  }
+
+  /** Query tokens with their position steps ({@link DependenceModel#tokens}). */
+  public static String tokens(Analyzer analyzer, String text) throws IOException {
+    return DependenceModel.tokens(analyzer, text);
   }
 
   /** Postings of the (term, field) pair number {@code pair} = t * fields + f, or null. */
@@ -188,16 +210,16 @@ public final class EntityScores {
     FixedBitSet matched = scratch.matched;
     int unionSize = 0;
     int fields = model.fields.length;
-    int last = -1;
-    for (int f = 0; f < fields; f++) {
-      last = model.hasForeground(f) ? f : last;
-    }
     int[] pending = new int[16];
     try {
       for (int t = 0; t < model.terms.length; t++) {
         int pendingSize = 0;
+        int last = -1;
+        for (int f = 0; f < fields; f++) {
+          last = model.hasForeground(t, f) ? f : last;
+        }
         for (int f = 0; f <= last; f++) {
-          PostingsEnum postings = model.hasForeground(f) ? postings(leaf, model, t * fields + f) : null;
+          PostingsEnum postings = model.hasForeground(t, f) ? postings(leaf, model, t * fields + f) : null;
           if (postings == null) {
             continue;
           }
@@ -210,7 +232,7 @@ public final class EntityScores {
                 }
                 pending[pendingSize++] = doc;
               }
-              foreground[doc] += model.foreground(f, postings.freq(), length[doc]);
+              foreground[doc] += model.foreground(t, f, postings.freq(), length[doc]);
             }
             continue;
           }
@@ -222,7 +244,7 @@ public final class EntityScores {
           for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
             int freq = postings.freq();
             if (pendingSize > 0 && pendingSet.get(doc)) {
-              foreground[doc] += model.foreground(f, freq, length[doc]);
+              foreground[doc] += model.foreground(t, f, freq, length[doc]);
               continue;
             }
             double delta;
@@ -230,10 +252,10 @@ public final class EntityScores {
               int slot = freq * MEMO_LENGTHS + length[doc];
               delta = memo[slot];
               if (delta != delta) {
-                delta = memo[slot] = model.delta(t, model.foreground(f, freq, length[doc]));
+                delta = memo[slot] = model.delta(t, model.foreground(t, f, freq, length[doc]));
               }
             } else {
-              delta = model.delta(t, model.foreground(f, freq, length[doc]));
+              delta = model.delta(t, model.foreground(t, f, freq, length[doc]));
             }
             if (!matched.getAndSet(doc)) {
               union[unionSize++] = doc;
@@ -274,7 +296,7 @@ public final class EntityScores {
     long cost = 0;
     for (int t = 0; t < model.terms.length; t++) {
       for (int f = 0; f < model.fields.length; f++) {
-        if (model.hasForeground(f)) {
+        if (model.hasForeground(t, f)) {
           cost += leaf.docFreq(new Term(model.fields[f], model.terms[t]));
         }
       }
@@ -307,7 +329,7 @@ public final class EntityScores {
     ImpactsEnum[][] impacts = new ImpactsEnum[nt][nf];
     for (int t = 0; t < nt; t++) {
       for (int f = 0; f < nf; f++) {
-        if (!model.hasForeground(f) || leaf.terms(model.fields[f]) == null) {
+        if (!model.hasForeground(t, f) || leaf.terms(model.fields[f]) == null) {
           continue;
         }
         TermsEnum terms = leaf.terms(model.fields[f]).iterator();
@@ -352,7 +374,7 @@ public final class EntityScores {
           for (int t = 0; t < nt; t++) {
             double foreground = 0;
             for (int f = 0; f < nf; f++) {
-              foreground += impacts[t][f] == null ? 0 : maxForeground(model, f, impacts[t][f], lo, hi);
+              foreground += impacts[t][f] == null ? 0 : maxForeground(model, t, f, impacts[t][f], lo, hi);
             }
             bound[t] = foreground > 0 ? model.delta(t, foreground) : 0;
             int i = t;
@@ -405,7 +427,7 @@ public final class EntityScores {
             for (; doc < hi; doc = p.nextDoc()) {
               int slot = doc - lo;
               candidates[slot >>> 6] |= 1L << slot;
-              gt[slot] += model.foreground(f, p.freq(), length[doc]);
+              gt[slot] += model.foreground(t, f, p.freq(), length[doc]);
             }
           }
         }
@@ -441,7 +463,7 @@ public final class EntityScores {
                     p.advance(doc);
                   }
                   if (p.docID() == doc) {
-                    gt += model.foreground(f, p.freq(), lengths[f][doc]);
+                    gt += model.foreground(t, f, p.freq(), lengths[f][doc]);
                   }
                 }
                 delta[t] = gt > 0 ? delta(model, t, gt, memoKeys[t], memoDeltas[t]) : 0;
@@ -493,7 +515,7 @@ public final class EntityScores {
   }
 
   /** An upper bound of field f's foreground over the postings of docids lo to hi - 1. */
-  private static double maxForeground(LanguageModel model, int f, ImpactsEnum impacts, int lo, int hi)
+  private static double maxForeground(LanguageModel model, int t, int f, ImpactsEnum impacts, int lo, int hi)
       throws IOException {
     double best = 0;
     int from = lo;
@@ -506,7 +528,7 @@ public final class EntityScores {
       }
       for (Impact impact : levels.getImpacts(level)) {
         int length = Math.max(1, SmallFloat.byte4ToInt((byte) impact.norm));
-        best = Math.max(best, model.foreground(f, impact.freq, length));
+        best = Math.max(best, model.foreground(t, f, impact.freq, length));
       }
       int upTo = levels.getDocIdUpTo(level);
       if (upTo >= hi - 1) {
@@ -648,6 +670,7 @@ public final class EntityScores {
     private final Map<String, int[]> lengths = new HashMap<>();
     private final Map<String, int[]> byLength = new HashMap<>();
     private final Map<String, Boolean> normsBound = new HashMap<>();
+    private final Map<String, FieldValues> values = new HashMap<>();
 
     IndexState(int maxDoc) {
       this.maxDoc = maxDoc;
@@ -693,6 +716,15 @@ public final class EntityScores {
         result[f] = cached;
       }
       return result;
+    }
+
+    synchronized FieldValues values(LeafReader leaf, Analyzer analyzer, String field) throws IOException {
+      FieldValues cached = values.get(field);
+      if (cached == null) {
+        cached = FieldValues.read(leaf, analyzer, field, lengths(leaf, new String[] {field})[0]);
+        values.put(field, cached);
+      }
+      return cached;
     }
 
     /** Whether, for every field that can add to the foreground, Lucene's norms decode (BM25

@@ -27,14 +27,21 @@ import org.apache.lucene.index.Terms;
  * any query term; scores are computed in that form (ranking and candidate scoring alike, so both
  * give the same numbers).
  *
+ * <p>PRMS (Kim, Xue and Croft 2009) replaces the fixed weights mu_f by the mapping probability of
+ * each term: mu_f(t) = P(f|t) = P(t|C_f) P(f) / sum_f' P(t|C_f') P(f'), with the field prior P(f)
+ * = the share of entities with a non-empty field f among the request's fields (its weights in the
+ * request are then ignored); everything above holds with mu_f(t) in place of mu_f.
+ *
  * <p>The request is text, one item per line, tab separated (analyzed terms never hold a tab or a
  * newline; the term is the last item of its line): {@code field NAME WEIGHT jm|dirichlet PARAM},
+ * optionally {@code prms},
  * {@code length |q|}, {@code term COUNT TERM}, and optionally {@code k K} (ranking) and {@code
  * docids BASE64} (little-endian int32 docids, ascending; candidate scoring).
  */
 final class LanguageModel {
   final String[] fields;
-  final double[] fieldWeights;
+  /** mu_f of each known term, [term][field] (the same row for every term unless PRMS). */
+  private final double[][] fieldWeights;
   final boolean[] dirichlet;
   final double[] smoothing;
   /** Known terms (P(t|C) > 0), in request order. */
@@ -48,33 +55,38 @@ final class LanguageModel {
   final int k;
   final int[] docids;
   private final boolean jelinekMercer;
-  /** JM: mu_f (1 - lambda_f) per field. */
-  private final double[] foregroundWeights;
+  /** JM: mu_f (1 - lambda_f), [term][field]. */
+  private final double[][] foregroundWeights;
   /** JM: c_t and log c_t per known term. */
   private final double[] background;
   private final double[] logBackground;
   /** JM: B, the score of an entity holding no query term. */
   final double baseline;
 
-  private LanguageModel(LeafReader leaf, List<String[]> fieldLines, int length, List<String[]> termLines,
-      int k, int[] docids) throws IOException {
+  private LanguageModel(LeafReader leaf, List<String[]> fieldLines, boolean prms, int length,
+      List<String[]> termLines, int k, int[] docids) throws IOException {
     int nf = fieldLines.size();
     fields = new String[nf];
-    fieldWeights = new double[nf];
+    double[] weights = new double[nf];
     dirichlet = new boolean[nf];
     smoothing = new double[nf];
     double[] collectionLength = new double[nf];
+    double[] prior = new double[nf];
+    double entities = 0;
     for (int f = 0; f < nf; f++) {
       String[] line = fieldLines.get(f);
       fields[f] = line[1];
-      fieldWeights[f] = Double.parseDouble(line[2]);
+      weights[f] = Double.parseDouble(line[2]);
       dirichlet[f] = line[3].equals("dirichlet");
       smoothing[f] = Double.parseDouble(line[4]);
       Terms terms = leaf.terms(fields[f]);
       collectionLength[f] = terms == null ? 0 : terms.getSumTotalTermFreq();
+      prior[f] = terms == null ? 0 : terms.getDocCount();
+      entities += prior[f];
     }
     List<Integer> known = new ArrayList<>();
     List<double[]> probabilities = new ArrayList<>();
+    List<double[]> termWeights = new ArrayList<>();
     for (int t = 0; t < termLines.size(); t++) {
       double[] p = new double[nf];
       double mixture = 0;
@@ -82,17 +94,26 @@ final class LanguageModel {
         if (collectionLength[f] > 0) {
           p[f] = leaf.totalTermFreq(new Term(fields[f], termLines.get(t)[2])) / collectionLength[f];
         }
-        mixture += fieldWeights[f] * p[f];
+        mixture += (prms ? prior[f] / entities : weights[f]) * p[f];
       }
       if (mixture > 0) {
         known.add(t);
         probabilities.add(p);
+        double[] w = weights;
+        if (prms) { // P(f|t) = P(t|C_f) P(f) / sum_f' P(t|C_f') P(f')
+          w = new double[nf];
+          for (int f = 0; f < nf; f++) {
+            w[f] = prior[f] / entities * p[f] / mixture;
+          }
+        }
+        termWeights.add(w);
       }
     }
     terms = new String[known.size()];
     queryWeights = new double[known.size()];
     collection = new double[known.size()][];
     logCollection = new double[known.size()];
+    fieldWeights = termWeights.toArray(new double[0][]);
     for (int i = 0; i < terms.length; i++) {
       String[] line = termLines.get(known.get(i));
       terms[i] = line[2];
@@ -100,17 +121,19 @@ final class LanguageModel {
       collection[i] = probabilities.get(i);
       double mixture = 0;
       for (int f = 0; f < nf; f++) {
-        mixture += fieldWeights[f] * collection[i][f];
+        mixture += fieldWeights[i][f] * collection[i][f];
       }
       logCollection[i] = Math.log(mixture);
     }
     this.k = k;
     this.docids = docids;
     boolean allJm = true;
-    foregroundWeights = new double[nf];
-    for (int f = 0; f < nf; f++) {
-      allJm &= !dirichlet[f] || fieldWeights[f] == 0;
-      foregroundWeights[f] = dirichlet[f] ? 0 : fieldWeights[f] * (1 - smoothing[f]);
+    foregroundWeights = new double[terms.length][nf];
+    for (int t = 0; t < terms.length; t++) {
+      for (int f = 0; f < nf; f++) {
+        allJm &= !dirichlet[f] || fieldWeights[t][f] == 0;
+        foregroundWeights[t][f] = dirichlet[f] ? 0 : fieldWeights[t][f] * (1 - smoothing[f]);
+      }
     }
     jelinekMercer = allJm;
     background = new double[terms.length];
@@ -118,7 +141,7 @@ final class LanguageModel {
     double b = 0;
     for (int t = 0; t < terms.length; t++) {
       for (int f = 0; f < nf; f++) {
-        background[t] += dirichlet[f] ? 0 : fieldWeights[f] * smoothing[f] * collection[t][f];
+        background[t] += dirichlet[f] ? 0 : fieldWeights[t][f] * smoothing[f] * collection[t][f];
       }
       logBackground[t] = Math.log(background[t]);
       b += queryWeights[t] * (logBackground[t] - logCollection[t]);
@@ -129,6 +152,7 @@ final class LanguageModel {
   static LanguageModel parse(LeafReader leaf, String request) throws IOException {
     List<String[]> fieldLines = new ArrayList<>();
     List<String[]> termLines = new ArrayList<>();
+    boolean prms = false;
     int length = 0;
     int k = 0;
     int[] docids = null;
@@ -137,6 +161,9 @@ final class LanguageModel {
       switch (items[0]) {
         case "field":
           fieldLines.add(items);
+          break;
+        case "prms":
+          prms = true;
           break;
         case "length":
           length = Integer.parseInt(items[1]);
@@ -154,7 +181,7 @@ final class LanguageModel {
           throw new IllegalArgumentException("unknown request line: " + line);
       }
     }
-    return new LanguageModel(leaf, fieldLines, length, termLines, k, docids);
+    return new LanguageModel(leaf, fieldLines, prms, length, termLines, k, docids);
   }
 
   static int[] ints(String base64) {
@@ -175,7 +202,7 @@ final class LanguageModel {
   int soleDirichletField() {
     int sole = -1;
     for (int f = 0; f < fields.length; f++) {
-      if (fieldWeights[f] > 0) {
+      if (weighted(f)) {
         if (!dirichlet[f] || sole >= 0) {
           return -1;
         }
@@ -185,14 +212,34 @@ final class LanguageModel {
     return sole;
   }
 
-  /** JM: whether field f can add to the foreground (mu_f (1 - lambda_f) > 0). */
+  /** Whether field f has a positive weight for some known term. */
+  private boolean weighted(int f) {
+    for (double[] w : fieldWeights) {
+      if (w[f] > 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** JM: whether field f can add to some term's foreground. */
   boolean hasForeground(int f) {
-    return foregroundWeights[f] > 0;
+    for (int t = 0; t < terms.length; t++) {
+      if (hasForeground(t, f)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** JM: whether field f can add to term t's foreground (mu_f (1 - lambda_f) > 0). */
+  boolean hasForeground(int t, int f) {
+    return foregroundWeights[t][f] > 0;
   }
 
   /** JM: the part of g_t(e) from field f: mu_f (1 - lambda_f) n(t,e_f)/|e_f| (0 for an empty field). */
-  double foreground(int f, int freq, int length) {
-    return length == 0 ? 0 : foregroundWeights[f] * freq / length;
+  double foreground(int t, int f, int freq, int length) {
+    return length == 0 ? 0 : foregroundWeights[t][f] * freq / length;
   }
 
   /** JM: what a term the entity holds adds to the baseline: P(t|q) [log(c_t + g_t(e)) - log c_t]. */
@@ -209,8 +256,8 @@ final class LanguageModel {
       for (int t = 0; t < terms.length; t++) {
         double g = 0;
         for (int f = 0; f < nf; f++) {
-          if (hasForeground(f) && freqs[t * nf + f] > 0) {
-            g += foreground(f, freqs[t * nf + f], lengths[f][doc]);
+          if (hasForeground(t, f) && freqs[t * nf + f] > 0) {
+            g += foreground(t, f, freqs[t * nf + f], lengths[f][doc]);
           }
         }
         if (g > 0) {
@@ -223,7 +270,7 @@ final class LanguageModel {
     for (int t = 0; t < terms.length; t++) {
       double mixture = 0;
       for (int f = 0; f < nf; f++) {
-        mixture += fieldWeights[f] * fieldProbability(t, f, freqs[t * nf + f], lengths[f][doc]);
+        mixture += fieldWeights[t][f] * fieldProbability(t, f, freqs[t * nf + f], lengths[f][doc]);
       }
       score += queryWeights[t] * (Math.log(mixture) - logCollection[t]);
     }
