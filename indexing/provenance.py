@@ -113,10 +113,6 @@ class Provenance:
         except (KeyError, TypeError, ValueError) as exc:
             raise ElqueryError(f"{where}: malformed provenance record ({exc})") from None
 
-    def compact(self) -> dict[str, Any]:
-        """The short form copied into the outputs of ``elquery link`` and ``rank``."""
-        return {"kind": self.kind, "id": self.id, "elquery_version": self.elquery_version, "built": self.finished}
-
     def lines(self) -> list[str]:
         """The record, human-readable (``elquery info``)."""
         lines = [f"kind: {self.kind}", f"id: {self.id}", f"elquery version: {self.elquery_version}",
@@ -230,14 +226,14 @@ def read_provenance(artefact: Path | str) -> Provenance | None:
 
 
 def run_metadata(command: str, artefacts: Mapping[str, Path | str | None]) -> dict[str, Any]:
-    """The metadata ``elquery link`` and ``rank`` write with their results: the command, elquery's
-    version and the compact record of each artefact used (null for one without a record)."""
-    compact: dict[str, Any] = {}
+    """The provenance ``elquery link`` and ``rank`` write with their results: the command,
+    elquery's version and the id of each artefact used (null for one without a record)."""
+    ids: dict[str, str | None] = {}
     for name, path in artefacts.items():
         if path is not None:
             record = read_provenance(path)
-            compact[name] = None if record is None else record.compact()
-    return {"command": command, "elquery_version": elquery_version(), "artefacts": compact}
+            ids[name] = None if record is None else record.id
+    return {"command": command, "elquery_version": elquery_version(), "artefacts": ids}
 
 
 def sidecar_path(run: Path | str) -> Path:

@@ -9,9 +9,9 @@
   mentions, interpretations and ranking; a mention gives its token span (``start``, ``end``) and
   its character span in the query (``char_start``, ``char_end``).
 
-With ``metadata`` (``elquery link`` over given artefacts: their provenance, docs/formats.md), a
-``jsonl`` output starts with one ``{"metadata": ...}`` line; an ``elq`` or ``trec`` file gets it
-beside it as ``RUN.meta.json`` (those formats have no room for it).
+With ``metadata`` (``elquery link`` over given artefacts: their provenance, docs/formats.md), every
+``jsonl`` record holds it under ``provenance``; an ``elq`` or ``trec`` file gets it beside it as
+``RUN.meta.json`` (those formats have no room for it).
 """
 
 from __future__ import annotations
@@ -83,18 +83,22 @@ def jsonl_record(result: LinkResult) -> dict[str, Any]:
     }
 
 
-def jsonl_lines(result: LinkResult) -> Iterator[str]:
-    yield json.dumps(jsonl_record(result), ensure_ascii=False)
+def jsonl_lines(result: LinkResult, metadata: dict[str, Any] | None = None) -> Iterator[str]:
+    record = jsonl_record(result)
+    if metadata is not None:
+        record["provenance"] = metadata
+    yield json.dumps(record, ensure_ascii=False)
 
 
-def formatter(fmt: str, tag: str) -> Callable[[LinkResult], Iterator[str]]:
-    """The line generator of format ``fmt`` (one of :data:`FORMATS`)."""
+def formatter(fmt: str, tag: str, metadata: dict[str, Any] | None = None) -> Callable[[LinkResult], Iterator[str]]:
+    """The line generator of format ``fmt`` (one of :data:`FORMATS`); ``metadata`` goes into each
+    ``jsonl`` record."""
     if fmt == "elq":
         return elq_lines
     if fmt == "trec":
         return lambda result: trec_lines(result, tag)
     if fmt == "jsonl":
-        return jsonl_lines
+        return lambda result: jsonl_lines(result, metadata)
     raise ElqueryError(f"unknown format {fmt!r}; formats are {', '.join(FORMATS)}")
 
 
@@ -102,11 +106,9 @@ def write_results(results: Iterable[LinkResult], path: Path | str | None, fmt: s
                   metadata: dict[str, Any] | None = None) -> int:
     """Write ``results`` in format ``fmt`` to ``path`` (stdout if None), with ``metadata`` (see
     the module docstring); returns the number of queries written."""
-    lines = formatter(fmt, tag)
+    lines = formatter(fmt, tag, metadata)
     count = 0
     with atomic_output(path) as stream:
-        if metadata is not None and fmt == "jsonl":
-            stream.write(json.dumps({"metadata": metadata}, ensure_ascii=False, sort_keys=True) + "\n")
         for result in results:
             for line in lines(result):
                 stream.write(line + "\n")

@@ -10,7 +10,8 @@ Schema (format ``elquery-surface-forms/1``):
 - ``pairs(form_id, entity_id, facc, anchors, kb)``: one row per (form, entity) with the counts per
   source (FACC, Wikipedia anchors) and whether the form is a KB alias of the entity (0/1).
 - ``entities(id, name)``: entity ids ``<dbpedia:Title>``.
-- ``meta(key, value)``: format, build options and the build report (JSON).
+- ``meta(key, value)``: format, build options and the build report (JSON), and the provenance
+  record (``provenance``, :mod:`elquery.indexing.provenance`).
 
 Commonness (methods.md §3, Eq. 9) is n(m, e) / sum over e' of n(m, e'), computed once, when the
 store is written (``commonness_counts``): a form's counts are its FACC counts (web annotations)
@@ -160,7 +161,9 @@ class SurfaceFormStore:
         if meta.get("format") != FORMAT:
             self._db.close()
             raise ElqueryError(f"{path}: not a surface-form store (format {meta.get('format')!r}, expected {FORMAT!r})")
-        self.meta: dict[str, object] = {key: json.loads(value) for key, value in meta.items() if key != "format"}
+        # the provenance row (elquery.indexing.provenance) is read by read_provenance, not kept here
+        self.meta: dict[str, object] = {key: json.loads(value) for key, value in meta.items()
+                                        if key not in ("format", "provenance")}
         longest = self.meta.get(LONGEST_FORM_KEY)
         self.longest_form = int(longest) if isinstance(longest, int) else longest_form_tokens(self._db.connection())
         """Tokens in the longest form: no longer span of a query can match (bounds lookup_spans)."""

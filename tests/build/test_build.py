@@ -239,19 +239,22 @@ def test_link_with_artefacts_answers_as_with_the_paths(built: Path, tmp_path: Pa
 
 
 def test_link_outputs_carry_the_provenance(built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    lines = _output(["link", QUERY, "--artefacts", str(built), "--format", "jsonl"], capsys).splitlines()
-    metadata = json.loads(lines[0])["metadata"]
+    queries = tmp_path / "queries.tsv"
+    queries.write_text(f"q1\t{QUERY}\nq2\tbritish airways\n", encoding="utf-8")
+    lines = _output(["link", "--queries", str(queries), "--artefacts", str(built), "--format", "jsonl"], capsys).splitlines()
+    records = [json.loads(line) for line in lines]
     index, surface_forms = read_provenance(built / "index"), read_provenance(built / "surface-forms.db")
     assert index is not None and surface_forms is not None
-    assert metadata == {"command": "link", "elquery_version": index.elquery_version,
-                        "artefacts": {"index": index.compact(), "surface_forms": surface_forms.compact()}}
-    assert metadata["artefacts"]["index"]["id"] == index.id
-    assert [json.loads(line)["qid"] for line in lines[1:]] == ["q1"]
+    expected = {"command": "link", "elquery_version": index.elquery_version,
+                "artefacts": {"index": index.id, "surface_forms": surface_forms.id}}
+    assert [r["qid"] for r in records] == ["q1", "q2"] and all(r["provenance"] == expected for r in records)
     run = tmp_path / "run.elq"
     assert elquery(["link", QUERY, "--artefacts", str(built), "--out", str(run)]) == 0
-    assert json.loads((tmp_path / "run.elq.meta.json").read_text()) == metadata
+    assert json.loads((tmp_path / "run.elq.meta.json").read_text()) == expected
     assert run.read_text().split("\t")[0].strip() == "q1"
     assert _output(["link", QUERY, "--artefacts", str(built)], capsys) == run.read_text()  # nothing added to stdout
+    tagme = _output(["link", QUERY, "--method", "tagme", "--artefacts", str(built), "--format", "jsonl"], capsys)
+    assert json.loads(tagme)["provenance"]["artefacts"] == {"tagme": read_provenance(built / "tagme").id}  # type: ignore[union-attr]
 
 
 def test_rank_with_artefacts(built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -265,7 +268,7 @@ def test_rank_with_artefacts(built: Path, tmp_path: Path, capsys: pytest.Capture
     index = read_provenance(built / "index")
     assert index is not None
     assert json.loads(Path(f"{one}.meta.json").read_text()) == {
-        "command": "rank", "elquery_version": index.elquery_version, "artefacts": {"index": index.compact()}}
+        "command": "rank", "elquery_version": index.elquery_version, "artefacts": {"index": index.id}}
     assert _output([*common, "--artefacts", str(built), "--out", "-"], capsys) == one.read_text()
     assert not (tmp_path / "-.meta.json").exists()
 
