@@ -279,16 +279,14 @@ def test_link_cli(artefact_dir: Path, tmp_path: Path, fmt: str, capsys: pytest.C
     run = tmp_path / "run"
     assert link_main(["link", "--method", "tagme", "--tagme", str(artefact_dir), "--queries", str(queries),
                       "--format", fmt, "--out", str(run)]) == 0
+    from elquery.indexing.provenance import run_metadata
     from elquery.linking.output import formatter
 
+    provenance = run_metadata("link", {"tagme": artefact_dir})  # named in each jsonl record (docs/formats.md)
     with TagmeLinker(artefact_dir) as tagme:
         lines = [line for q, text in [("q1", QUERY), ("q2", "of the and")]
-                 for line in formatter(fmt, "elquery-tagme")(tagme.result(text, q))]
-    written = run.read_text(encoding="utf-8").splitlines()
-    if fmt == "jsonl":  # each record also names the artefact it came from (docs/formats.md, provenance)
-        written = [json.dumps({k: v for k, v in json.loads(line).items() if k != "provenance"}, ensure_ascii=False)
-                   for line in written]
-    assert written == lines
+                 for line in formatter(fmt, "elquery-tagme", provenance)(tagme.result(text, q))]
+    assert run.read_text(encoding="utf-8").splitlines() == lines
     assert link_main(["link", "--method", "tagme", "--tagme", str(artefact_dir), QUERY,
                       "--tagme-param", "rho_na=1e6"]) == 0
     assert capsys.readouterr().out == "q1\n"
