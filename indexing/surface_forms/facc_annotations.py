@@ -20,10 +20,11 @@ a number in [0, 1], its mid is not ``/m/[0-9a-z_]+``, or its mention is not UTF-
 lines are counted per file and the first few are quoted.
 
 Memory is bounded whatever the input size: each worker (one per file, ``workers`` at a time)
-counts raw (mention, mid) byte pairs in a dictionary of at most ``memory_mb`` (estimated at
-:data:`BYTES_PER_PAIR` per distinct pair); when it is full, the distinct mentions are normalized,
-the pairs summed and written sorted to a run file, and the dictionary is emptied. The runs of
-every file are merged (k-way, :func:`heapq.merge`) into the output, sorted by line.
+sums raw (mention, mid) byte pairs with pyarrow's hash aggregation, holding at most ``memory_mb``
+of distinct pairs (estimated at :data:`BYTES_PER_PAIR` each); when that is full, the distinct
+mentions are normalized, the pairs summed and written sorted to a run file, and the sums are
+dropped. The runs of every file are merged (k-way, :func:`heapq.merge`; in rounds of
+:data:`MERGE_FAN_IN` runs when there are more) into the output, sorted by line.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -57,6 +58,9 @@ BYTES_PER_PAIR = 300
 arrow columns and hash table, then the Python strings and dictionary of a run)."""
 DEFAULT_MEMORY_MB = 512
 MAX_EXAMPLES = 5
+MERGE_FAN_IN = 64
+"""Run files merged at once; with more, they are merged in rounds (in the worker processes), so
+the open files stay far below the usual limit of 1,024 whatever the input size."""
 _READ_BYTES = 1 << 22
 _MID = r"^/m/[0-9a-z_]+$"
 
@@ -71,6 +75,7 @@ class FileCounts:
     below_posterior: int = 0
     empty_form: int = 0
     malformed: int = 0
+    runs: int = 0  # sorted run files spilled
     examples: list[str] = field(default_factory=list)
 
     def malformed_line(self, number: int, line: bytes) -> None:
@@ -104,7 +109,7 @@ class CountReport:
         lines.append(f"facc annotations: {len(self.files)} file(s), {self.total('lines')} lines, "
                      f"{self.total('counted')} counted, {self.total('below_posterior')} below --min-posterior, "
                      f"{self.total('empty_form')} with an empty form, {self.total('malformed')} malformed; "
-                     f"{self.pairs} (form, mid) pairs")
+                     f"{self.total('runs')} sorted run(s) merged into {self.pairs} (form, mid) pairs")
         return lines
 
 
@@ -287,6 +292,7 @@ def count_file(path: Path, min_posterior: float, memory_mb: int, directory: Path
                 pending, held = [], 0
     if held:
         runs.append(_spill(_sum(pending), counts, directory, forms))
+    counts.runs = len(runs)
     return counts, runs
 
 
@@ -298,29 +304,38 @@ def _sum(tables: list[pa.Table]) -> pa.Table:
     return summed.rename_columns(["mention", "mid", "count_all"])
 
 
-def _merge(runs: list[Path], out: Path | str) -> int:
-    """Merge sorted run files into ``out``, summing the counts of equal (form, mid); returns the
+def _merge_into(runs: list[Path], sink: IO[str]) -> int:
+    """Merge sorted run files into ``sink``, summing the counts of equal (form, mid); returns the
     number of pairs written."""
     files = [open(run, encoding="utf-8", newline="\n") for run in runs]
     pairs = 0
     try:
-        with atomic_output(out) as sink:
-            key, total = None, 0
-            for line in heapq.merge(*files):
-                cut = line.rindex("\t")
-                if line[:cut] != key:
-                    if key is not None:
-                        sink.write(f"{key}\t{total}\n")
-                        pairs += 1
-                    key, total = line[:cut], 0
-                total += int(line[cut + 1:])
-            if key is not None:
-                sink.write(f"{key}\t{total}\n")
-                pairs += 1
+        key, total = None, 0
+        for line in heapq.merge(*files):
+            cut = line.rindex("\t")
+            if line[:cut] != key:
+                if key is not None:
+                    sink.write(f"{key}\t{total}\n")
+                    pairs += 1
+                key, total = line[:cut], 0
+            total += int(line[cut + 1:])
+        if key is not None:
+            sink.write(f"{key}\t{total}\n")
+            pairs += 1
     finally:
         for handle in files:
             handle.close()
     return pairs
+
+
+def _merge_runs(runs: list[Path], directory: Path) -> Path:
+    """Merge sorted run files into one new run file in ``directory`` and remove them."""
+    handle, name = tempfile.mkstemp(prefix="merged-", suffix=".tsv", dir=directory)
+    with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as sink:
+        _merge_into(runs, sink)
+    for run in runs:
+        run.unlink()
+    return Path(name)
 
 
 def count_annotations(paths: Iterable[Path | str], out: Path | str, *, min_posterior: float = 0.0,
@@ -348,5 +363,9 @@ def count_annotations(paths: Iterable[Path | str], out: Path | str, *, min_poste
                 report.files.append(counts)
                 runs.extend(file_runs)
                 bar.update(f.stat().st_size)
-        report.pairs = _merge(runs, out)
+            while len(runs) > MERGE_FAN_IN:  # merge in rounds: open files stay bounded
+                groups = [runs[start:start + MERGE_FAN_IN] for start in range(0, len(runs), MERGE_FAN_IN)]
+                runs = list(pool.map(_merge_runs, groups, [Path(directory)] * len(groups)))
+        with atomic_output(out) as sink:
+            report.pairs = _merge_into(runs, sink)
     return report

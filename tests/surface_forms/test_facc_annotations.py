@@ -20,6 +20,7 @@ import pytest
 from elquery.base import ElqueryError
 from elquery.indexing.normalize import normalize
 from elquery.indexing.surface_forms import BuildOptions, build_store
+from elquery.indexing.surface_forms import facc_annotations
 from elquery.indexing.surface_forms.facc_annotations import count_annotations
 
 DOC = "clueweb09-en0000-00-00001\tUTF-8\t"
@@ -124,15 +125,17 @@ def test_counts_equal_an_independent_count_when_spilling(tmp_path: Path) -> None
     rng = random.Random(7)
     expected, malformed, files = Counter(), 0, []
     for number in range(3):
-        text, counts, bad = _generated(rng, 40_000)
+        text, counts, bad = _generated(rng, 150_000)
         expected += counts
         malformed += bad
         files.append(_compressed(tmp_path / f"{number:02d}.anns.tsv.gz", text.encode("utf-8")))
-    # 1 MB holds about 5,000 distinct raw pairs: each file spills several sorted runs
+    # 1 MB holds about 3,500 distinct raw pairs and each ~10 MB file is read in 4 MB blocks of
+    # ~20,000 distinct pairs: every block spills a sorted run, and a pair's counts span runs
     report = count_annotations(files, tmp_path / "counts.tsv", min_posterior=0.5, memory_mb=1, workers=2)
     assert _read_counts(tmp_path / "counts.tsv") == dict(expected)
     assert report.total("malformed") == malformed
-    assert report.total("lines") == 120_000
+    assert report.total("lines") == 450_000
+    assert all(f.runs >= 3 for f in report.files)
     runs = list(tmp_path.glob(".facc-counts-*"))
     assert runs == []  # the run files are removed
 
@@ -227,3 +230,17 @@ def test_empty_files_and_members_hold_no_lines(tmp_path: Path) -> None:
     report = count_annotations([empty, empty_gz, archive], tmp_path / "counts.tsv", workers=1)
     assert _read_counts(tmp_path / "counts.tsv") == EXPECTED_ALL
     assert [f.lines for f in report.files] == [0, 0, 14]
+
+
+def test_many_runs_are_merged_in_rounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """More run files than the merge fan-in (here 2): intermediate merges, same counts."""
+    monkeypatch.setattr(facc_annotations, "MERGE_FAN_IN", 2)
+    rng = random.Random(11)
+    expected, files = Counter(), []
+    for number in range(5):
+        text, counts, _ = _generated(rng, 20_000)
+        expected += counts
+        files.append(_compressed(tmp_path / f"{number:02d}.anns.tsv.bz2", text.encode("utf-8")))
+    count_annotations(files, tmp_path / "counts.tsv", min_posterior=0.5, memory_mb=1, workers=2)
+    assert _read_counts(tmp_path / "counts.tsv") == dict(expected)
+    assert list(tmp_path.glob(".facc-counts-*")) == []
