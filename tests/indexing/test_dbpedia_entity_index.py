@@ -23,7 +23,7 @@ import pytest
 import elquery.indexing.build_index as build_index_module
 from elquery.indexing.build_index import build_dbpedia_index
 from elquery.indexing.cli import main as indexing_main
-from elquery.indexing.entity_documents import SKIPPED_DATASETS, build_documents, spill, title_text
+from elquery.indexing.entity_documents import SKIPPED_DATASETS, EntityDocument, build_documents, spill, title_text
 from elquery.indexing.entity_index import EntityIndex
 from elquery.base import ElqueryError
 from elquery.indexing.index_format import FIELDS, IDS_FILE, METADATA_FILE, length_file
@@ -208,14 +208,34 @@ def test_content_predicates_are_all_predicates_but_sameas(sample_index: EntityIn
     assert SAME_AS not in sample_index.metadata["content_predicates"]
 
 
-def test_stored_documents_equal_independent_documents(sample_index: EntityIndex, raw_sample: RawSample) -> None:
-    """Every entity: the stored field values are the independently collected values (names:
-    label, foaf:name, redirect labels; content: every predicate's values, URIs resolved)."""
+@pytest.fixture(scope="session")
+def sample_documents(dbpedia_sample: Path, raw_sample: RawSample,
+                     tmp_path_factory: pytest.TempPathFactory) -> dict[str, EntityDocument]:
+    """The documents the build hands to Lucene, made from a spill of the sample's dump files."""
+    spilled = tmp_path_factory.mktemp("spill")
+    result = spill(raw_sample.files, spilled, 1)
+    return {d.entity: d for d in build_documents([spilled / "part-0000.tsv"], result.labels,
+                                                 frozenset(raw_sample.predicates()))}
+
+
+def test_documents_equal_independent_documents(
+    sample_index: EntityIndex, raw_sample: RawSample, sample_documents: dict[str, EntityDocument], analyzer: Analyzer
+) -> None:
+    """Every entity: the documents made from the dumps hold the independently collected values
+    (names: label, foaf:name, redirect labels; content: every predicate's values, URIs resolved);
+    the index stores the names (one value per line) and gives back content's indexed terms,
+    which are the analyzer's tokens of those values (content is not stored)."""
+    assert len(sample_documents) == len(raw_sample.entities)
     for subject in raw_sample.entities:
+        document = sample_documents[_entity_id(subject)]
+        assert sorted(document.names) == sorted(raw_sample.names(subject)), subject
+        assert sorted(document.content) == sorted(raw_sample.content(subject)), subject
         stored = sample_index.document(_entity_id(subject))
         assert stored is not None and stored["id"] == _entity_id(subject)
         assert sorted(stored["names"].split("\n")) == _flat(raw_sample.names(subject)), subject
-        assert sorted(stored["content"].split("\n")) == _flat(raw_sample.content(subject)), subject
+        assert sorted(stored["content"].split()) == sorted(analyzer.counts(raw_sample.content(subject)).elements())
+        assert stored["content"].split() == [t for v in document.content for t in analyzer.tokens(v)], subject
+        assert dict(stored) == {"id": stored["id"], "names": stored["names"], "content": stored["content"]}
 
 
 def test_field_lengths_equal_independent_token_counts(

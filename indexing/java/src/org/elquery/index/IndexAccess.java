@@ -9,6 +9,11 @@ import org.apache.lucene.analysis.TokenStream;
 import org.apache.lucene.analysis.tokenattributes.CharTermAttribute;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.index.IndexReader;
+import org.apache.lucene.index.LeafReader;
+import org.apache.lucene.index.PostingsEnum;
+import org.apache.lucene.index.Terms;
+import org.apache.lucene.index.TermsEnum;
+import org.apache.lucene.util.BytesRef;
 
 /**
  * Static entry points for the per-query work Python asks of Lucene. pyjnius keeps the receiver of
@@ -47,5 +52,37 @@ public final class IndexAccess {
       values[i] = value == null ? "" : value;
     }
     return values;
+  }
+
+  /**
+   * The terms of field {@code field} of document {@code docid}, in position order, read back
+   * from the postings (for a field the index does not store): every term of the field is looked
+   * at, so this is for checks and inspection, not for a per-query path.
+   */
+  public static String[] indexedTerms(LeafReader leaf, int docid, String field) throws IOException {
+    Terms terms = leaf.terms(field);
+    if (terms == null) {
+      return new String[0];
+    }
+    List<long[]> found = new ArrayList<>();  // (position, index into names)
+    List<String> names = new ArrayList<>();
+    TermsEnum walk = terms.iterator();
+    PostingsEnum postings = null;
+    for (BytesRef term = walk.next(); term != null; term = walk.next()) {
+      postings = walk.postings(postings, PostingsEnum.POSITIONS);
+      if (postings.advance(docid) != docid) {
+        continue;
+      }
+      names.add(term.utf8ToString());
+      for (int i = postings.freq(); i > 0; i--) {
+        found.add(new long[] {postings.nextPosition(), names.size() - 1});
+      }
+    }
+    found.sort((a, b) -> Long.compare(a[0], b[0]));
+    String[] result = new String[found.size()];
+    for (int i = 0; i < result.length; i++) {
+      result[i] = names.get((int) found.get(i)[1]);
+    }
+    return result;
   }
 }

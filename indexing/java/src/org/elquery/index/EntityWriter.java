@@ -1,0 +1,204 @@
+package org.elquery.index;
+
+import java.io.IOException;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.lucene.analysis.Analyzer;
+import org.apache.lucene.analysis.AnalyzerWrapper;
+import org.apache.lucene.analysis.TokenFilter;
+import org.apache.lucene.analysis.TokenStream;
+import org.apache.lucene.document.Document;
+import org.apache.lucene.document.Field;
+import org.apache.lucene.document.NumericDocValuesField;
+import org.apache.lucene.document.StringField;
+import org.apache.lucene.document.TextField;
+import org.apache.lucene.index.CodecReader;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.FilterMergePolicy;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.LogByteSizeMergePolicy;
+import org.apache.lucene.index.MergePolicy;
+import org.apache.lucene.store.Directory;
+import org.apache.lucene.store.FSDirectory;
+
+/**
+ * Writes entity documents into a new Lucene index (methods.md §2), a batch of documents per call
+ * from Python (one crossing per batch, not several per document).
+ *
+ * <p>Each document holds the stored, unanalyzed id; per text field, the text analyzed with the
+ * index's analyzer (positions, norms), stored only when asked; and the field's exact length (its
+ * number of tokens) as a numeric doc value {@code <field>_length}. The length is counted while
+ * the field is indexed, on the very tokens that are indexed (the text is analyzed once): a
+ * counting filter ends each field's token stream, and the length field, which comes after the
+ * text fields in the document, reads the count when Lucene indexes it (Lucene indexes a
+ * document's fields one after the other, in order).
+ *
+ * <p>Docids follow the order of addition: a log merge policy merges adjacent segments only, and
+ * {@link #addIndexes} merges whole indexes, in the given order, into one new segment.
+ */
+public final class EntityWriter {
+  private final IndexWriter writer;
+  private final Counting analyzer;
+  private final String[] fields;
+  private final boolean[] stored;
+
+  public EntityWriter(String path, Analyzer analyzer, double ramBufferMb, String[] fields, boolean[] stored)
+      throws IOException {
+    this.analyzer = new Counting(analyzer);
+    IndexWriterConfig config = new IndexWriterConfig(this.analyzer);
+    config.setOpenMode(IndexWriterConfig.OpenMode.CREATE);
+    config.setRAMBufferSizeMB(ramBufferMb);
+    config.setMergePolicy(new OneMergeForAddedIndexes(new LogByteSizeMergePolicy()));
+    config.setUseCompoundFile(false);
+    this.writer = new IndexWriter(FSDirectory.open(Paths.get(path)), config);
+    this.fields = fields.clone();
+    this.stored = stored.clone();
+  }
+
+  /**
+   * Adds {@code ids.length} documents; {@code texts[i * F + f]} is the text of field f of
+   * document i (F fields). Returns the exact lengths, {@code lengths[i * F + f]}.
+   */
+  public int[] add(String idField, String[] ids, String[] texts) throws IOException {
+    int width = fields.length;
+    if (texts.length != ids.length * width) {
+      throw new IllegalArgumentException("expected " + ids.length * width + " texts, got " + texts.length);
+    }
+    int[] lengths = new int[texts.length];
+    for (int i = 0; i < ids.length; i++) {
+      Document document = new Document();
+      document.add(new StringField(idField, ids[i], Field.Store.YES));
+      for (int f = 0; f < width; f++) {
+        document.add(new TextField(fields[f], texts[i * width + f], stored[f] ? Field.Store.YES : Field.Store.NO));
+      }
+      for (int f = 0; f < width; f++) {
+        document.add(new Length(fields[f]));
+      }
+      writer.addDocument(document);
+      for (int f = 0; f < width; f++) {
+        lengths[i * width + f] = analyzer.count(fields[f]);
+      }
+    }
+    return lengths;
+  }
+
+  /** Appends whole indexes, in the given order, after the documents added so far, as one segment. */
+  public void addIndexes(String[] paths) throws IOException {
+    List<DirectoryReader> readers = new ArrayList<>();
+    try {
+      List<CodecReader> leaves = new ArrayList<>();
+      for (String path : paths) {
+        Directory directory = FSDirectory.open(Paths.get(path));
+        DirectoryReader reader = DirectoryReader.open(directory);
+        readers.add(reader);
+        for (LeafReaderContext leaf : reader.leaves()) {
+          leaves.add((CodecReader) leaf.reader());
+        }
+      }
+      writer.addIndexes(leaves.toArray(new CodecReader[0]));
+    } finally {
+      for (DirectoryReader reader : readers) {
+        reader.close();
+      }
+    }
+  }
+
+  /** Commits and closes; with {@code merge} the index becomes one segment (docid order kept). */
+  public void close(boolean merge) throws IOException {
+    if (merge) {
+      writer.forceMerge(1);
+    }
+    writer.commit();
+    writer.close();
+  }
+
+  public void abort() throws IOException {
+    writer.rollback();
+  }
+
+  /** {@link IndexWriter#addIndexes(CodecReader...)} merges all the readers, in order, at once. */
+  private static final class OneMergeForAddedIndexes extends FilterMergePolicy {
+    OneMergeForAddedIndexes(MergePolicy in) {
+      super(in);
+    }
+
+    @Override
+    public MergeSpecification findMerges(CodecReader... readers) {
+      MergeSpecification specification = new MergeSpecification();
+      specification.add(new OneMerge(readers));
+      return specification;
+    }
+  }
+
+  /** The index's analyzer, each field's token stream ending in a filter that counts its tokens. */
+  private static final class Counting extends AnalyzerWrapper {
+    private final Analyzer analyzer;
+    private final Map<String, CountingFilter> counters = new HashMap<>();
+
+    Counting(Analyzer analyzer) {
+      super(Analyzer.PER_FIELD_REUSE_STRATEGY);  // a counter of its own for each field
+      this.analyzer = analyzer;
+    }
+
+    @Override
+    protected Analyzer getWrappedAnalyzer(String field) {
+      return analyzer;
+    }
+
+    @Override
+    protected TokenStreamComponents wrapComponents(String field, TokenStreamComponents components) {
+      CountingFilter counter = new CountingFilter(components.getTokenStream());
+      counters.put(field, counter);
+      return new TokenStreamComponents(components.getSource(), counter);
+    }
+
+    /** The tokens of the field's text last analyzed (0 before any). */
+    int count(String field) {
+      CountingFilter counter = counters.get(field);
+      return counter == null ? 0 : counter.count;
+    }
+  }
+
+  private static final class CountingFilter extends TokenFilter {
+    private int count;
+
+    CountingFilter(TokenStream input) {
+      super(input);
+    }
+
+    @Override
+    public boolean incrementToken() throws IOException {
+      if (!input.incrementToken()) {
+        return false;
+      }
+      count++;
+      return true;
+    }
+
+    @Override
+    public void reset() throws IOException {
+      super.reset();
+      count = 0;
+    }
+  }
+
+  /** {@code <field>_length}: the doc value read when Lucene indexes it, after the field's text. */
+  private final class Length extends Field {
+    private final String field;
+
+    Length(String field) {
+      super(field + "_length", NumericDocValuesField.TYPE);
+      this.field = field;
+    }
+
+    @Override
+    public Number numericValue() {
+      return (long) analyzer.count(field);
+    }
+  }
+}
