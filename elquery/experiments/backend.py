@@ -1,4 +1,4 @@
-"""The linking backend of experiments: :class:`elquery.linking.linker.Linker` for CMNS, MLM, MLMc and
+"""The backends of experiments. Linking: :class:`elquery.linking.linker.Linker` for CMNS, MLM, MLMc and
 MLMcg (methods.md §3-4), :class:`elquery.linking.tagme.TagmeLinker` for TAGME (§6), and the surface-form
 store for mention detection (§3), over the artefacts an experiment description names.
 
@@ -6,12 +6,17 @@ TAGME runs with rho_NA = 0, so its annotations keep their rho and the sweep appl
 threshold afterwards (pruning is the last step of TAGME, so this equals running it with that
 threshold). With a whitelist, TAGME's annotations are post-filtered with it (the entities not
 listed are dropped, as the ECIR'16 comparison does), so TAGME and GIF see the same entities.
+
+Entity retrieval: :class:`SearcherBackend` ranks the whole index with
+:class:`elquery.retrieval.searcher.Searcher`, in worker processes as ``elquery rank`` does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from elquery.indexing.surface_forms.store import SurfaceFormStore
@@ -23,6 +28,9 @@ from elquery.linking.mentions import detect, read_whitelist
 from elquery.linking.methods import uses_mlm
 from elquery.linking.tagme import TagmeLinker
 from elquery.linking.types import Candidate, LinkResult
+from elquery.retrieval.models import Model
+from elquery.retrieval.queries import QueryRecord
+from elquery.retrieval.searcher import RankedEntity
 
 
 class LinkerBackend:
@@ -77,3 +85,25 @@ class LinkerBackend:
                 tokens = query_tokens(query)
                 yield qid, detect(tokens, store.lookup_spans(tokens), 0.0, self.whitelist)
                 progress(1)
+
+
+class SearcherBackend:
+    """Ranks queries against an entity index in ``workers`` processes (one: in this process),
+    with the executor and in-order window of ``elquery rank``."""
+
+    def __init__(self, index: Path, workers: int = 1) -> None:
+        self.index = index
+        self.workers = workers
+
+    def identity(self) -> Any:
+        return {"index": file_identity(self.index)}
+
+    def rank(self, model: Model, queries: Mapping[str, str], k: int, progress: Progress
+             ) -> Iterator[tuple[str, list[RankedEntity]]]:
+        from elquery.retrieval.cli import _executor, _in_order
+
+        records = [QueryRecord(qid, text) for qid, text in queries.items()]
+        size = max(1, min(50, -(-len(records) // (4 * self.workers))))
+        chunks = [records[i:i + size] for i in range(0, len(records), size)]
+        with _executor(self.workers, str(self.index)) as executor:
+            yield from _in_order(executor, chunks, model, k, 2 * self.workers, SimpleNamespace(update=progress))

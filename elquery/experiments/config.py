@@ -15,8 +15,9 @@ reported in one line naming the file and the config key. Keys (defaults in brack
 
     [crossval]
     scheme = "sessions"             # ["sessions"]: k folds, a session (qid prefix) in one fold;
-                                    # or "leave-one-out"
+                                    # "leave-one-out"; or "given": a test collection's fold files
     folds = 5                       # [5], sessions only
+    files = ["folds/QALD2.json"]    # given only: JSON fold files, each cross-validated on its own
     seed = 0                        # [0]
     session_separator = "_"         # ["_"]
 
@@ -41,13 +42,28 @@ reported in one line naming the file and the config key. Keys (defaults in brack
     # method = "run", run = "path", label = "...": a given run file (e.g. a published one),
     # evaluated as it is
 
+    [entity_retrieval]              # optional; whole-index ranking (DBpedia-Entity v2), TREC qrels
+    qrels = "qrels-v2.txt"          # graded
+    metrics = ["ndcg@10", "ndcg@100", "map@100"]   # [these]: reported, per category and in total
+    metric = "ndcg@100"             # [the first of metrics]: optimized by cross-validation
+    depth = 100                     # [100]: entities ranked per query
+    baseline = "BM25"
+    [entity_retrieval.categories]   # optional: category -> query id prefixes (before the first '-')
+    "SemSearch ES" = ["SemSearch_ES"]
+    [[entity_retrieval.methods]]
+    model = "bm25"                  # any model of `elquery rank --model` (the retrieval registry)
+    label = "BM25"                  # [the model name]
+    params = { k1 = [0.9, 1.2], b = 0.4 }   # its --param values; a list is swept
+    # run = "path", label = "...": a given TREC run, evaluated as it is
+
     [mention_detection]             # optional; recall per source: KB, Web, KB+Web
     qrels = "qrels-elq.txt"         # [interpretation_finding.qrels]
     commonness_threshold = 0        # [0]: Web counts pairs with commonness > 0 and >= this
 
     [expected]                      # optional: the figures the experiment must reproduce,
     tolerance = 0.0001              # checked by `elquery experiment CONFIG --check` [0.0001]
-    "if/GIF-MLMcg/strict.F" = 0.25  # "TASK/METHOD/METRIC" = value; TASK if, sm or md
+    "if/GIF-MLMcg/strict.F" = 0.25  # "TASK/METHOD/METRIC" = value; TASK if, sm, md or er
+    "er/BM25/INEX-LD:ndcg@10" = 0.3 # a category's figure: CATEGORY:METRIC
 
 Instead of ``index`` and ``surface_forms``, ``knowledge_base = "demo"`` names the bundled demo
 knowledge base (built on first use).
@@ -58,7 +74,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,7 +89,11 @@ TOP_RANKED = "top-ranked"
 FINDERS = (GIF, TOP_RANKED)
 SESSIONS = "sessions"
 LEAVE_ONE_OUT = "leave-one-out"
-SCHEMES = (SESSIONS, LEAVE_ONE_OUT)
+GIVEN = "given"
+SCHEMES = (SESSIONS, LEAVE_ONE_OUT, GIVEN)
+TASK_KEYS = ("if", "sm", "md", "er")
+ER_METRICS = ("ndcg@10", "ndcg@100", "map@100")
+ER_DEPTH = 100
 IF_METRICS = tuple(f"{kind}.{m}" for kind in ("strict", "lean", "entity") for m in "PRF")
 DISPLAY = {"cmns": "CMNS", "mlm": "MLM", "mlmc": "MLMc", "mlmcg": "MLMcg", TAGME: "TAGME"}
 # methods.md §6: TAGME's pruning threshold rho_NA for queries.
@@ -95,6 +115,8 @@ class MethodSpec:
     score_thresholds: tuple[float | None, ...]
     run: Path | None = None
     """A given run file (``method = "run"``), evaluated as it is instead of linking."""
+    params: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Entity retrieval: each ``--param`` name of the model and the values to sweep."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +131,28 @@ class TaskSpec:
 
 
 @dataclass(frozen=True)
+class Category:
+    """A query category of entity retrieval: the queries whose id, up to the first ``-``, is one
+    of ``prefixes`` (DBpedia-Entity v2: ``INEX_LD-2009022`` is INEX-LD)."""
+
+    name: str
+    prefixes: tuple[str, ...]
+
+    def holds(self, qid: str) -> bool:
+        return qid.partition("-")[0] in self.prefixes
+
+
+@dataclass(frozen=True)
+class RetrievalTaskSpec(TaskSpec):
+    """Entity retrieval (methods.md §4, DBpedia-Entity v2): ranking depth, the reported metrics
+    and the query categories they are broken down by."""
+
+    metrics: tuple[str, ...] = ER_METRICS
+    depth: int = ER_DEPTH
+    categories: tuple[Category, ...] = ()
+
+
+@dataclass(frozen=True)
 class MentionDetectionSpec:
     """Mention-detection recall per surface-form source (§7), on the entities of ELQ qrels."""
 
@@ -118,18 +162,21 @@ class MentionDetectionSpec:
 
 @dataclass(frozen=True)
 class CrossValidation:
-    """Session-aware k folds or leave-one-out (§7, "Parameter selection")."""
+    """Session-aware k folds, leave-one-out or a test collection's folds (§7, "Parameter
+    selection")."""
 
     scheme: str
     folds: int
     seed: int
     session_separator: str
+    files: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
 class ExpectedFigure:
     """A figure the experiment must reproduce: the mean of ``metric`` for ``method`` of ``task``
-    (``if``, ``sm`` or ``md``), within ``tolerance``."""
+    (``if``, ``sm``, ``md`` or ``er``; an ``er`` metric may be ``CATEGORY:METRIC``), within
+    ``tolerance``."""
 
     task: str
     method: str
@@ -158,6 +205,7 @@ class ExperimentConfig:
     semantic_mapping: TaskSpec | None
     mention_detection: MentionDetectionSpec | None
     expected: tuple[ExpectedFigure, ...] = ()
+    entity_retrieval: RetrievalTaskSpec | None = None
 
 
 class _Table:
@@ -204,6 +252,13 @@ class _Table:
         expanded = Path(_VARIABLE.sub(expand, text)).expanduser()
         return (expanded if expanded.is_absolute() else self.file.parent / expanded).resolve()
 
+    def paths(self, name: str) -> tuple[Path, ...]:
+        """A list of paths (each expanded as :meth:`path`)."""
+        value = self.get(name, list)
+        if not value or not all(isinstance(v, str) for v in value):
+            raise self.error(name, "expected a non-empty list of paths")
+        return tuple(_Table(self.file, self.prefix, {name: v}).path(name) for v in value)  # type: ignore[misc]
+
     def numbers(self, name: str, default: tuple[float, ...] | None = None) -> tuple[float, ...]:
         value = self.get(name, (int, float, list), default if default is not None else ...)
         values = value if isinstance(value, (list, tuple)) else [value]
@@ -248,6 +303,8 @@ def parse_config(file: Path, data: Mapping[str, Any]) -> ExperimentConfig:
     if_table, sm_table = top.table("interpretation_finding"), top.table("semantic_mapping")
     interpretation = None if if_table is None else _task(if_table, "if")
     mapping = None if sm_table is None else _task(sm_table, "sm")
+    er_table = top.table("entity_retrieval")
+    retrieval = None if er_table is None else _retrieval_task(er_table)
     expected_table = top.table("expected")
     expected = () if expected_table is None else _expected(expected_table)
     md_table = top.table("mention_detection")
@@ -260,19 +317,20 @@ def parse_config(file: Path, data: Mapping[str, Any]) -> ExperimentConfig:
         md_table.check_unknown()
         mention = MentionDetectionSpec(qrels or interpretation.qrels, threshold[0])  # type: ignore[union-attr]
     top.check_unknown()
-    if interpretation is None and mapping is None and mention is None:
+    if interpretation is None and mapping is None and mention is None and retrieval is None:
         raise ElqueryError(f"{file}: nothing to run: add [interpretation_finding], "
-                           "[semantic_mapping] or [mention_detection]")
+                           "[semantic_mapping], [mention_detection] or [entity_retrieval]")
     links = mention is not None or any(m.run is None for task in (interpretation, mapping) if task
                                        for m in task.methods)
-    for key, value in (("index", index), ("surface_forms", surface_forms)):
-        if links and value is None:
+    ranks = retrieval is not None and any(m.run is None for m in retrieval.methods)
+    for key, value, needed in (("index", index, links or ranks), ("surface_forms", surface_forms, links)):
+        if needed and value is None:
             raise top.error(key, "missing (only an experiment that evaluates given runs goes without)")
     uses_tagme = any(m.method == TAGME for m in (interpretation.methods if interpretation else ()))
     if uses_tagme and tagme is None:
         raise top.error("tagme", "missing: a TAGME method needs the TAGME artefact")
     return ExperimentConfig(file, name, index, surface_forms, tagme, whitelist, queries,  # type: ignore[arg-type]
-                            crossval, interpretation, mapping, mention, expected)
+                            crossval, interpretation, mapping, mention, expected, retrieval)
 
 
 def _knowledge_base(top: _Table) -> tuple[Path | None, Path | None]:
@@ -297,8 +355,8 @@ def _expected(table: _Table) -> tuple[ExpectedFigure, ...]:
     for key in sorted(set(table.data) - {"tolerance"}):
         value = table.get(key, (int, float))
         parts = key.split("/")
-        if len(parts) != 3 or parts[0] not in ("if", "sm", "md") or not all(parts):
-            raise table.error(key, "expected a key TASK/METHOD/METRIC with TASK if, sm or md")
+        if len(parts) != 3 or parts[0] not in TASK_KEYS or not all(parts):
+            raise table.error(key, f"expected a key TASK/METHOD/METRIC with TASK {', '.join(TASK_KEYS)}")
         figures.append(ExpectedFigure(parts[0], parts[1], parts[2], float(value), tolerance))
     if not figures:
         raise table.error("", "no figure to check")
@@ -310,8 +368,10 @@ def _crossval(table: _Table) -> CrossValidation:
     if scheme not in SCHEMES:
         raise table.error("scheme", f"unknown scheme {scheme!r}; schemes are {', '.join(SCHEMES)}")
     folds = table.get("folds", int, 5)
-    if scheme == LEAVE_ONE_OUT and "folds" in table.data:
-        raise table.error("folds", "leave-one-out has one fold per query; remove this key")
+    if scheme != SESSIONS and "folds" in table.data:
+        why = "has one fold per query" if scheme == LEAVE_ONE_OUT else "takes its folds from the files"
+        raise table.error("folds", f"{scheme} {why}; remove this key")
+    files = table.paths("files") if scheme == GIVEN else ()
     if folds < 2:
         raise table.error("folds", f"need at least 2 folds, got {folds}")
     seed = table.get("seed", int, 0)
@@ -319,7 +379,7 @@ def _crossval(table: _Table) -> CrossValidation:
     if not separator:
         raise table.error("session_separator", "must not be empty")
     table.check_unknown()
-    return CrossValidation(scheme, folds, seed, separator)
+    return CrossValidation(scheme, folds, seed, separator, files)
 
 
 def _task(table: _Table, task: str) -> TaskSpec:
@@ -332,6 +392,13 @@ def _task(table: _Table, task: str) -> TaskSpec:
             parse_metric(metric)
         except ElqueryError as exc:
             raise table.error("metric", str(exc)) from None
+    methods, baseline = _methods(table, lambda entry: _method(entry, task))
+    table.check_unknown()
+    return TaskSpec(qrels, metric, baseline, methods)  # type: ignore[arg-type]
+
+
+def _methods(table: _Table, parse: Callable[[_Table], MethodSpec]) -> tuple[tuple[MethodSpec, ...], str | None]:
+    """A task's ``[[methods]]`` (each read by ``parse``) and its baseline, one of their labels."""
     raw = table.get("methods", list)
     if not raw:
         raise table.error("methods", "no method given")
@@ -339,7 +406,7 @@ def _task(table: _Table, task: str) -> TaskSpec:
     for number, entry in enumerate(raw):
         if not isinstance(entry, dict):
             raise table.error(f"methods[{number}]", "expected a table ([[...methods]])")
-        methods.append(_method(_Table(table.file, f"{table.key('methods')}[{number}].", entry), task))
+        methods.append(parse(_Table(table.file, f"{table.key('methods')}[{number}].", entry)))
     labels = [m.label for m in methods]
     for label in labels:
         if labels.count(label) > 1:
@@ -347,19 +414,28 @@ def _task(table: _Table, task: str) -> TaskSpec:
     baseline = table.get("baseline", str, None)
     if baseline is not None and baseline not in labels:
         raise table.error("baseline", f"{baseline!r} is not a method label ({', '.join(labels)})")
+    return tuple(methods), baseline
+
+
+def _label(table: _Table, default: str | None = None) -> str:
+    label = table.get("label", str, ... if default is None else default)
+    if not label.strip() or "|" in label or "/" in label:
+        raise table.error("label", f"{label!r}: a label must be non-empty without '|' or '/'")
+    return label
+
+
+def _given_run(table: _Table, method: str) -> MethodSpec:
+    """``run = "path"`` with a ``label``: a run file evaluated as it is."""
+    run = table.path("run")
+    label = _label(table)
     table.check_unknown()
-    return TaskSpec(qrels, metric, baseline, tuple(methods))  # type: ignore[arg-type]
+    return MethodSpec(label, method, None, (), (None,), run)
 
 
 def _method(table: _Table, task: str) -> MethodSpec:
     method = table.get("method", str)
     if method == GIVEN_RUN:
-        run = table.path("run")
-        label = table.get("label", str)
-        if not label.strip() or "|" in label or "/" in label:
-            raise table.error("label", f"{label!r}: a label must be non-empty without '|' or '/'")
-        table.check_unknown()
-        return MethodSpec(label, method, None, (), (None,), run)
+        return _given_run(table, method)
     allowed = METHODS + ((TAGME,) if task == "if" else ())
     if method not in allowed:
         raise table.error("method", f"unknown method {method!r}; methods are {', '.join(allowed)}")
@@ -378,8 +454,83 @@ def _method(table: _Table, task: str) -> MethodSpec:
         scores = table.numbers("rho_threshold", (DEFAULT_TAGME_THRESHOLD,))
     default_label = DISPLAY[method] if finder is None else (
         f"GIF-{DISPLAY[method]}" if finder == GIF else f"TopRanked-{DISPLAY[method]}")
-    label = table.get("label", str, default_label)
-    if not label.strip() or "|" in label or "/" in label:
-        raise table.error("label", f"{label!r}: a label must be non-empty without '|' or '/'")
+    label = _label(table, default_label)
     table.check_unknown()
     return MethodSpec(label, method, finder, commonness, scores)
+
+
+def _retrieval_task(table: _Table) -> RetrievalTaskSpec:
+    """``[entity_retrieval]``: qrels, metrics, depth, categories and retrieval methods."""
+    qrels = table.path("qrels")
+    metrics = table.get("metrics", list, list(ER_METRICS))
+    if not metrics or not all(isinstance(m, str) for m in metrics) or len(set(metrics)) != len(metrics):
+        raise table.error("metrics", "expected a list of distinct metric names")
+    metric = table.get("metric", str, metrics[0])
+    for key, name in [*(("metrics", m) for m in metrics), ("metric", metric)]:
+        try:
+            parse_metric(name)
+        except ElqueryError as exc:
+            raise table.error(key, str(exc)) from None
+    depth = table.get("depth", int, ER_DEPTH)
+    if depth < 1:
+        raise table.error("depth", f"expected a ranking depth of at least 1, got {depth}")
+    categories = _categories(table.table("categories"))
+    methods, baseline = _methods(table, _retrieval_method)
+    table.check_unknown()
+    return RetrievalTaskSpec(qrels, metric, baseline, methods, tuple(metrics), depth, categories)  # type: ignore[arg-type]
+
+
+def _categories(table: _Table | None) -> tuple[Category, ...]:
+    if table is None:
+        return ()
+    categories = []
+    for name in table.data:
+        prefixes = table.get(name, list)
+        if not prefixes or not all(isinstance(p, str) and p and "-" not in p for p in prefixes):
+            raise table.error(name, "expected a non-empty list of query id prefixes (without '-')")
+        if ":" in name or "/" in name:
+            raise table.error(name, "a category name holds no ':' or '/'")
+        categories.append(Category(name, tuple(prefixes)))
+    if not categories:
+        raise table.error("", "no category given")
+    seen: dict[str, str] = {}
+    for category in categories:
+        for prefix in category.prefixes:
+            if prefix in seen:
+                raise table.error(category.name, f"prefix {prefix!r} is in category {seen[prefix]!r} too")
+            seen[prefix] = category.name
+    return tuple(categories)
+
+
+def _retrieval_method(table: _Table) -> MethodSpec:
+    """A retrieval model of the registry (:data:`elquery.retrieval.models.MODEL_HELP`, the models
+    of ``elquery rank``) with its parameter grid, or a given run."""
+    from elquery.retrieval.models import MODEL_HELP, model_from_name
+
+    if "run" in table.data:
+        if "model" in table.data:
+            raise table.error("model", "give either model or run")
+        return _given_run(table, GIVEN_RUN)
+    model = table.get("model", str)
+    if model not in MODEL_HELP:
+        raise table.error("model", f"unknown model {model!r}; models are {', '.join(MODEL_HELP)}")
+    params_table = table.table("params")
+    grid: list[tuple[str, tuple[str, ...]]] = []
+    for name, value in ({} if params_table is None else params_table.data).items():
+        values = value if isinstance(value, list) else [value]
+        if not values or not all(isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in values):
+            raise params_table.error(name, f"expected a number, a string or a non-empty list of them, got {value!r}")  # type: ignore[union-attr]
+        texts = tuple(str(v) for v in values)
+        if len(set(texts)) != len(texts):
+            raise params_table.error(name, "a value is given twice")  # type: ignore[union-attr]
+        grid.append((name, texts))
+    spec = MethodSpec(_label(table, model), model, None, (), (None,), params=tuple(grid))
+    table.check_unknown()
+    from elquery.experiments.sweep import grid as settings
+
+    for setting in settings(spec):
+        try:
+            model_from_name(model, dict(setting.params))
+        except ElqueryError as exc:
+            raise table.error("params", f"{setting}: {exc}") from None
+    return spec

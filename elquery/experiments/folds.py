@@ -1,15 +1,17 @@
 """Cross-validation folds (methods.md §7, "Parameter selection"): session-aware k-fold splits,
 where all queries of one search session (the same query id prefix before ``_``) are in one fold,
-and leave-one-out.
+leave-one-out, and folds given by a test collection (DBpedia-Entity v2's ``folds/*.json``).
 
-Both are deterministic: session-aware folds depend only on the query ids, ``k`` and the seed.
+All are deterministic: session-aware folds depend only on the query ids, ``k`` and the seed.
 """
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 SESSION_SEPARATOR = "_"
 
@@ -57,6 +59,57 @@ def leave_one_out(qids: Iterable[str]) -> list[Fold]:
     if len(ordered) < 2:
         raise ValueError(f"leave-one-out needs at least 2 queries, got {len(ordered)}")
     return _folds([[qid] for qid in ordered])
+
+
+def given_folds(files: Sequence[Path], qids: Iterable[str]) -> list[Fold]:
+    """The folds of a test collection's fold files, restricted to ``qids``: each file is JSON
+    ``{"0": {"training": [qid, ...], "testing": [qid, ...]}, ...}`` (DBpedia-Entity v2's
+    ``folds/``), and the folds of every file are taken in turn, so a file per query category
+    cross-validates each category on its own queries. Every query of ``qids`` must be tested in
+    exactly one fold, and no fold may train on a query it tests; the training lists are taken as
+    given (DBpedia-Entity v2's INEX-LD fold 1 leaves one query out of training). Query ids the
+    files name but ``qids`` lacks are left out."""
+    wanted = set(qids)
+    folds: list[Fold] = []
+    tested: dict[str, Path] = {}
+    for path in files:
+        file_folds = _read_fold_file(path)
+        for name, (train, test) in file_folds.items():
+            overlap = sorted(set(train) & set(test))
+            if overlap:
+                raise ValueError(f"{path}: fold {name} trains on the query {overlap[0]} it tests")
+            for qid in test:
+                if qid in tested:
+                    raise ValueError(f"{path}: query {qid} is tested in {tested[qid]} too")
+                tested[qid] = path
+            kept_train = tuple(sorted(q for q in train if q in wanted))
+            kept_test = tuple(sorted(q for q in test if q in wanted))
+            if kept_test:
+                folds.append(Fold(len(folds), kept_train, kept_test))
+    missing = sorted(wanted - set(tested))
+    if missing:
+        raise ValueError(f"{len(missing)} queries are in no test fold of the fold files, e.g. {missing[0]}")
+    return folds
+
+
+def _read_fold_file(path: Path) -> dict[str, tuple[list[str], list[str]]]:
+    """A fold file's folds by name: (training, testing) query ids."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the fold file ({exc.strerror})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not a JSON fold file ({exc})") from None
+    if not isinstance(data, dict) or not data:
+        raise ValueError(f"{path}: expected a JSON object of folds {{\"0\": {{\"training\": [...], \"testing\": [...]}}}}")
+    folds = {}
+    for name, fold in data.items():
+        if not (isinstance(fold, dict) and set(fold) == {"training", "testing"}
+                and all(isinstance(fold[k], list) and all(isinstance(q, str) for q in fold[k])
+                        for k in fold)):
+            raise ValueError(f"{path}: fold {name}: expected {{\"training\": [qid, ...], \"testing\": [qid, ...]}}")
+        folds[name] = (fold["training"], fold["testing"])
+    return folds
 
 
 def _folds(tests: Sequence[Sequence[str]]) -> list[Fold]:

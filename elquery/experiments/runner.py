@@ -1,6 +1,7 @@
 """Run an experiment description end to end (methods.md §7-8): sweep every method over its
 parameter grid, choose the parameters by cross-validation on the training folds, evaluate the
-test-fold results, test significance against the baseline and write the tables.
+test-fold results, test significance against the baseline and write the tables. Entity retrieval
+is evaluated per query category and over all queries (DBpedia-Entity v2, Hasibi et al. SIGIR'17).
 
 Files written under the output folder (each to a temporary name, renamed on success):
 
@@ -9,12 +10,15 @@ Files written under the output folder (each to a temporary name, renamed on succ
 * ``folds.tsv`` (qid, test fold), ``parameters.tsv`` (chosen setting per method and fold, with its
   mean training objective), ``sweep.tsv`` (mean objective of every setting over all queries);
 * ``per_query.tsv``: task, method, qid, metric, value of the cross-validated runs and of
-  mention-detection recall per source;
-* ``results.md``: the tables in the layout of the ICTIR'15 tables.
+  mention-detection recall per source (an entity-retrieval metric of one query category is
+  ``CATEGORY:METRIC``);
+* ``results.md``: the tables in the layout of the ICTIR'15 tables and of the DBpedia-Entity v2
+  paper's Table 3.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,17 +33,17 @@ from elquery.evaluation.mentions import MentionRecall, mention_detection_recall
 from elquery.evaluation.rank import evaluate_rankings, relevant_entities
 from elquery.evaluation.readers import read_elq, read_trec_qrels, read_trec_run
 from elquery.base import ElqueryError
-from elquery.experiments.config import (IF_METRICS, LEAVE_ONE_OUT, ExpectedFigure, ExperimentConfig, MethodSpec,
-                                        TaskSpec, load_config)
+from elquery.experiments.config import (GIVEN, IF_METRICS, LEAVE_ONE_OUT, ExpectedFigure, ExperimentConfig,
+                                        MethodSpec, RetrievalTaskSpec, TaskSpec, load_config)
 from elquery.experiments.crossval import FoldChoice, combine, cross_validate
-from elquery.experiments.folds import Fold, leave_one_out, session_folds
-from elquery.experiments.sweep import Backend, RunStore, Setting, grid
-from elquery.experiments.tables import (IF_COLUMNS, MD_COLUMNS, SM_COLUMNS, markdown_table,
-                                        significance, significance_note)
+from elquery.experiments.folds import Fold, given_folds, leave_one_out, session_folds
+from elquery.experiments.sweep import Backend, Ranker, RunStore, Setting, grid
+from elquery.experiments.tables import (IF_COLUMNS, MD_COLUMNS, SM_COLUMNS, TOTAL, Column, category_columns,
+                                        category_metric, markdown_table, significance, significance_note)
 from elquery.files import atomic_output
 from elquery.linking.types import Candidate
 
-TASKS = {"if": "Interpretation finding", "sm": "Semantic mapping"}
+TASKS = {"if": "Interpretation finding", "sm": "Semantic mapping", "er": "Entity retrieval"}
 SOURCES = ("KB", "Web", "KB+Web")
 Scores = dict[str, dict[str, float]]  # metric -> qid -> score
 
@@ -78,9 +82,13 @@ class CheckedFigure:
         return self.actual is not None and abs(self.actual - self.expected.value) <= self.expected.tolerance
 
     def line(self) -> str:
-        actual = "missing" if self.actual is None else f"{self.actual:.4f}"
+        """``OK   KEY: actual (expected value ± tolerance)``, with as many decimals as the
+        tolerance needs (at least 4)."""
+        tolerance = self.expected.tolerance
+        digits = max(4, -math.floor(math.log10(tolerance))) if tolerance > 0 else 10
+        actual = "missing" if self.actual is None else f"{self.actual:.{digits}f}"
         return (f"{'OK  ' if self.ok else 'FAIL'} {self.expected.key}: {actual} (expected "
-                f"{self.expected.value:.4f} ± {self.expected.tolerance:g})")
+                f"{self.expected.value:.{digits}f} ± {tolerance:g})")
 
 
 @dataclass(frozen=True)
@@ -138,18 +146,24 @@ class ExperimentResult:
                 for figure in self.config.expected]
 
     def task_spec(self, task: str) -> TaskSpec:
-        """The configuration of task ``"if"`` or ``"sm"``."""
-        spec = self.config.interpretation_finding if task == "if" else self.config.semantic_mapping
+        """The configuration of task ``"if"``, ``"sm"`` or ``"er"``."""
+        spec = dict(_tasks(self.config))[task]
         assert spec is not None
         return spec
 
 
+def _tasks(config: ExperimentConfig) -> list[tuple[str, TaskSpec | None]]:
+    return [("if", config.interpretation_finding), ("sm", config.semantic_mapping),
+            ("er", config.entity_retrieval)]
+
+
 def run_experiment(config: ExperimentConfig | str | os.PathLike[str], out_dir: str | os.PathLike[str],
-                   workers: int = 1, backend: Backend | None = None, progress: bool = True
-                   ) -> ExperimentResult:
+                   workers: int = 1, backend: Backend | None = None, progress: bool = True,
+                   ranker: Ranker | None = None) -> ExperimentResult:
     """Run an experiment description (a path or a parsed :class:`ExperimentConfig`) into
-    ``out_dir``. ``backend`` defaults to the linkers over the configured artefacts, run in
-    ``workers`` processes; ``progress`` shows progress bars on a terminal."""
+    ``out_dir``. ``backend`` defaults to the linkers over the configured artefacts and ``ranker``
+    to a searcher of the configured index, run in ``workers`` processes; ``progress`` shows
+    progress bars on a terminal."""
     if not isinstance(config, ExperimentConfig):
         config = load_config(config)
     out = Path(out_dir)
@@ -159,9 +173,12 @@ def run_experiment(config: ExperimentConfig | str | os.PathLike[str], out_dir: s
     if backend is None:
         from elquery.experiments.backend import LinkerBackend
         backend = LinkerBackend(config, workers)
-    store = RunStore(out, backend, queries, progress)
+    if ranker is None and config.index is not None:
+        from elquery.experiments.backend import SearcherBackend
+        ranker = SearcherBackend(config.index, workers)
+    store = RunStore(out, backend, queries, progress, ranker)
     methods = []
-    for task, spec in (("if", config.interpretation_finding), ("sm", config.semantic_mapping)):
+    for task, spec in _tasks(config):
         if spec is not None:
             evaluate = _task_evaluator(task, spec, queries)
             methods += [_run_method(store, task, spec, method, folds, evaluate)
@@ -187,6 +204,8 @@ def _folds(config: ExperimentConfig, qids: Sequence[str]) -> list[Fold]:
     try:
         if cv.scheme == LEAVE_ONE_OUT:
             return leave_one_out(qids)
+        if cv.scheme == GIVEN:
+            return given_folds(cv.files, qids)
         return session_folds(qids, cv.folds, cv.seed, cv.session_separator)
     except ValueError as exc:
         raise ElqueryError(f"{config.path}: crossval: {exc}") from None
@@ -212,13 +231,31 @@ def _task_evaluator(task: str, spec: TaskSpec, queries: Mapping[str, str]
     judged = {q: j for q, j in read_trec_qrels(spec.qrels).items() if q in queries}
     if not relevant_entities(judged):
         raise ElqueryError(f"{spec.qrels}: no query of the query set has a relevant entity")
-    metrics = list(dict.fromkeys([*(c.metric for c in SM_COLUMNS), spec.metric]))
+    reported = spec.metrics if isinstance(spec, RetrievalTaskSpec) else [c.metric for c in SM_COLUMNS]
+    metrics = list(dict.fromkeys([*reported, spec.metric]))
+    groups = _category_queries(spec, relevant_entities(judged)) if isinstance(spec, RetrievalTaskSpec) else {}
 
-    def evaluate_sm(path: Path) -> Scores:
+    def evaluate_ranking(path: Path) -> Scores:
         run = read_trec_run(path) if _has_lines(path) else {}
         per_query = evaluate_rankings(judged, run, metrics, complete=True).per_query
-        return {metric: {q: values[metric] for q, values in per_query.items()} for metric in metrics}
-    return evaluate_sm
+        scores = {metric: {q: values[metric] for q, values in per_query.items()} for metric in metrics}
+        return scores | {category_metric(name, metric): {q: scores[metric][q] for q in qids}
+                         for name, qids in groups.items() for metric in metrics}
+    return evaluate_ranking
+
+
+def _category_queries(spec: RetrievalTaskSpec, judged: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The evaluated queries of each category that has some, in the config's order; every
+    evaluated query must belong to a category (when categories are given)."""
+    groups: dict[str, list[str]] = {}
+    for qid in sorted(judged):
+        names = [c.name for c in spec.categories if c.holds(qid)]
+        if spec.categories and not names:
+            raise ElqueryError(f"query {qid} is in no category of [entity_retrieval.categories] "
+                               f"(a category takes the query ids whose part before '-' it lists)")
+        for name in names:
+            groups.setdefault(name, []).append(qid)
+    return {c.name: groups[c.name] for c in spec.categories if c.name in groups}
 
 
 def _has_lines(path: Path) -> bool:
@@ -234,6 +271,8 @@ def _run_method(store: RunStore, task: str, spec: TaskSpec, method: MethodSpec,
         if not method.run.is_file():
             raise ElqueryError(f"{method.run}: no such run file (method {method.label!r})")
         runs = {setting: method.run for setting in grid(method)}
+    elif isinstance(spec, RetrievalTaskSpec):
+        runs = {setting: store.ranking(method, setting, spec.depth) for setting in grid(method)}
     else:
         runs = {setting: store.run(task, method, setting) for setting in grid(method)}
     sweep = {setting: evaluate(path) for setting, path in runs.items()}
@@ -288,21 +327,25 @@ def report(result: ExperimentResult) -> str:
     config = result.config
     cv = config.crossval
     scheme = ("leave-one-out" if cv.scheme == LEAVE_ONE_OUT else
+              f"the {len(result.folds)} folds of {', '.join(f'`{f.name}`' for f in cv.files)}" if cv.scheme == GIVEN else
               f"{cv.folds} folds keeping search sessions together (seed {cv.seed})")
     parts = [f"# {config.name}\n",
              f"{result.queries} queries (`{config.queries.name}`); cross-validation: {scheme}. "
              "Parameters are chosen on the training folds; the figures are test-fold results "
              "(methods.md §7).\n"]
-    for task, columns in (("if", IF_COLUMNS), ("sm", SM_COLUMNS)):
+    for task in TASKS:
         methods = [m for m in result.methods if m.task == task]
         if not methods:
             continue
         spec = result.task_spec(task)
         parts.append(f"## {TASKS[task]}\n")
+        columns = _columns(task, spec, methods[0])
         parts.append(markdown_table({m.label: m.per_query for m in methods}, columns, spec.baseline))
         notes = [f"Parameters chosen by {spec.metric}."]
         if task == "if":
             notes.append("F is the mean of per-query F.")
+        if isinstance(spec, RetrievalTaskSpec):
+            notes.append(_query_counts(spec, methods[0]) + f" Top {spec.depth} entities per query.")
         parts.append(" ".join(notes) + "\n")
         if spec.baseline is not None:
             parts.append(significance_note(spec.baseline))
@@ -316,6 +359,23 @@ def report(result: ExperimentResult) -> str:
         parts.append("## Chosen parameters\n")
         parts.append(_chosen_table(result.methods))
     return "\n".join(parts)
+
+
+def _columns(task: str, spec: TaskSpec, method: MethodResult) -> Sequence[Column]:
+    """The columns of a task's table; entity retrieval's in the DBpedia-Entity v2 layout, over
+    the categories with evaluated queries."""
+    if not isinstance(spec, RetrievalTaskSpec):
+        return IF_COLUMNS if task == "if" else SM_COLUMNS
+    present = [c.name for c in spec.categories if category_metric(c.name, spec.metrics[0]) in method.per_query]
+    return category_columns(present, spec.metrics)
+
+
+def _query_counts(spec: RetrievalTaskSpec, method: MethodResult) -> str:
+    """``Queries: SemSearch ES 113, ..., Total 467.``"""
+    counts = [(c.name, len(method.per_query[category_metric(c.name, spec.metrics[0])])) for c in spec.categories
+              if category_metric(c.name, spec.metrics[0]) in method.per_query]
+    counts.append((TOTAL, len(method.per_query[spec.metrics[0]])))
+    return "Queries: " + ", ".join(f"{name} {n}" for name, n in counts) + "."
 
 
 def _chosen_table(methods: Sequence[MethodResult]) -> str:
@@ -340,11 +400,11 @@ def _write_outputs(result: ExperimentResult) -> None:
     out = result.out_dir
     _tsv(out / "folds.tsv", ["qid", "fold"],
          ((qid, fold.index) for fold in result.folds for qid in fold.test))
-    _tsv(out / "parameters.tsv", ["task", "method", "fold", "c", "s", "train_score"],
-         ((m.task, m.label, c.fold.index, c.setting.c, c.setting.s, c.train_score)
+    _tsv(out / "parameters.tsv", ["task", "method", "fold", "c", "s", "params", "train_score"],
+         ((m.task, m.label, c.fold.index, c.setting.c, c.setting.s, c.setting.parameters, c.train_score)
           for m in result.methods for c in m.choices))
-    _tsv(out / "sweep.tsv", ["task", "method", "c", "s", "metric", "value", "queries"],
-         ((m.task, m.label, setting.c, setting.s, metric, fmean(values.values()), len(values))
+    _tsv(out / "sweep.tsv", ["task", "method", "c", "s", "params", "metric", "value", "queries"],
+         ((m.task, m.label, setting.c, setting.s, setting.parameters, metric, fmean(values.values()), len(values))
           for m in result.methods for setting, scores in m.sweep.items()
           for metric, values in scores.items() if values))
     _tsv(out / "per_query.tsv", ["task", "method", "qid", "metric", "value"],

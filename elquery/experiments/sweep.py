@@ -10,6 +10,10 @@ computes them (:func:`code_version`: the package version and the source of the n
 artefact-reading, retrieval and linking modules); re-running an experiment reuses the entries
 whose inputs did not change, and a fix in the code never reuses results of the code before it.
 
+Entity retrieval ranks the whole index once per setting (a model and its parameters, built by
+the retrieval registry :func:`elquery.retrieval.models.model_from_name`); its run file is named by
+a hash of the index's identity, the queries, the model (all its parameters) and the depth.
+
 Layout under the output folder: ``cache/<method>-c<c>.<hash>.jsonl`` (scored triples and
 semantic-mapping ranking per query, in the ``jsonl`` run format of ``elquery link``) and
 ``runs/<label>/<setting>.<hash>.{elq,trec}`` (one run file per swept setting).
@@ -19,9 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
+from itertools import product
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
@@ -36,6 +41,9 @@ from elquery.files import atomic_output
 from elquery.linking.output import write_results
 from elquery.linking.tagme import TagmeLinker
 from elquery.linking.types import Candidate, Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
+from elquery.retrieval.models import Model, model_from_name
+from elquery.retrieval.runs import write_run
+from elquery.retrieval.searcher import RankedEntity
 
 CACHE_VERSION = 1
 Progress = Callable[[int], Any]
@@ -44,26 +52,40 @@ Progress = Callable[[int], Any]
 @dataclass(frozen=True)
 class Setting:
     """One point of a parameter grid: commonness threshold ``c`` and score threshold ``s``
-    (None where the method has no such parameter)."""
+    (None where the method has no such parameter), or a retrieval model's ``params``
+    (``--param`` name and value)."""
 
     c: float | None = None
     s: float | None = None
+    params: tuple[tuple[str, str], ...] = ()
+
+    def _parts(self) -> list[tuple[str, str]]:
+        thresholds = [(name, f"{value:g}") for name, value in (("c", self.c), ("s", self.s))
+                      if value is not None]
+        return thresholds + list(self.params)
 
     def __str__(self) -> str:
-        parts = [f"{name}={value:g}" for name, value in (("c", self.c), ("s", self.s))
-                 if value is not None]
-        return " ".join(parts) or "default"
+        return " ".join(f"{name}={value}" for name, value in self._parts()) or "default"
+
+    @property
+    def parameters(self) -> str:
+        """The retrieval parameters as ``name=value`` separated by spaces (empty without)."""
+        return " ".join(f"{name}={value}" for name, value in self.params)
 
     @property
     def slug(self) -> str:
-        """The setting in a file name: ``c0.1_s0.3``."""
-        return str(self).replace("=", "").replace(" ", "_")
+        """The setting in a file name: ``c0.1_s0.3``, ``k1-0.9_b-0.4``."""
+        parts = [f"{name}{value}" if name in ("c", "s") else f"{name}-{value}" for name, value in self._parts()]
+        return "_".join(parts).replace("/", "-").replace(" ", "-") or "default"
 
 
 def grid(spec: MethodSpec) -> list[Setting]:
-    """Every setting of a method, c-major, in the order the config lists the values."""
+    """Every setting of a method, c-major (retrieval parameters: the first one major), in the
+    order the config lists the values."""
     commonness = spec.commonness_thresholds or (None,)
-    return [Setting(c, s) for c in commonness for s in spec.score_thresholds]
+    params = [[(name, value) for value in values] for name, values in spec.params]
+    return [Setting(c, s, tuple(point)) for c in commonness for s in spec.score_thresholds
+            for point in product(*params)]
 
 
 class Backend(Protocol):
@@ -81,6 +103,18 @@ class Backend(Protocol):
     def candidates(self, queries: Mapping[str, str], progress: Progress
                    ) -> Iterable[tuple[str, list[Candidate]]]:
         """Every candidate of mention detection with c = 0 (methods.md §3), per query."""
+
+
+class Ranker(Protocol):
+    """What entity retrieval needs: whole-index rankings of a retrieval model, plus an identity
+    of the index (for the cache keys)."""
+
+    def identity(self) -> Any:
+        """A JSON-serializable identity of the index."""
+
+    def rank(self, model: Model, queries: Mapping[str, str], k: int, progress: Progress
+             ) -> Iterable[tuple[str, Sequence[RankedEntity]]]:
+        """The top ``k`` of every query, in query order; ``progress(n)`` as queries finish."""
 
 
 def file_identity(path: Path) -> list[Any]:
@@ -153,9 +187,10 @@ class RunStore:
     reused when their hash-named files exist."""
 
     def __init__(self, out_dir: Path, backend: Backend, queries: Mapping[str, str],
-                 progress: bool = True) -> None:
+                 progress: bool = True, ranker: Ranker | None = None) -> None:
         self.out_dir = out_dir
         self.backend = backend
+        self.ranker = ranker
         self.queries = dict(sorted(queries.items()))
         self.progress = progress
         self._scored: dict[str, dict[str, LinkResult]] = {}
@@ -197,6 +232,19 @@ class RunStore:
                 results = (replace(r, interpretations=tuple(find_interpretations(spec, setting, r)))
                            for r in results)
             write_results(results, path, fmt, tag(spec.label))
+        return path
+
+    def ranking(self, spec: MethodSpec, setting: Setting, depth: int) -> Path:
+        """The TREC run of a retrieval model (``spec.method``, a name of the retrieval registry)
+        with the parameters of ``setting``: the top ``depth`` entities of every query."""
+        assert self.ranker is not None
+        model = model_from_name(spec.method, dict(setting.params))
+        key = digest("ranking", self.ranker.identity(), self.queries, repr(model), depth)
+        path = self.out_dir / "runs" / spec.label / f"{setting.slug}.{key}.trec"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with self._bar(f"ranking {spec.label} {setting}") as bar:
+                write_run(path, self.ranker.rank(model, self.queries, depth, bar.update), tag(spec.label))
         return path
 
     def candidates(self) -> dict[str, list[Candidate]]:

@@ -1,5 +1,7 @@
-"""Markdown tables in the layout of the ICTIR'15 tables (methods.md §8): one row per method,
-figures as macro averages of per-query scores printed like the paper (``.6647``), and
+"""Markdown tables in the layout of the ICTIR'15 tables (methods.md §8) and of the
+DBpedia-Entity v2 paper's results table (Hasibi et al., SIGIR'17, Table 3: a column group per
+query category and one for all queries, NDCG@10 and NDCG@100 in each): one row per method,
+figures as macro averages of per-query scores printed like the papers (``.6647``), and
 significance markers from the two-sided paired t-test (methods.md §7) against a named baseline:
 ``†`` for p < 0.05 and ``‡`` for p < 0.01.
 """
@@ -32,6 +34,20 @@ IF_COLUMNS = (Column("strict P", "strict.P"), Column("strict R", "strict.R"),
               Column("lean R", "lean.R"), Column("lean F", "lean.F"))
 SM_COLUMNS = (Column("MAP", "map"), Column("S@1", "success@1"), Column("MRR", "mrr"))
 MD_COLUMNS = (Column("recall", "recall"),)
+TOTAL = "Total"
+
+
+def category_metric(category: str, metric: str) -> str:
+    """The per-query scores' key of ``metric`` restricted to a query category."""
+    return f"{category}:{metric}"
+
+
+def category_columns(categories: Sequence[str], metrics: Sequence[str]) -> tuple[Column, ...]:
+    """The DBpedia-Entity v2 layout: a group of ``metrics`` columns per category, then the
+    ``Total`` group over all queries; headers ``INEX-LD NDCG@10``, ..., ``Total MAP@100``."""
+    groups = [(name, lambda m, name=name: category_metric(name, m)) for name in categories]
+    groups.append((TOTAL, lambda m: m))
+    return tuple(Column(f"{name} {metric.upper()}", key(metric)) for name, key in groups for metric in metrics)
 
 
 def figure(value: float) -> str:

@@ -159,8 +159,8 @@ def test_outputs(setting: Path, tmp_path: Path) -> None:
     assert (out / "runs" / "CMNS" / "cross-validated.trec").read_text().splitlines()[0] == (
         f"s0_1 Q0 {right('s0_1')} 1 {number(0.6)} CMNS")
     parameters = (out / "parameters.tsv").read_text().splitlines()
-    assert parameters[0] == "task\tmethod\tfold\tc\ts\ttrain_score"
-    assert "if\tGIF-CMNS\t0\t0\t0.5\t1" in parameters
+    assert parameters[0] == "task\tmethod\tfold\tc\ts\tparams\ttrain_score"
+    assert "if\tGIF-CMNS\t0\t0\t0.5\t\t1" in parameters
     per_query = (out / "per_query.tsv").read_text().splitlines()
     assert per_query[0] == "task\tmethod\tqid\tmetric\tvalue"
     assert "if\tGIF-CMNS\ts0_1\tstrict.F\t1" in per_query
