@@ -2,11 +2,13 @@
 a baseline measured in the same run, a one-process ``collections.Counter`` over the same lines
 (read, split, count; no normalization, no validation, no bounded memory). JSON lines.
 
-Generated input (seeded, cached in ``--work``): ``--files`` gzip files in FACC1's eight-column
-layout; mentions Zipfian (s = 1) over ``--forms`` distinct two- or three-word forms in three case
-variants, each with a dominant mid and a Zipfian tail, posteriors uniform, one line in a thousand
-malformed. For each ``--lines`` size: wall time, lines/s of both, their ratio, the peak RSS of
-the counting processes (all of them, sampled from /proc), and the number of (form, mid) pairs.
+Generated input (seeded, cached in ``--work``): ``synthetic_facc.generate_annotations``, ``--files``
+gzip files in FACC1's eight-column layout; mentions Zipfian (s = 1) over ``--forms`` distinct
+two-word forms in three case variants, each with a dominant mid and a Zipfian tail, posteriors
+uniform, one line in a thousand malformed. For each ``--lines`` size: wall time, lines/s of both,
+their ratio, the CPU seconds of both (user + system, all processes: lines per CPU second does
+not depend on what else the machine runs), the peak RSS of the counting processes (all of them,
+sampled from /proc), and the number of (form, mid) pairs.
 
 Usage: ``python benchmarks/bench_facc_counts.py [--lines 10000000 50000000] [--workers 2]
 [--memory 512] [--work /tmp/elquery-facc-bench]``
@@ -18,58 +20,37 @@ import argparse
 import gzip
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 
-import numpy as np
-
-WORDS = 5_000
-CHUNK = 1_000_000
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from synthetic_facc import SyntheticSpec, generate_annotations  # noqa: E402
 
 
-def generate(directory: Path, lines: int, files: int, forms: int, seed: int = 0) -> list[Path]:
-    """``files`` gzip files holding ``lines`` annotation lines in all (reused when present)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = [directory / f"{number:03d}.anns.tsv.gz" for number in range(files)]
+def generate(directory: Path, spec: SyntheticSpec) -> list[Path]:
+    """The annotation files of ``spec`` in ``directory``, generated unless already there."""
     manifest = directory / "manifest.json"
-    spec = {"lines": lines, "files": files, "forms": forms, "seed": seed}
-    if manifest.exists() and json.loads(manifest.read_text()) == spec:
-        return paths
-    rng = np.random.default_rng(seed)
-    vocabulary = ["".join(chr(97 + c) for c in rng.integers(0, 26, rng.integers(3, 9))) for _ in range(WORDS)]
-    base = [" ".join(vocabulary[w] for w in rng.integers(0, WORDS, rng.integers(2, 4))) for _ in range(forms)]
-    variants = [[b, b.title(), b.upper()] for b in base]
-    ranks = np.arange(1, forms + 1, dtype=np.float64)
-    form_cdf = np.cumsum(1 / ranks)
-    form_cdf /= form_cdf[-1]
-    tail_cdf = np.cumsum(1 / np.arange(1, 17, dtype=np.float64) ** 2)
-    tail_cdf /= tail_cdf[-1]
-    per_file = -(-lines // files)
-    for number, path in enumerate(paths):
-        count = min(per_file, lines - number * per_file)
-        with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as out:
-            for start in range(0, count, CHUNK):
-                size = min(CHUNK, count - start)
-                chosen = np.searchsorted(form_cdf, rng.random(size))
-                case = rng.choice(3, size, p=[0.6, 0.3, 0.1])
-                mids = chosen * 3 // 2 + np.searchsorted(tail_cdf, rng.random(size))
-                posteriors = rng.random(size)
-                offsets = rng.integers(0, 100_000, size)
-                out.write("".join(
-                    f"clueweb09-en{number:04d}-00-{start + i:05d}\tUTF-8\t{variants[f][c]}\t{o}\t{o + 12}\t{p:.6f}\t0.0001\t/m/0{m:x}\n"
-                    if (start + i) % 1000 else f"clueweb09-en{number:04d}\tUTF-8\tbroken line\n"
-                    for i, (f, c, m, p, o) in enumerate(zip(chosen.tolist(), case.tolist(), mids.tolist(),
-                                                             posteriors.tolist(), offsets.tolist()))))
-    manifest.write_text(json.dumps(spec))
+    if manifest.exists() and json.loads(manifest.read_text()) == asdict(spec):
+        return sorted(directory.glob("*.anns.tsv.gz"))
+    paths = generate_annotations(directory, spec)
+    manifest.write_text(json.dumps(asdict(spec)))
     return paths
 
 
-def baseline(paths: list[Path]) -> tuple[float, int]:
-    """One process, a plain Counter of (mention, mid): the simplest count of the same lines."""
-    started = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def baseline(paths: list[Path]) -> tuple[float, float, int]:
+    """One process, a plain Counter of (mention, mid): the simplest count of the same lines
+    (wall seconds, CPU seconds, raw pairs)."""
+    started, cpu = time.perf_counter(), time.process_time()
     counts: Counter[tuple[str, str]] = Counter()
     for path in paths:
         with gzip.open(path, "rt", encoding="utf-8") as lines:
@@ -77,7 +58,7 @@ def baseline(paths: list[Path]) -> tuple[float, int]:
                 parts = line.rstrip("\n").split("\t")
                 if len(parts) == 8:
                     counts[(parts[2], parts[7])] += 1
-    return time.perf_counter() - started, len(counts)
+    return time.perf_counter() - started, time.process_time() - cpu, len(counts)
 
 
 def tree_rss_mb(pid: int) -> float:
@@ -93,11 +74,11 @@ def tree_rss_mb(pid: int) -> float:
     return total / 2**20
 
 
-def elquery_counts(paths: list[Path], out: Path, workers: int, memory: int) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB, all processes) of `elquery index facc-counts`."""
+def elquery_counts(paths: list[Path], out: Path, workers: int, memory: int) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and peak RSS (MB, all processes) of `elquery index facc-counts`."""
     command = [sys.executable, "-m", "elquery", "index", "facc-counts", *map(str, paths), "--out", str(out),
                "--workers", str(workers), "--memory", str(memory)]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _children_cpu()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = 0.0
     while process.poll() is None:
@@ -106,7 +87,7 @@ def elquery_counts(paths: list[Path], out: Path, workers: int, memory: int) -> t
     seconds = time.perf_counter() - started
     if process.returncode:
         raise SystemExit(f"facc-counts failed: {process.stderr.read() if process.stderr else ''}")
-    return seconds, peak
+    return seconds, _children_cpu() - cpu, peak
 
 
 def main() -> int:
@@ -119,16 +100,21 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/elquery-facc-bench"))
     args = parser.parse_args()
     for lines in args.lines:
-        paths = generate(args.work / f"lines-{lines}", lines, args.files, args.forms)
-        seconds, peak = elquery_counts(paths, args.work / f"counts-{lines}.tsv", args.workers, args.memory)
-        pairs = sum(1 for _ in open(args.work / f"counts-{lines}.tsv", encoding="utf-8"))
-        base_seconds, base_pairs = baseline(paths)
+        spec = SyntheticSpec(rows=lines, forms=args.forms, entities=args.forms * 3 // 2 + 16, files=args.files, seed=0)
+        paths = generate(args.work / f"lines-{lines}", spec)
+        seconds, cpu, peak = elquery_counts(paths, args.work / f"counts-{lines}.tsv", args.workers, args.memory)
+        with open(args.work / f"counts-{lines}.tsv", encoding="utf-8") as counts:
+            pairs = sum(1 for _ in counts)
+        base_seconds, base_cpu, base_pairs = baseline(paths)
         print(json.dumps({"bench": "facc_counts", "lines": lines, "files": args.files, "workers": args.workers,
                           "memory_mb_per_worker": args.memory, "seconds": round(seconds, 2),
-                          "lines_per_s": round(lines / seconds), "peak_rss_mb_all_processes": round(peak, 1),
+                          "lines_per_s": round(lines / seconds), "cpu_seconds": round(cpu, 2),
+                          "lines_per_cpu_s": round(lines / cpu), "peak_rss_mb_all_processes": round(peak, 1),
                           "pairs": pairs, "baseline_seconds": round(base_seconds, 2),
-                          "baseline_lines_per_s": round(lines / base_seconds), "baseline_raw_pairs": base_pairs,
-                          "speedup_vs_baseline": round(base_seconds / seconds, 2), "cpus": os.cpu_count(),
+                          "baseline_lines_per_s": round(lines / base_seconds), "baseline_cpu_seconds": round(base_cpu, 2),
+                          "baseline_lines_per_cpu_s": round(lines / base_cpu), "baseline_raw_pairs": base_pairs,
+                          "speedup_vs_baseline": round(base_seconds / seconds, 2),
+                          "cpu_ratio_vs_baseline": round(cpu / base_cpu, 2), "cpus": os.cpu_count(),
                           "load_avg_1m": round(os.getloadavg()[0], 2)}), flush=True)
     return 0
 

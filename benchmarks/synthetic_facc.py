@@ -14,6 +14,11 @@ Shape (methods.md §3 inputs, at benchmark scale):
 - A DBpedia dump directory with ``freebase_links_en.ttl`` (owl:sameAs) mapping 95% of the
   entities (every 20th entity stays unmapped).
 
+Raw annotations (:func:`generate_annotations`, for ``bench_facc_counts``): the same forms,
+variants and entities, one FACC1 line per annotation (document id, encoding, mention, byte
+offsets, posterior uniform in [0, 1), context probability, ``/m/`` mid) in gzip files; one line in
+``MALFORMED_EVERY`` has three columns only.
+
 Usage: ``python benchmarks/synthetic_facc.py OUT_DIR [--rows N] [--forms N] [--entities N]
 [--files N] [--seed N]``; prints one JSON line describing what it wrote.
 """
@@ -21,6 +26,7 @@ Usage: ``python benchmarks/synthetic_facc.py OUT_DIR [--rows N] [--forms N] [--e
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 from dataclasses import asdict, dataclass
@@ -32,6 +38,8 @@ FREEBASE_NS = "http://rdf.freebase.com/ns/"
 _MID_ALPHABET = "0123456789bcdfghjklmnpqrstvwxyz_"
 _LETTERS = "abcdefghijklmnopqrstuvwxyzéüø"
 _VOCABULARY = 1500
+MALFORMED_EVERY = 1000
+_CHUNK = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -92,10 +100,47 @@ def _form_variants(spec: SyntheticSpec, rng: np.random.Generator) -> list[tuple[
     return variants
 
 
-def generate(out_dir: Path, spec: SyntheticSpec) -> SyntheticData:
-    """Write the count files and the mapping dump under ``out_dir`` (deterministic in ``spec``)."""
+def _check(spec: SyntheticSpec) -> None:
     if spec.forms > _VOCABULARY * _VOCABULARY:
         raise ValueError(f"at most {_VOCABULARY * _VOCABULARY} forms")
+
+
+def _form_entity_case(rng: np.random.Generator, spec: SyntheticSpec, size: int) -> tuple[list[int], list[int], list[int]]:
+    """``size`` draws of (form, entity, case variant): Zipf forms, each with a dominant entity and a tail."""
+    forms = _zipf_ranks(rng, size, spec.forms, 1.0)
+    entities = (forms * 3 // 2 + _zipf_ranks(rng, size, 16, 2.0)) % spec.entities
+    cases = np.searchsorted([0.6, 0.9], rng.random(size), side="right")
+    return forms.tolist(), entities.tolist(), cases.tolist()
+
+
+def generate_annotations(out_dir: Path, spec: SyntheticSpec) -> list[Path]:
+    """Write ``spec.rows`` raw FACC1 annotation lines over ``spec.files`` gzip files in ``out_dir``."""
+    _check(spec)
+    rng = np.random.default_rng(spec.seed)
+    variants = _form_variants(spec, rng)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    bounds = np.linspace(0, spec.rows, spec.files + 1).astype(np.int64)
+    files = []
+    for number in range(spec.files):
+        path = out_dir / f"{number:03d}.anns.tsv.gz"
+        with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as out:
+            for start in range(int(bounds[number]), int(bounds[number + 1]), _CHUNK):
+                size = min(_CHUNK, int(bounds[number + 1]) - start)
+                forms, entities, cases = _form_entity_case(rng, spec, size)
+                offsets = rng.integers(0, 100_000, size).tolist()
+                posteriors = rng.random(size).tolist()
+                out.write("".join(
+                    f"clueweb09-en{number:04d}-{line // 10_000 % 100:02d}-{line % 10_000:05d}\tUTF-8\t{variants[f][c]}\t"
+                    f"{o}\t{o + len(variants[f][c])}\t{p:.6f}\t0.0001\t/m/{mid(e)[2:]}\n"
+                    if line % MALFORMED_EVERY else f"clueweb09-en{number:04d}\tUTF-8\tbroken line\n"
+                    for line, f, e, c, o, p in zip(range(start, start + size), forms, entities, cases, offsets, posteriors)))
+        files.append(path)
+    return files
+
+
+def generate(out_dir: Path, spec: SyntheticSpec) -> SyntheticData:
+    """Write the count files and the mapping dump under ``out_dir`` (deterministic in ``spec``)."""
+    _check(spec)
     rng = np.random.default_rng(spec.seed)
     variants = _form_variants(spec, rng)
     mids = [mid(i) for i in range(spec.entities)]
@@ -108,16 +153,14 @@ def generate(out_dir: Path, spec: SyntheticSpec) -> SyntheticData:
     bounds = np.linspace(0, spec.rows, spec.files + 1).astype(np.int64)
     for number in range(spec.files):
         size = int(bounds[number + 1] - bounds[number])
-        forms = _zipf_ranks(rng, size, spec.forms, 1.0)
-        entities = (forms * 3 // 2 + _zipf_ranks(rng, size, 16, 2.0)) % spec.entities
-        cases = np.searchsorted([0.6, 0.9], rng.random(size), side="right")
+        forms, entities, cases = _form_entity_case(rng, spec, size)
         counts = np.minimum(rng.zipf(2.5, size), 10_000)
         prefix = prefixes[number % len(prefixes)]
         path = facc_dir / f"facc-{number:04d}.tsv"
         with open(path, "w", encoding="utf-8") as handle:
             handle.writelines(
                 f"{variants[f][c]}\t{prefix}{mids[e][2:]}\t{n}\n"
-                for f, c, e, n in zip(forms.tolist(), cases.tolist(), entities.tolist(), counts.tolist())
+                for f, c, e, n in zip(forms, cases, entities, counts.tolist())
             )
         files.append(path)
     mapped = 0
