@@ -1,9 +1,13 @@
-"""Retrieval benchmark (retrieval issue): candidate scoring and whole-index ranking latency.
+"""Retrieval benchmark (retrieval issues): candidate scoring and whole-index ranking latency.
 
 Measures, on one index and in one run, per query:
 
 * candidate scoring (MLM, Eq. 16) of 50 and 200 candidates for 3-term queries;
-* whole-index exact MLM top-1000 against Lucene BM25 top-1000;
+* whole-index exact top-1000 of MLM, PRMS, SDM (content) and FSDM next to Lucene BM25 top-1000
+  (content), and next to Lucene's span queries for SDM/FSDM: BM25 terms plus SpanNearQuery of
+  each adjacent pair, ordered with slop 0 and unordered with slop 6 (a window of 8), weighted
+  0.8 / 0.1 / 0.1, as a Lucene user would write SDM (``rank-ratio`` lines: each model's
+  figures over BM25's, and over the span queries' for SDM/FSDM);
 
 for queries of common, mid-frequency and rare terms, and prints one JSON line per measurement
 (wall-clock ``p50_ms``, ``p99_ms``, ``mean_ms``, ``min_ms`` and the calling thread's CPU time
@@ -17,10 +21,12 @@ Synthetic shape: vocabulary of ``--vocabulary`` pronounceable words (consonant-v
 never an English stopword), term ranks drawn from a Zipf law (s = 1.0) bounded by the vocabulary;
 ``names`` holds 1-3 values of 1-4 words, ``content`` a log-normal number of words (median 90).
 Entity ids are ``<dbpedia:Entity_N>`` with N a seeded permutation, so docid order is not id order.
+The synthetic index stores every text field: SDM/FSDM read the value boundaries of a field from its
+stored text (the first SDM/FSDM query reads them, ``prepare_seconds`` of the ``dependence`` line).
 
 Usage:
     python benchmarks/bench_retrieval.py [--entities N] [--index PATH] [--keep PATH]
-        [--queries N] [--seed N] [--threads N]
+        [--queries N] [--seed N] [--models mlm,prms,sdm,fsdm]
 """
 
 from __future__ import annotations
@@ -101,12 +107,14 @@ def build_synthetic_index(out: Path, entities: int, vocabulary: int, seed: int) 
     """Write a single-segment elquery index of synthetic documents at ``out``; returns seconds."""
     from tqdm import tqdm
 
+    from elquery.indexing import lucene_writer
     from elquery.indexing.entity_index import EntityIndex
     from elquery.indexing.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, length_file
     from elquery.indexing.lucene_writer import EntityIndexWriter
 
     started = time.monotonic()
     out.mkdir(parents=True)
+    lucene_writer.STORED_FIELDS = FIELDS  # SDM/FSDM read value boundaries from the stored text
     writer = EntityIndexWriter(out)
     documents = synthetic_documents(entities, vocabulary, seed)
     writer.add_all(tqdm(documents, total=entities, desc="synthetic index", unit="doc", disable=None))
@@ -193,9 +201,39 @@ class Timer:
         return percentiles(self.wall, self.cpu)
 
 
+class Spans:
+    """Lucene's own SDM-like query over ``content``: BM25 term queries (boost 1) and, for each
+    adjacent pair, SpanNearQuery ordered with slop 0 and unordered with slop 6 (boosts 0.125: the
+    weights 0.8 / 0.1 / 0.1 relative to each other)."""
+
+    def __init__(self, field: str = "content", k1: float = 0.9, b: float = 0.4) -> None:
+        self.field, self.k1, self.b = field, k1, b
+
+    def rank(self, searcher: Searcher, query: str, k: int) -> int:
+        from elquery.retrieval import lucene
+        from elquery.retrieval.scoring import analyze
+
+        analyzed = analyze(searcher.index, query)
+        terms = analyzed.terms
+        request = [f"bm25\t{self.field}\t{self.k1!r}\t{self.b!r}", f"k\t{k}",
+                   *(f"term\t{n}\t{t}" for t, n in analyzed.counts())]
+        for a, b in zip(terms, terms[1:]):
+            request += [f"span\t0\ttrue\t0.125\t{a}\t{b}", f"span\t6\tfalse\t0.125\t{a}\t{b}"]
+        searcher.prepare()
+        return len(lucene.top(searcher.index.leaf, "\n".join(request), bm25=True).docids)
+
+
+def rank_models(names: list[str]) -> dict[str, object]:
+    """The ranking models measured, BM25 first (the baseline), the span queries second."""
+    from elquery.retrieval import BM25, fsdm, mlm, prms, sdm
+
+    available = {"mlm": mlm(), "prms": prms(), "sdm": sdm(), "fsdm": fsdm()}
+    return {"bm25": BM25(), "spans": Spans(), **{name: available[name] for name in names}}
+
+
 def run_band(searcher: Searcher, band: str, queries: list[str], k: int, candidate_sizes: list[int],
-             rng: np.random.Generator, warmup: int) -> Iterator[dict[str, object]]:
-    """JSON records for one band: candidate scoring, then MLM vs BM25 top k (interleaved)."""
+             rng: np.random.Generator, warmup: int, names: list[str]) -> Iterator[dict[str, object]]:
+    """JSON records for one band: candidate scoring, then every model's top k (interleaved)."""
     from elquery.retrieval import BM25, EntityScorer, mlm
 
     index = searcher.index
@@ -216,24 +254,34 @@ def run_band(searcher: Searcher, band: str, queries: list[str], k: int, candidat
             timer(lambda: scorer.score_candidates(query, chosen))
         yield {"task": "candidates", "band": band, "model": "mlm", "candidates": size, "queries": len(queries),
                **timer.figures()}
+    models = rank_models(names)
+
+    def rank(name: str, query: str) -> int:
+        ranking_model = models[name]
+        if isinstance(ranking_model, Spans):
+            return ranking_model.rank(searcher, query, k)
+        return len(searcher.rank(query, ranking_model, k))  # type: ignore[arg-type]
+
     for query in queries[:warmup]:
-        searcher.rank(query, model, k)
-        searcher.rank(query, bm25, k)
-    timers = {"mlm": Timer(), "bm25": Timer()}
-    results = {"mlm": 0, "bm25": 0}
-    for query in queries:  # interleaved, so that both see the same machine load
-        for name, ranking_model in (("mlm", model), ("bm25", bm25)):
-            ranked = timers[name](lambda: searcher.rank(query, ranking_model, k))
-            assert isinstance(ranked, list)
-            results[name] += len(ranked)
+        for name in models:
+            rank(name, query)
+    timers = {name: Timer() for name in models}
+    results = dict.fromkeys(models, 0)
+    for query in queries:  # interleaved, so that all see the same machine load
+        for name in models:
+            found = timers[name](lambda: rank(name, query))
+            assert isinstance(found, int)
+            results[name] += found
     figures = {name: timer.figures() for name, timer in timers.items()}
-    for name in ("mlm", "bm25"):
+    for name in models:
         yield {"task": "rank", "band": band, "model": name, "k": k, "queries": len(queries),
                "mean_results": round(results[name] / len(queries), 1), **figures[name]}
-    yield {"task": "rank-ratio", "band": band, **{
-        f"mlm_over_bm25_{p}": round(figures["mlm"][p] / figures["bm25"][p], 2)
-        for p in ("p50_ms", "p99_ms", "cpu_p50_ms", "cpu_p99_ms")
-    }}
+    for name in names:
+        baselines = ("bm25", "spans") if name in ("sdm", "fsdm") else ("bm25",)
+        yield {"task": "rank-ratio", "band": band, "model": name, **{
+            f"over_{baseline}_{p}": round(figures[name][p] / figures[baseline][p], 2)
+            for baseline in baselines for p in ("cpu_p50_ms", "cpu_p99_ms", "p50_ms", "p99_ms")
+        }}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -247,7 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--candidates", default="50,200", help="candidate set sizes (default 50,200)")
     parser.add_argument("--warmup", type=int, default=20, help="untimed queries per task first (default 20)")
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--models", default="mlm,prms,sdm,fsdm", help="models measured next to BM25 (default mlm,prms,sdm,fsdm)")
     args = parser.parse_args(argv)
+    names = [m for m in args.models.split(",") if m]
 
     from elquery.indexing.entity_index import EntityIndex
     from elquery.retrieval import Searcher
@@ -273,6 +323,12 @@ def main(argv: list[str] | None = None) -> int:
                 "band_df_fractions": {**BANDS, "rare": [RARE_MIN_DF, max(RARE_MIN_MAX_DF, RARE_FRACTION * index.num_entities)]}, "load_average": [round(x, 2) for x in os.getloadavg()],
                 "cpus": os.cpu_count(),
             }), flush=True)
+            if {"sdm", "fsdm"} & set(names):  # the one-time read of the fields' value boundaries
+                from elquery.retrieval import fsdm
+
+                started = time.monotonic()
+                searcher.rank(bands["common"][0] if bands["common"] else "x", fsdm(), 1)
+                print(json.dumps({"task": "dependence", "prepare_seconds": round(time.monotonic() - started, 1)}), flush=True)
             rng = np.random.default_rng(args.seed)
             sizes = [int(s) for s in args.candidates.split(",") if s]
             for band, terms in bands.items():
@@ -280,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not queries:
                     print(json.dumps({"task": "skipped", "band": band, "reason": "fewer than 3 terms"}), flush=True)
                     continue
-                for record in run_band(searcher, band, queries, args.k, sizes, rng, args.warmup):
+                for record in run_band(searcher, band, queries, args.k, sizes, rng, args.warmup, names):
                     print(json.dumps(record), flush=True)
             print(json.dumps({"task": "end", "load_average": [round(x, 2) for x in os.getloadavg()]}), flush=True)
     finally:

@@ -29,6 +29,14 @@ DEFAULT_LAMBDA = 0.1
 DEFAULT_MU = 2000.0
 
 
+def _check_fields(names: list[str], model: str) -> None:
+    for name in names:
+        if name not in FIELDS:
+            raise ElqueryError(f"unknown field {name!r}; fields are {', '.join(FIELDS)}")
+    if len(set(names)) != len(names) or not names:
+        raise ElqueryError(f"{model} needs distinct fields, got {names}")
+
+
 @dataclass(frozen=True)
 class JelinekMercer:
     """p_f(t|e) = (1 - lambda) n(t, e_f)/|e_f| + lambda P(t|C_f) (Eq. 12); an empty field gives
@@ -82,12 +90,7 @@ class LanguageModel:
     the share of entities with a non-empty field f; the given weights are then unused."""
 
     def __post_init__(self) -> None:
-        names = [f.field for f in self.fields]
-        for name in names:
-            if name not in FIELDS:
-                raise ElqueryError(f"unknown field {name!r}; fields are {', '.join(FIELDS)}")
-        if len(set(names)) != len(names) or not names:
-            raise ElqueryError(f"a language model needs distinct fields, got {names}")
+        _check_fields([f.field for f in self.fields], "a language model")
         if any(not (f.weight >= 0 and math.isfinite(f.weight)) for f in self.fields):
             raise ElqueryError("field weights must be non-negative")
         total = sum(f.weight for f in self.fields)
@@ -189,12 +192,7 @@ class SequentialDependence:
     name: str = "fsdm"
 
     def __post_init__(self) -> None:
-        names = [f.field for f in self.fields]
-        for name in names:
-            if name not in FIELDS:
-                raise ElqueryError(f"unknown field {name!r}; fields are {', '.join(FIELDS)}")
-        if len(set(names)) != len(names) or not names:
-            raise ElqueryError(f"a dependence model needs distinct fields, got {names}")
+        _check_fields([f.field for f in self.fields], "a dependence model")
         for component in ("unigram", "ordered", "unordered"):
             weights = [getattr(f, component) for f in self.fields]
             if any(not (w >= 0 and math.isfinite(w)) for w in weights) or abs(sum(weights) - 1) > 1e-9:

@@ -32,7 +32,6 @@ from elquery.retrieval.models import (
     DEFAULT_FIELD_WEIGHTS,
     DEFAULT_LAMBDA,
     ExactModel,
-    LanguageModel,
     SequentialDependence,
     Smoothing,
     mlm,

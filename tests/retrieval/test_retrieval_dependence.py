@@ -19,7 +19,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from elquery.base import ElqueryError
@@ -27,11 +26,11 @@ from elquery.indexing import lucene_writer
 from elquery.indexing.build_index import build_dbpedia_index
 from elquery.indexing.entity_documents import EntityDocument
 from elquery.indexing.entity_index import EntityIndex
-from elquery.indexing.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, analyzer, length_file
+from elquery.indexing.index_format import FIELDS, analyzer
 from elquery.indexing.jvm import java_class, jnius
-from elquery.indexing.lucene_writer import EntityIndexWriter
 from elquery.retrieval import BM25, EntityScorer, Rerank, Searcher, fsdm, model_from_name, prms, sdm
 from elquery.retrieval.models import LanguageModel, SequentialDependence
+from test_retrieval_scoring import write_index  # pytest puts this folder on sys.path
 
 TOLERANCE = 1e-9
 
@@ -194,18 +193,6 @@ def sample_index(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory,
 
 
 WORDS = ["river", "valley", "north", "airline", "castle", "music", "band", "french", "island", "rock"]
-
-
-def write_index(out: Path, documents: list[EntityDocument]) -> EntityIndex:
-    out.mkdir(parents=True)
-    writer = EntityIndexWriter(out)
-    writer.add_all(documents)
-    writer.close(merge=True)
-    (out / IDS_FILE).write_text("".join(d.entity + "\n" for d in documents), encoding="utf-8")
-    for name in FIELDS:
-        np.save(out / length_file(name), np.asarray(writer.written.lengths[name], dtype=np.int32))
-    (out / METADATA_FILE).write_text(f'{{"format": {FORMAT_VERSION}, "analyzer": "{ANALYZER_NAME}"}}')
-    return EntityIndex(out)
 
 
 @pytest.fixture(scope="module")

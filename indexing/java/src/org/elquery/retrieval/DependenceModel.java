@@ -16,7 +16,6 @@ import org.apache.lucene.index.PostingsEnum;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.Terms;
 import org.apache.lucene.search.DocIdSetIterator;
-import org.apache.lucene.util.FixedBitSet;
 
 /**
  * The sequential dependence model (SDM, Metzler and Croft 2005) and its fielded form (FSDM,
@@ -34,7 +33,7 @@ import org.apache.lucene.util.FixedBitSet;
  * same for every entity and is left out. SDM is FSDM over one field with weight 1.
  *
  * <p>Ranking scores every entity holding a query term in a weighted field; candidate scoring the
- * given docids. Request lines (tab separated): {@code field NAME W_T W_O W_U MU|average}, {@code lambda
+ * given docids (ascending). Request lines (tab separated): {@code field NAME W_T W_O W_U MU|average}, {@code lambda
  * L_T L_O L_U}, {@code window W}, {@code token STEP TERM} (in query order), {@code k K}, {@code
  * docids BASE64}. The answer is that of {@link EntityScores}, the known-term count being the number
  * of query tokens found in a weighted field.
@@ -137,9 +136,46 @@ final class DependenceModel {
     return out.toString();
   }
 
+  /** The window counts of one (pair, field): the entities holding both terms, ascending, with
+   * their #1 and #uwW counts (either may be 0), and the collection sums. */
+  private static final class Windows {
+    int[] docs = new int[64];
+    int[] ordered = new int[64];
+    int[] unordered = new int[64];
+    int size;
+    long cfOrdered;
+    long cfUnordered;
+    /** The reading position of the scoring pass. */
+    int next;
+
+    void add(int doc, int o, int u) {
+      if (size == docs.length) {
+        docs = Arrays.copyOf(docs, 2 * size);
+        ordered = Arrays.copyOf(ordered, 2 * size);
+        unordered = Arrays.copyOf(unordered, 2 * size);
+      }
+      docs[size] = doc;
+      ordered[size] = o;
+      unordered[size++] = u;
+      cfOrdered += o;
+      cfUnordered += u;
+    }
+
+    /** The row of {@code doc} (visited in ascending order), or -1. */
+    int find(int doc) {
+      while (next < size && docs[next] < doc) {
+        next++;
+      }
+      return next < size && docs[next] == doc ? next : -1;
+    }
+  }
+
   /**
-   * The answer for the request: the top k of every entity holding a query term (no docids), or
-   * the scores of the given docids in request order.
+   * The answer for the request: the top k of every entity holding a query term in a weighted
+   * field (no docids), or the scores of the given docids (ascending), in their order. First the
+   * window counts of every adjacent pair in every field (over all entities holding both terms:
+   * the collection sums need them all), then one document-at-a-time pass over the terms'
+   * postings that scores each entity.
    */
   byte[] run(LeafReader leaf, int[][] lengths, FieldValues[] values, int[] idRank) throws IOException {
     int nf = fields.length;
@@ -152,112 +188,149 @@ final class DependenceModel {
         mu[f] = Math.max(1, collectionLength[f] / Math.max(1, leaf.maxDoc()));
       }
     }
-    // distinct terms, the entities to score and their row in the count arrays
     Map<String, Integer> distinct = new LinkedHashMap<>();
     int[] termOf = new int[n];
     for (int i = 0; i < n; i++) {
       termOf[i] = distinct.computeIfAbsent(tokens[i], t -> distinct.size());
     }
     String[] terms = distinct.keySet().toArray(new String[0]);
-    int[] scored = docids;
-    if (scored == null) {
-      FixedBitSet matched = new FixedBitSet(leaf.maxDoc());
-      for (String term : terms) {
-        for (int f = 0; f < nf; f++) {
-          if (weights[0][f] > 0 || weights[1][f] > 0 || weights[2][f] > 0) {
-            PostingsEnum p = leaf.postings(new Term(fields[f], term), PostingsEnum.NONE);
-            if (p != null) {
-              for (int doc = p.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = p.nextDoc()) {
-                matched.set(doc);
-              }
-            }
-          }
-        }
-      }
-      scored = new int[matched.cardinality()];
-      int i = 0;
-      for (int doc = matched.nextSetBit(0); doc != DocIdSetIterator.NO_MORE_DOCS;
-          doc = doc + 1 < matched.length() ? matched.nextSetBit(doc + 1) : DocIdSetIterator.NO_MORE_DOCS) {
-        scored[i++] = doc;
-      }
-    }
-    int[] sortedScored = scored;
-    if (docids != null) {
-      sortedScored = scored.clone();
-      Arrays.sort(sortedScored);
-    }
-    // unigram counts [term][field][row of sortedScored] and collection frequencies
-    int rows = sortedScored.length;
-    int[][][] tf = new int[terms.length][nf][];
-    double[][] cfT = new double[terms.length][nf];
-    for (int t = 0; t < terms.length; t++) {
+    int nt = terms.length;
+    // unigram statistics and postings of the (term, field) pairs of weighted fields
+    double[][] cfT = new double[nt][nf];
+    PostingsEnum[] postings = new PostingsEnum[nt * nf];
+    for (int t = 0; t < nt; t++) {
       for (int f = 0; f < nf; f++) {
         cfT[t][f] = leaf.totalTermFreq(new Term(fields[f], terms[t]));
-        tf[t][f] = new int[rows];
-        PostingsEnum p = cfT[t][f] > 0 ? leaf.postings(new Term(fields[f], terms[t]), PostingsEnum.FREQS) : null;
-        advanceAll(p, sortedScored, tf[t][f]);
-      }
-    }
-    // window counts [pair][field][row] and their collection frequencies, over all entities
-    int pairs = Math.max(0, n - 1);
-    int[][][] ordered = new int[pairs][nf][rows];
-    int[][][] unordered = new int[pairs][nf][rows];
-    double[][] cfO = new double[pairs][nf];
-    double[][] cfU = new double[pairs][nf];
-    if (lambda[1] != 0 || lambda[2] != 0) {
-      for (int i = 0; i < pairs; i++) {
-        for (int f = 0; f < nf; f++) {
-          if (weights[1][f] > 0 || weights[2][f] > 0) {
-            long[] cf = countWindows(leaf, fields[f], values[f], tokens[i], tokens[i + 1], steps[i + 1],
-                sortedScored, ordered[i][f], unordered[i][f]);
-            cfO[i][f] = cf[0];
-            cfU[i][f] = cf[1];
-          }
+        if (cfT[t][f] > 0 && (weights[0][f] > 0 || weights[1][f] > 0 || weights[2][f] > 0)) {
+          postings[t * nf + f] = leaf.postings(new Term(fields[f], terms[t]), PostingsEnum.FREQS);
         }
       }
     }
-    // the components' smoothing constants: sum_f w_f m_f cf / |C_f| / (|e_f| + m_f) needs cf / |C_f|
     int known = 0;
     for (int i = 0; i < n; i++) {
-      if (present(0, cfT[termOf[i]], collectionLength)) {
-        known++;
+      known += present(0, cfT[termOf[i]], collectionLength) ? 1 : 0;
+    }
+    int pairs = Math.max(0, n - 1);
+    Windows[][] windows = new Windows[pairs][nf];
+    boolean[] orderedUsed = new boolean[pairs];
+    boolean[] unorderedUsed = new boolean[pairs];
+    if (known > 0) {
+      for (int i = 0; i < pairs; i++) {
+        double[] cfO = new double[nf];
+        double[] cfU = new double[nf];
+        for (int f = 0; f < nf; f++) {
+          if ((lambda[1] > 0 && weights[1][f] > 0) || (lambda[2] > 0 && weights[2][f] > 0)) {
+            windows[i][f] = countWindows(leaf, fields[f], values[f], tokens[i], tokens[i + 1], steps[i + 1]);
+            cfO[f] = windows[i][f].cfOrdered;
+            cfU[f] = windows[i][f].cfUnordered;
+          }
+        }
+        orderedUsed[i] = lambda[1] > 0 && present(1, cfO, collectionLength);
+        unorderedUsed[i] = lambda[2] > 0 && present(2, cfU, collectionLength);
       }
     }
-    double[] scores = new double[rows];
-    for (int r = 0; r < rows; r++) {
-      int doc = sortedScored[r];
+    // the background of each component in each field: mu_f cf_X / |C_f|
+    double[][] backgroundT = new double[nt][nf];
+    double[][][] backgroundW = new double[2][pairs][nf];
+    for (int f = 0; f < nf; f++) {
+      if (collectionLength[f] == 0) {
+        continue;
+      }
+      for (int t = 0; t < nt; t++) {
+        backgroundT[t][f] = mu[f] * cfT[t][f] / collectionLength[f];
+      }
+      for (int i = 0; i < pairs; i++) {
+        if (windows[i][f] != null) {
+          backgroundW[0][i][f] = mu[f] * windows[i][f].cfOrdered / collectionLength[f];
+          backgroundW[1][i][f] = mu[f] * windows[i][f].cfUnordered / collectionLength[f];
+        }
+      }
+    }
+    TopEntities top = docids == null ? new TopEntities(known > 0 ? Math.min(k, leaf.maxDoc()) : 0, idRank) : null;
+    ByteBuffer out = null;
+    if (docids != null) {
+      out = EntityScores.buffer(8 + 8 * docids.length);
+      out.putInt(known).putInt(docids.length);
+    }
+    int[] current = new int[postings.length];
+    for (int j = 0; j < postings.length; j++) {
+      current[j] = postings[j] == null || (docids == null && known == 0) ? DocIdSetIterator.NO_MORE_DOCS
+          : postings[j].nextDoc();
+    }
+    int[] freqs = new int[postings.length];
+    double[] denominator = new double[nf];
+    for (int c = 0; ; c++) {
+      int doc;
+      if (docids != null) {
+        if (c == docids.length) {
+          break;
+        }
+        doc = docids[c];
+      } else {
+        doc = DocIdSetIterator.NO_MORE_DOCS;
+        for (int cur : current) {
+          doc = Math.min(doc, cur);
+        }
+        if (doc == DocIdSetIterator.NO_MORE_DOCS) {
+          break;
+        }
+      }
+      for (int j = 0; j < postings.length; j++) {
+        if (current[j] < doc) {
+          current[j] = postings[j].advance(doc);
+        }
+        freqs[j] = 0;
+        if (current[j] == doc) {
+          freqs[j] = postings[j].freq();
+          current[j] = postings[j].nextDoc();
+        }
+      }
+      for (int f = 0; f < nf; f++) {
+        denominator[f] = lengths[f][doc] + mu[f];
+      }
       double score = 0;
       for (int i = 0; i < n; i++) {
         int t = termOf[i];
         if (present(0, cfT[t], collectionLength)) {
-          score += lambda[0] * component(0, doc, r, tf[t], cfT[t], collectionLength, lengths);
+          double mixture = 0;
+          for (int f = 0; f < nf; f++) {
+            if (weights[0][f] > 0) {
+              mixture += weights[0][f] * (freqs[t * nf + f] + backgroundT[t][f]) / denominator[f];
+            }
+          }
+          score += lambda[0] * Math.log(mixture);
         }
       }
       for (int i = 0; i < pairs; i++) {
-        if (lambda[1] != 0 && present(1, cfO[i], collectionLength)) {
-          score += lambda[1] * component(1, doc, r, ordered[i], cfO[i], collectionLength, lengths);
+        if (!orderedUsed[i] && !unorderedUsed[i]) {
+          continue;
         }
-        if (lambda[2] != 0 && present(2, cfU[i], collectionLength)) {
-          score += lambda[2] * component(2, doc, r, unordered[i], cfU[i], collectionLength, lengths);
+        double ordered = 0;
+        double unordered = 0;
+        for (int f = 0; f < nf; f++) {
+          Windows w = windows[i][f];
+          int row = w == null ? -1 : w.find(doc);
+          if (weights[1][f] > 0) {
+            ordered += weights[1][f] * ((row < 0 ? 0 : w.ordered[row]) + backgroundW[0][i][f]) / denominator[f];
+          }
+          if (weights[2][f] > 0) {
+            unordered += weights[2][f] * ((row < 0 ? 0 : w.unordered[row]) + backgroundW[1][i][f]) / denominator[f];
+          }
+        }
+        if (orderedUsed[i]) {
+          score += lambda[1] * Math.log(ordered);
+        }
+        if (unorderedUsed[i]) {
+          score += lambda[2] * Math.log(unordered);
         }
       }
-      scores[r] = score;
-    }
-    if (docids == null) {
-      TopEntities top = new TopEntities(Math.min(k, rows), idRank);
-      if (known > 0) {
-        for (int r = 0; r < rows; r++) {
-          top.offer(sortedScored[r], scores[r]);
-        }
+      if (top != null) {
+        top.offer(doc, score);
+      } else {
+        out.putDouble(score);
       }
-      return top.toBytes(known);
     }
-    ByteBuffer out = EntityScores.buffer(8 + 8 * docids.length);
-    out.putInt(known).putInt(docids.length);
-    for (int docid : docids) {
-      out.putDouble(scores[Arrays.binarySearch(sortedScored, docid)]);
-    }
-    return out.array();
+    return top != null ? top.toBytes(known) : out.array();
   }
 
   /** Whether sum_f w_f^X cf_X(x, f) / |C_f| > 0. */
@@ -270,50 +343,17 @@ final class DependenceModel {
     return false;
   }
 
-  /** f_X(x, e) = log sum_f w_f^X (n_X(x, e_f) + m_f cf_X / |C_f|) / (|e_f| + m_f). */
-  private double component(int c, int doc, int row, int[][] counts, double[] cf, double[] collectionLength,
-      int[][] lengths) {
-    double mixture = 0;
-    for (int f = 0; f < fields.length; f++) {
-      if (weights[c][f] > 0) {
-        double background = collectionLength[f] > 0 ? cf[f] / collectionLength[f] : 0;
-        mixture += weights[c][f] * (counts[f][row] + mu[f] * background) / (lengths[f][doc] + mu[f]);
-      }
-    }
-    return Math.log(mixture);
-  }
-
-  /** Puts the frequency of each of {@code docs} (ascending) found in {@code postings} at its row. */
-  private static void advanceAll(PostingsEnum postings, int[] docs, int[] freqs) throws IOException {
-    if (postings == null) {
-      return;
-    }
-    int doc = -1;
-    for (int r = 0; r < docs.length && doc != DocIdSetIterator.NO_MORE_DOCS; r++) {
-      if (doc < docs[r]) {
-        doc = postings.advance(docs[r]);
-      }
-      if (doc == docs[r]) {
-        freqs[r] = postings.freq();
-      }
-    }
-  }
-
-  /**
-   * #1 (step g) and #uwW counts of (a, b) in every entity holding both in the field: the counts of
-   * the entities of {@code docs} (ascending) go to their rows; returns the collection sums.
-   */
-  private long[] countWindows(LeafReader leaf, String field, FieldValues values, String a, String b, int step,
-      int[] docs, int[] ordered, int[] unordered) throws IOException {
-    long[] cf = new long[2];
+  /** #1 (step g) and #uwW counts of (a, b) in every entity holding both in the field. */
+  private Windows countWindows(LeafReader leaf, String field, FieldValues values, String a, String b, int step)
+      throws IOException {
+    Windows result = new Windows();
     PostingsEnum pa = leaf.postings(new Term(field, a), PostingsEnum.POSITIONS);
     PostingsEnum pb = a.equals(b) ? null : leaf.postings(new Term(field, b), PostingsEnum.POSITIONS);
     if (pa == null || (pb == null && !a.equals(b))) {
-      return cf;
+      return result;
     }
     int[] posA = new int[16];
     int[] posB = new int[16];
-    int row = 0;
     int docA = pa.nextDoc();
     int docB = pb == null ? docA : pb.nextDoc();
     while (docA != DocIdSetIterator.NO_MORE_DOCS && docB != DocIdSetIterator.NO_MORE_DOCS) {
@@ -361,19 +401,13 @@ final class DependenceModel {
           }
         }
       }
-      cf[0] += o;
-      cf[1] += u;
-      while (row < docs.length && docs[row] < doc) {
-        row++;
-      }
-      if (row < docs.length && docs[row] == doc) {
-        ordered[row] = o;
-        unordered[row] = u;
+      if (o > 0 || u > 0) {
+        result.add(doc, o, u);
       }
       docA = pa.nextDoc();
       docB = pb == null ? docA : pb.nextDoc();
     }
-    return cf;
+    return result;
   }
 
   private static int[] positions(PostingsEnum postings, int freq, int[] buffer) throws IOException {

@@ -30,6 +30,9 @@ import org.apache.lucene.search.Scorable;
 import org.apache.lucene.search.ScoreMode;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.similarities.BM25Similarity;
+import org.apache.lucene.queries.spans.SpanNearQuery;
+import org.apache.lucene.queries.spans.SpanQuery;
+import org.apache.lucene.queries.spans.SpanTermQuery;
 import org.apache.lucene.util.BytesRef;
 import org.apache.lucene.util.FixedBitSet;
 import org.apache.lucene.util.SmallFloat;
@@ -576,8 +579,10 @@ public final class EntityScores {
   /**
    * Lucene BM25 top k over one field ({@code bm25 FIELD K1 B}) or BM25F over several
    * ({@code bm25f K1 B FIELD WEIGHT ...}, Lucene's CombinedFieldQuery), then a {@code k K} line and
-   * {@code term COUNT TERM} lines (a repeated query term is boosted by its count). Hits are
-   * collected so that ties are ordered by entity id, not docid.
+   * {@code term COUNT TERM} lines (a repeated query term is boosted by its count), and optionally
+   * {@code span SLOP ORDERED BOOST TERM_A TERM_B} lines (BM25 field only): Lucene's SpanNearQuery
+   * of the two terms, boosted, the span-query form of SDM's windows a Lucene user would write. Hits
+   * are collected so that ties are ordered by entity id, not docid.
    */
   public static byte[] bm25(LeafReader leaf, String request) throws IOException {
     String[] similarity = null;
@@ -595,6 +600,11 @@ public final class EntityScores {
         int count = Integer.parseInt(items[1]);
         builder.add(count == 1 ? query : new BoostQuery(query, count), BooleanClause.Occur.SHOULD);
         terms++;
+      } else if (items[0].equals("span")) {
+        SpanQuery[] pair = {new SpanTermQuery(new Term(similarity[1], items[4])),
+            new SpanTermQuery(new Term(similarity[1], items[5]))};
+        Query near = new SpanNearQuery(pair, Integer.parseInt(items[1]), Boolean.parseBoolean(items[2]));
+        builder.add(new BoostQuery(near, Float.parseFloat(items[3])), BooleanClause.Occur.SHOULD);
       } else {
         throw new IllegalArgumentException("unknown request line: " + line);
       }
