@@ -112,7 +112,8 @@ def register_build(commands: argparse._SubParsersAction) -> None:
         description="Print what an artefact was built from and how: elquery version, input files (size, "
         "SHA-256), options, build report and times. ARTEFACT is an index, a surface-form store, a TAGME "
         "artefact or a folder written by `elquery build` (all three).")
-    info.add_argument("artefact", type=Path, metavar="ARTEFACT")
+    info.add_argument("artefact", type=Path, metavar="ARTEFACT",
+                      help="an index, surface-form store or TAGME artefact, or an `elquery build` folder")
     info.add_argument("--json", action="store_true", help="print the records as JSON")
     info.set_defaults(func=_info)
 

@@ -41,8 +41,8 @@ ID_LENGTH = 16
 _CHUNK = 1 << 20
 
 _checksums: dict[tuple[str, int, int], str] = {}
-"""SHA-256 by (resolved path, size, mtime_ns), hashed in this process (one ``elquery build``
-reads the same dumps in three stages)."""
+"""SHA-256 by (resolved path, size, mtime_ns), hashed in this process or read from a record (one
+``elquery build`` reads the same dumps in three stages, and checks each before building it)."""
 
 
 def elquery_version() -> str:
@@ -131,7 +131,8 @@ def fingerprints(paths: Sequence[Path], known: Provenance | None = None) -> tupl
     """Size, modification time and SHA-256 of each file; a checksum is taken from ``known`` (or
     this process's earlier ones) when path, size and mtime match, else streamed from the file
     (a progress bar on a terminal)."""
-    recorded = {**_recorded(known), **_checksums}
+    _checksums.update(_recorded(known))
+    recorded = _checksums
     stats = [(str(p.resolve()), p.stat()) for p in paths]
     todo = [(path, s) for path, s in stats if (path, s.st_size, s.st_mtime_ns) not in recorded]
     with tqdm(total=sum(s.st_size for _, s in todo), desc="checksums", unit="B", unit_scale=True,
@@ -142,7 +143,7 @@ def fingerprints(paths: Sequence[Path], known: Provenance | None = None) -> tupl
                 while chunk := handle.read(_CHUNK):
                     digest.update(chunk)
                     bar.update(len(chunk))
-            recorded[path, s.st_size, s.st_mtime_ns] = _checksums[path, s.st_size, s.st_mtime_ns] = digest.hexdigest()
+            recorded[path, s.st_size, s.st_mtime_ns] = digest.hexdigest()
     return tuple(InputFile(path, s.st_size, s.st_mtime_ns, recorded[path, s.st_size, s.st_mtime_ns])
                  for path, s in stats)
 

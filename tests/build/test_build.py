@@ -126,6 +126,23 @@ def test_an_option_or_an_input_rebuilds_only_the_stages_that_use_it(data: Path, 
         labels.write_bytes(saved)
 
 
+def test_facc_counts_go_into_the_surface_forms_only(data: Path, tmp_path: Path) -> None:
+    mids = [line.split()[2].removeprefix("<http://rdf.freebase.com/ns/m.").removesuffix(">")
+            for line in bz2.decompress((data / "freebase_links_en.ttl.bz2").read_bytes()).decode().splitlines()[:5]]
+    facc = tmp_path / "facc.tsv"
+    facc.write_text("".join(f"web form {n}\t/m/{mid}\t{n + 1}\n" for n, mid in enumerate(mids)), encoding="utf-8")
+    out = tmp_path / "artefacts"
+    _build(data, out)
+    assert _build(data, out, facc=(facc,)) == {"index": False, "surface-forms": True, "tagme": False}
+    record = read_provenance(out / "surface-forms.db")
+    assert record is not None and record.options["sources"] == ["kb", "facc", "anchors"]
+    assert {f.name for f in record.inputs} == SURFACE_FORM_INPUTS | {"freebase_links_en.ttl.bz2", "facc.tsv"}
+    assert record.report["facc"]["mapped_rows"] == 5
+    assert _build(data, out, facc=(facc,)) == {"index": False, "surface-forms": False, "tagme": False}
+    facc.write_text(facc.read_text() + f"another form\t/m/{mids[0]}\t2\n", encoding="utf-8")
+    assert _build(data, out, facc=(facc,)) == {"index": False, "surface-forms": True, "tagme": False}
+
+
 def test_an_interrupted_build_resumes_with_the_stage_it_was_in(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     import elquery.indexing.surface_forms.build as surface_forms_build
