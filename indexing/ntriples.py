@@ -44,14 +44,17 @@ class Triple:
 
 # N-Triples IRIREF: any character but #x00-#x20 and <>"{}|^`\, or a \u / \U escape; a blank
 # node label may hold dots, not at its end. Whitespace between terms is space or tab only.
-_IRI = r"""(?:[^\x00-\x20<>"{}|^`\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*"""
+# The repetitions are written "unrolled" (a run of plain characters, then escapes each followed by
+# such a run): the same language as (plain|escape)*, matched about four times as fast.
+_IRI_CHARS = r"""[^\x00-\x20<>"{}|^`\\]"""
+_IRI = rf"""{_IRI_CHARS}*(?:(?:\\u[0-9A-Fa-f]{{4}}|\\U[0-9A-Fa-f]{{8}}){_IRI_CHARS}*)*"""
 _BLANK = r"""[^\x00-\x20<>"{}|^`\\.](?:[^\x00-\x20<>"{}|^`\\]*[^\x00-\x20<>"{}|^`\\.])?"""
 _TRIPLE = re.compile(
     rf"""(?:<(?P<s>{_IRI})>|_:(?P<sb>{_BLANK}))[ \t]*
         <(?P<p>{_IRI})>[ \t]*
         (?:<(?P<o>{_IRI})>
           |_:(?P<ob>{_BLANK})
-          |"(?P<lit>(?:[^"\\\n\r]|\\.)*)"(?:@(?P<lang>[A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^<(?P<dt>{_IRI})>)?)
+          |"(?P<lit>[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*)"(?:@(?P<lang>[A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^<(?P<dt>{_IRI})>)?)
         [ \t]*\.[ \t]*(?:\#.*)?$""",
     re.VERBOSE,
 )
@@ -95,7 +98,14 @@ def unescape(text: str) -> str:
     return result
 
 
+# What a matched IRI must hold for _iri to have anything to resolve or refuse (the grammar already
+# keeps the other characters of _NOT_IN_IRI out of it): an escape, invalid UTF-8, a line separator.
+_IRI_SUSPECT = re.compile("[\\\\\udc80-\udcff\x85\u2028\u2029]")
+
+
 def _iri(text: str) -> str:
+    if _IRI_SUSPECT.search(text) is None and text != DBPEDIA_RESOURCE:
+        return text
     if _INVALID_UTF8.search(text):
         raise ValueError("IRI is not valid UTF-8")
     iri = unescape(text)
