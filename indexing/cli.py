@@ -133,12 +133,16 @@ def _build_all(args: argparse.Namespace) -> int:
 def _info(args: argparse.Namespace) -> int:
     from elquery.base import ElqueryError
     from elquery.indexing.artefacts import ArtefactPaths, is_artefacts_dir
+    from elquery.indexing.build_outputs import KINDS
     from elquery.indexing.provenance import read_provenance
 
     if is_artefacts_dir(args.artefact):
         named = {path.name: path for _, _, path in ArtefactPaths.of(args.artefact).items() if path.exists()}
-    elif args.artefact.exists():
+    elif any(is_kind(args.artefact) for is_kind in KINDS.values()):
         named = {args.artefact.name: args.artefact}
+    elif args.artefact.exists():
+        raise ElqueryError(f"{args.artefact}: not an elquery artefact (an index, a surface-form store, a TAGME "
+                           "artefact or an `elquery build` folder)")
     else:
         raise ElqueryError(f"{args.artefact}: no such artefact")
     records = {name: read_provenance(path) for name, path in named.items()}

@@ -227,8 +227,10 @@ def test_info_errors(built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[
     assert elquery(["info", str(old)]) == 2
     assert "not an elquery provenance record" in capsys.readouterr().err
     (tmp_path / "plain.txt").write_text("x")
-    assert elquery(["info", str(tmp_path / "plain.txt")]) == 2
-    assert "not an elquery artefact" in capsys.readouterr().err
+    (tmp_path / "folder").mkdir()
+    for path in (tmp_path / "plain.txt", tmp_path / "folder"):
+        assert elquery(["info", str(path)]) == 2
+        assert capsys.readouterr().err.startswith(f"elquery: error: {path}: not an elquery artefact (an index, ")
 
 
 # --- --artefacts and the provenance of results -----------------------------------------------------
