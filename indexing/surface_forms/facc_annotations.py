@@ -17,7 +17,8 @@ mention goes through the store's one normalization (:func:`elquery.indexing.norm
 a mention that normalizes to nothing is counted as ``empty_form`` and dropped. A line is
 *malformed* when it does not have eight columns, its offsets are not digits, its posterior is not
 a number in [0, 1], its mid is not ``/m/[0-9a-z_]+``, or its mention is not UTF-8; malformed
-lines are counted per file and the first few are quoted.
+lines are counted per file and the first few are quoted. :func:`annotation_pair` is these rules
+for one line (for other engines, e.g. Spark); :func:`count_file` applies them a block at a time.
 
 Memory is bounded whatever the input size: each worker (one per file, ``workers`` at a time)
 sums raw (mention, mid) byte pairs with pyarrow's hash aggregation, holding at most ``memory_mb``
@@ -30,9 +31,11 @@ dropped. The runs of every file are merged (k-way, :func:`heapq.merge`; in round
 from __future__ import annotations
 
 import bz2
+import enum
 import gzip
 import heapq
 import os
+import re
 import sys
 import tarfile
 import tempfile
@@ -62,7 +65,51 @@ MERGE_FAN_IN = 64
 """Run files merged at once; with more, they are merged in rounds (in the worker processes), so
 the open files stay far below the usual limit of 1,024 whatever the input size."""
 _READ_BYTES = 1 << 22
-_MID = r"^/m/[0-9a-z_]+$"
+# The checked fields (column index: pattern); the same patterns, anchored, for pyarrow's RE2.
+_DIGITS = r"[0-9]+"
+_NUMBER = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+_MID = r"/m/[0-9a-z_]+"
+_CHECKS = [(3, re.compile(_DIGITS.encode())), (4, re.compile(_DIGITS.encode())), (5, re.compile(_NUMBER.encode())),
+           (7, re.compile(_MID.encode()))]
+
+
+def _whole(pattern: str) -> str:
+    return f"^(?:{pattern})$"
+
+
+class Rejected(enum.Enum):
+    """Why an annotation line counts for no (form, mid) pair (the :class:`FileCounts` fields)."""
+
+    MALFORMED = "malformed"
+    BELOW_POSTERIOR = "below_posterior"
+    EMPTY_FORM = "empty_form"
+
+
+def annotation_pair(line: bytes | str, min_posterior: float = 0.0) -> tuple[str, str] | Rejected:
+    """The (normalized form, Freebase mid) that one FACC1 annotation line counts for, or why it
+    counts for none: this module's rules as a pure function of one line (a trailing newline is
+    ignored), for engines that distribute the lines themselves (Spark: map every line, count the
+    pairs, tally the :class:`Rejected` values for the report). :func:`count_file` applies the same
+    rules, with the same patterns, column-wise; the tests hold both to the same counts.
+
+    In order: not eight tab-separated columns, offsets that are not digits, a posterior that is not
+    a number in [0, 1] or a mid that is not ``/m/[0-9a-z_]+`` (as bytes) is ``MALFORMED``; a
+    posterior below ``min_posterior`` is ``BELOW_POSTERIOR``; a mention that is not UTF-8 is
+    ``MALFORMED``; one that normalizes to nothing is ``EMPTY_FORM``."""
+    raw = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else line
+    fields = raw.rstrip(b"\r\n").split(b"\t")
+    if len(fields) != COLUMNS or not all(pattern.fullmatch(fields[column]) for column, pattern in _CHECKS):
+        return Rejected.MALFORMED
+    posterior = float(fields[5])
+    if posterior > 1.0:
+        return Rejected.MALFORMED
+    if posterior < min_posterior:
+        return Rejected.BELOW_POSTERIOR
+    try:
+        form = normalize(fields[2].decode("utf-8"))
+    except UnicodeDecodeError:
+        return Rejected.MALFORMED
+    return (form, fields[7].decode("ascii")) if form else Rejected.EMPTY_FORM
 
 
 @dataclass
@@ -158,8 +205,6 @@ def _streams(path: Path) -> Iterator[BinaryIO]:
 
 
 _NAMES = ["document", "encoding", "mention", "begin", "end", "posterior", "context_posterior", "mid"]
-_DIGITS = r"^[0-9]+$"
-_NUMBER = r"^(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$"
 
 
 @dataclass
@@ -215,11 +260,12 @@ def _valid(batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array]:
     """Which rows are well-formed (digit offsets, a number in [0, 1] as posterior, a mid starting
     ``/m/``), and every row's posterior (0 where not a number)."""
     # matched as bytes: a field that is not UTF-8 fails its pattern (and makes its line malformed)
-    number = pc.match_substring_regex(batch.column("posterior"), _NUMBER)
+    number = pc.match_substring_regex(batch.column("posterior"), _whole(_NUMBER))
     posterior = pc.if_else(number, batch.column("posterior"), b"0").cast(pa.string()).cast(pa.float64())
-    ok = pc.and_(pc.and_(pc.match_substring_regex(batch.column("begin"), _DIGITS),
-                         pc.match_substring_regex(batch.column("end"), _DIGITS)),
-                 pc.and_(pc.and_(number, pc.less_equal(posterior, 1.0)), pc.match_substring_regex(batch.column("mid"), _MID)))
+    ok = pc.and_(pc.and_(pc.match_substring_regex(batch.column("begin"), _whole(_DIGITS)),
+                         pc.match_substring_regex(batch.column("end"), _whole(_DIGITS))),
+                 pc.and_(pc.and_(number, pc.less_equal(posterior, 1.0)),
+                         pc.match_substring_regex(batch.column("mid"), _whole(_MID))))
     return ok, posterior
 
 

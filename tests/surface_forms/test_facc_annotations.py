@@ -21,7 +21,7 @@ from elquery.base import ElqueryError
 from elquery.indexing.normalize import normalize
 from elquery.indexing.surface_forms import BuildOptions, build_store
 from elquery.indexing.surface_forms import facc_annotations
-from elquery.indexing.surface_forms.facc_annotations import count_annotations
+from elquery.indexing.surface_forms.facc_annotations import Rejected, annotation_pair, count_annotations
 
 DOC = "clueweb09-en0000-00-00001\tUTF-8\t"
 
@@ -244,3 +244,31 @@ def test_many_runs_are_merged_in_rounds(tmp_path: Path, monkeypatch: pytest.Monk
     count_annotations(files, tmp_path / "counts.tsv", min_posterior=0.5, memory_mb=1, workers=2)
     assert _read_counts(tmp_path / "counts.tsv") == dict(expected)
     assert list(tmp_path.glob(".facc-counts-*")) == []
+
+
+def test_the_one_line_function_gives_the_same_counts_and_tallies(tmp_path: Path) -> None:
+    """annotation_pair (for engines that distribute lines, e.g. Spark) over every line of the
+    hand-checked sample and of generated annotations equals what count_annotations writes and reports."""
+    text, _, _ = _generated(random.Random(5), 20_000)
+    extra = (DOC.encode() + b"caf\xe9\t1\t5\t0.9\t0.1\t/m/0cafe\n" + DOC.encode() + b"caf\xe9\t1\t5\t0.1\t0.1\t/m/0cafe\n"
+             + DOC.encode() + b"FDA\t1\t4\t0.9\t0.1\t/m/0\xff\n\n" + (DOC + "x\t1\t4\t0.9\t0.1\t/m/0x\r\n").encode())
+    data = SAMPLE.encode() + text.encode() + extra
+    source = _compressed(tmp_path / "mixed.tsv.bz2", data)
+    for min_posterior in (0.0, 0.5):
+        pairs, rejected = Counter(), Counter()
+        for line in data.splitlines():
+            result = annotation_pair(line, min_posterior)
+            if isinstance(result, Rejected):
+                rejected[result.value] += 1
+            else:
+                pairs[result] += 1
+        report = count_annotations([source], tmp_path / "counts.tsv", min_posterior=min_posterior, workers=1)
+        assert _read_counts(tmp_path / "counts.tsv") == dict(pairs)
+        (counts,) = report.files
+        assert {name: getattr(counts, name) for name in rejected} == dict(rejected)
+        assert counts.counted == sum(pairs.values())
+    assert annotation_pair(DOC + "Food and Drug Administration\t21312\t21340\t0.9998256\t0.00057182228\t/m/032mx\n") \
+        == ("food and drug administration", "/m/032mx")
+    assert annotation_pair(DOC + "FDA\t1\t4\t0.62\t0.1\t/m/032mx", 0.7) is Rejected.BELOW_POSTERIOR
+    assert annotation_pair(DOC + "!!!\t1\t4\t0.9\t0.1\t/m/032mx") is Rejected.EMPTY_FORM
+    assert annotation_pair(DOC + "FDA\t1\t4\t1.5\t0.1\t/m/032mx") is Rejected.MALFORMED
