@@ -49,8 +49,9 @@ def elquery_version() -> str:
     return metadata.version("elquery")
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+def _iso(seconds: float) -> str:
+    """A POSIX time as ISO 8601 UTC, to the second."""
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
 
 
 def _plain(value: Any) -> Any:
@@ -185,9 +186,8 @@ class BuildPlan:
         """The complete record, at the end of a build."""
         expected = self.expected()
         finished = time.time()
-        started = datetime.fromtimestamp(self.started, timezone.utc).isoformat(timespec="seconds")
         return Provenance(self.kind, expected.elquery_version, expected.inputs, expected.options, _plain(dict(report)),
-                          started, _now(), round(finished - self.started, 3))
+                          _iso(self.started), _iso(finished), round(finished - self.started, 3))
 
 
 def write_provenance(artefact: Path, record: Provenance) -> None:
