@@ -252,14 +252,16 @@ def _rest_of_line(handle: IO[str], start: str) -> str:
     return start[:80]
 
 
-def expand_files(paths: Iterable[Path | str], suffixes: tuple[str, ...], kind: str) -> list[Path]:
+def expand_files(paths: Iterable[Path | str], suffixes: tuple[str, ...], kind: str, recursive: bool = False) -> list[Path]:
     """Files as given, and directories expanded into their files ending in one of ``suffixes``
-    (sorted, for deterministic order); a missing path or a directory without any is an error."""
+    (``recursive``: in subdirectories too; sorted, for deterministic order); a missing path or a
+    directory without any is an error."""
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(suffixes))
+            found = sorted(p for p in (path.rglob("*") if recursive else path.iterdir())
+                           if p.is_file() and p.name.endswith(suffixes))
             if not found:
                 raise ElqueryError(f"{path}: no {kind} in this directory")
             files.extend(found)

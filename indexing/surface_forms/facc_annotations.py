@@ -51,6 +51,7 @@ from tqdm import tqdm
 
 from elquery.base import ElqueryError
 from elquery.files import atomic_output
+from elquery.indexing.ntriples import expand_files
 from elquery.indexing.normalize import normalize
 from elquery.workers import process_pool
 
@@ -163,19 +164,8 @@ class CountReport:
 def annotation_files(paths: Iterable[Path | str]) -> list[Path]:
     """The annotation files and archives under ``paths`` (directories searched recursively,
     sorted for a deterministic order); a missing path or a directory without any is an error."""
-    files: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(ANNOTATION_SUFFIXES))
-            if not found:
-                raise ElqueryError(f"{path}: no FACC1 annotation files ({', '.join(ANNOTATION_SUFFIXES)}) in this directory")
-            files.extend(found)
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise ElqueryError(f"{path}: no such file or directory")
-    return files
+    return expand_files(paths, ANNOTATION_SUFFIXES, f"FACC1 annotation files ({', '.join(ANNOTATION_SUFFIXES)})",
+                        recursive=True)
 
 
 def _decompressed(name: str, raw: BinaryIO) -> BinaryIO:

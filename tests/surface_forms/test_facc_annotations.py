@@ -141,8 +141,8 @@ def test_counts_equal_an_independent_count_when_spilling(tmp_path: Path) -> None
 
 
 def test_cli_counts_and_one_line_errors(tmp_path: Path) -> None:
-    (tmp_path / "facc").mkdir()
-    source = _compressed(tmp_path / "facc" / "00.anns.tsv", SAMPLE.encode("utf-8"))
+    (tmp_path / "facc" / "en0000").mkdir(parents=True)  # directories are searched recursively
+    source = _compressed(tmp_path / "facc" / "en0000" / "00.anns.tsv", SAMPLE.encode("utf-8"))
     run = [sys.executable, "-m", "elquery", "index", "facc-counts"]
     done = subprocess.run(run + [str(tmp_path / "facc"), "--out", str(tmp_path / "counts.tsv")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
