@@ -14,6 +14,7 @@ to count predicates (for the top-N choice) and, in a second read, to build the d
 
 from __future__ import annotations
 
+import functools
 import re
 import zlib
 from collections import Counter, defaultdict
@@ -53,18 +54,19 @@ _NAMESPACES = ("Category:", "File:", "Image:", "Template:", "Portal:", "Wikipedi
 _LITERAL, _IRI, _REDIRECT = "L", "I", "R"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def title_text(iri: str) -> str:
     """The text a URI names when no label is known (methods.md §2): the title (DBpedia resource)
     or local name (other IRIs), percent-decoded, underscores as spaces, a Wikipedia namespace
-    prefix such as ``Category:`` dropped (other colons are part of the title)."""
+    prefix such as ``Category:`` dropped (other colons are part of the title). Cached: object
+    IRIs repeat (categories, classes, popular entities)."""
     if iri.startswith(DBPEDIA_RESOURCE):
         title = iri[len(DBPEDIA_RESOURCE):]
     else:
         title = iri.rstrip("/#").rsplit("#", 1)[-1].rsplit("/", 1)[-1]
     title = unquote(title).replace("_", " ")
-    for namespace in _NAMESPACES:
-        if title.startswith(namespace):
-            return title[len(namespace):]
+    if title.startswith(_NAMESPACES):
+        return title.partition(":")[2]
     return title
 
 
