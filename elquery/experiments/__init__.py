@@ -1,6 +1,7 @@
-"""Retrieval experiments over entity linking in queries (methods.md §7-8): parameter sweeps with
-a content-hashed run cache, session-aware cross-validation, significance tests and Markdown
-tables in the layout of the ICTIR'15 tables, driven by a TOML experiment description.
+"""Retrieval experiments over entity linking in queries and entity retrieval (methods.md §4,
+§7-8): parameter sweeps with a content-hashed run cache, session-aware or given-fold
+cross-validation, significance tests and Markdown tables in the layout of the ICTIR'15 tables and
+of the DBpedia-Entity v2 paper (per query category), driven by a TOML experiment description.
 
 Python API::
 
@@ -11,17 +12,17 @@ Python API::
     result.rows()                            # per-query scores, one record per value
 """
 
-from elquery.experiments.config import (CrossValidation, ExperimentConfig, MentionDetectionSpec,
-                                        MethodSpec, TaskSpec, load_config)
+from elquery.experiments.config import (Category, CrossValidation, ExperimentConfig, MentionDetectionSpec,
+                                        MethodSpec, RetrievalTaskSpec, TaskSpec, load_config)
 from elquery.experiments.crossval import FoldChoice, choose, combine, cross_validate
-from elquery.experiments.folds import Fold, leave_one_out, session_folds, session_of
+from elquery.experiments.folds import Fold, given_folds, leave_one_out, session_folds, session_of
 from elquery.experiments.runner import ExperimentResult, MethodResult, run_experiment
 from elquery.experiments.sweep import Setting, grid
-from elquery.experiments.tables import Column, markdown_table
+from elquery.experiments.tables import Column, category_columns, markdown_table
 
 __all__ = [
-    "FoldChoice", "Column", "CrossValidation", "ExperimentConfig", "ExperimentResult", "Fold",
+    "Category", "FoldChoice", "Column", "CrossValidation", "ExperimentConfig", "ExperimentResult", "Fold",
     "MentionDetectionSpec", "MethodResult", "MethodSpec", "Setting", "TaskSpec", "choose",
-    "combine", "cross_validate", "grid", "leave_one_out", "load_config", "markdown_table",
-    "run_experiment", "session_folds", "session_of",
+    "RetrievalTaskSpec", "category_columns", "combine", "cross_validate", "given_folds", "grid",
+    "leave_one_out", "load_config", "markdown_table", "run_experiment", "session_folds", "session_of",
 ]

@@ -1,4 +1,5 @@
-"""Command line: ``elquery experiment CONFIG --out DIR [--workers N]`` (methods.md §7-8)."""
+"""Command line: ``elquery experiment CONFIG --out DIR [--workers N]`` (methods.md §7-8): entity
+linking in queries and entity retrieval (DBpedia-Entity v2) experiments."""
 
 from __future__ import annotations
 
@@ -15,17 +16,21 @@ def register(subparsers: Any) -> None:
     """Add the ``experiment`` command to ``subparsers``."""
     parser = subparsers.add_parser(
         "experiment", help="parameter sweeps, cross-validation, significance and tables from a config",
-        description="Run an experiment description (TOML): sweep each method's parameters (c, s), "
-        "choose them by cross-validation on the training folds, evaluate the test-fold results, "
+        description="Run an experiment description (TOML): sweep each method's parameters (linking: c, s; "
+        "entity retrieval: any model of `elquery rank` with a grid of its --param values), "
+        "choose them by cross-validation on the training folds (session folds, leave-one-out, or a "
+        "collection's fold files such as DBpedia-Entity v2's), evaluate the test-fold results "
+        "(entity retrieval: NDCG@10, NDCG@100, MAP@100 per query category and in total), "
         "test significance against the baseline (paired t-test) and write every run file, the "
         "chosen parameters per fold, per-query scores and Markdown tables in the layout of the "
-        "ICTIR'15 tables into DIR. Finished runs are reused when re-run (content-hashed by their "
-        "inputs and parameters). Ready configs: elquery/experiments/configs/ (with --check: the figures each must reproduce).")
+        "ICTIR'15 tables and of the DBpedia-Entity v2 paper into DIR. Finished runs are reused when "
+        "re-run (content-hashed by their inputs and parameters). Ready configs: "
+        "elquery/experiments/configs/ (with --check: the figures each must reproduce).")
     parser.add_argument("config", metavar="CONFIG", help="experiment description (TOML)")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
     add_artefacts_argument(parser, "the config's index, surface_forms and tagme (which it replaces)")
     parser.add_argument("--workers", type=positive_int, default=1,
-                        help="linking processes (default: 1)")
+                        help="linking and ranking processes (default: 1)")
     parser.add_argument("--check", action="store_true",
                         help="compare the figures with the config's [expected] ones: one OK/FAIL line each, "
                         "exit status 1 on a FAIL (a reproduction check, like pyserini's regressions)")
@@ -44,7 +49,8 @@ def _config(args: argparse.Namespace) -> Any:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError):
         return load_config(args.config)  # its one-line error
-    found = artefact_paths(args.artefacts, index=REQUIRED, surface_forms=REQUIRED, tagme=IF_BUILT)
+    links = any(task in data for task in ("interpretation_finding", "semantic_mapping", "mention_detection"))
+    found = artefact_paths(args.artefacts, index=REQUIRED, surface_forms=REQUIRED if links else IF_BUILT, tagme=IF_BUILT)
     kept = {key: value for key, value in data.items() if key not in ("index", "surface_forms", "tagme", "knowledge_base")}
     return parse_config(file, {**kept, **{name: str(path.resolve()) for name, path in found.items()}})
 

@@ -7,8 +7,9 @@ expansion) is relative to the config file's folder. Every mistake, including an 
 reported in one line naming the file and the config key. Keys (defaults in brackets)::
 
     name = "Y-ERD"                  # [the file name]
-    index = "..."                   # entity index (MLM, MLMc, MLMcg)
-    surface_forms = "..."           # surface-form store (mention detection, commonness)
+    index = "..."                   # entity index (MLM, MLMc, MLMcg; entity retrieval)
+    surface_forms = "..."           # surface-form store (mention detection, commonness; not for
+                                    # entity retrieval)
     tagme = "..."                   # TAGME artefact, needed by a TAGME method
     whitelist = "..."               # optional: keep only these entities (TAGME's output is post-filtered)
     queries = "queries.json"        # {"qid": "text"} JSON or qid<TAB>text lines
