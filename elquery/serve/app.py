@@ -26,6 +26,7 @@ from starlette.concurrency import run_in_threadpool
 from elquery.base import ElqueryError
 from elquery.indexing.entity_index import EntityIndex
 from elquery.indexing.ntriples import canonical_entity_id
+from elquery.indexing.provenance import run_metadata
 from elquery.indexing.surface_forms.store import SurfaceFormStore
 from elquery.linking.linker import Linker
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
@@ -66,6 +67,8 @@ class Artefacts:
         self.searcher = Searcher(self.entity_index)
         self._linkers: dict[tuple[Any, ...], Linker] = {}
         self._lock = threading.Lock()
+        self.provenance = run_metadata("serve", {"index": self.index, "surface_forms": self.surface_forms,
+                                                 "tagme": self.tagme})
         self.tagme_linker = None
         if self.tagme is not None:
             from elquery.linking.tagme import TagmeLinker
@@ -312,7 +315,7 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
                           "metadata": artefacts.entity_index.metadata},
                 "surface_forms": {"path": str(artefacts.surface_forms), "meta": artefacts.store.meta},
                 "tagme": None if artefacts.tagme is None else str(artefacts.tagme),
-                "limits": limits.__dict__, **statistics.as_dict()}
+                "provenance": artefacts.provenance, "limits": limits.__dict__, **statistics.as_dict()}
 
     @app.api_route("/tag", methods=["GET", "POST"])
     async def tag(request: Request) -> JSONResponse:

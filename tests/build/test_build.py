@@ -333,3 +333,16 @@ def test_serve_and_experiment_take_the_artefacts(built: Path, tmp_path: Path) ->
     parsed = _config(argparse.Namespace(config=str(config), artefacts=str(built)))
     assert (parsed.index, parsed.surface_forms, parsed.tagme) == (
         (built / "index").resolve(), (built / "surface-forms.db").resolve(), (built / "tagme").resolve())
+
+
+def test_the_service_names_its_artefacts_by_provenance_id(built: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from elquery.indexing.provenance import read_provenance
+    from elquery.serve.app import Artefacts, create_app
+
+    client = TestClient(create_app(Artefacts(built / "index", built / "surface-forms.db", built / "tagme")))
+    provenance = client.get("/stats").json()["provenance"]
+    assert provenance["artefacts"] == {name: read_provenance(built / path).id for name, path in
+                                       (("index", "index"), ("surface_forms", "surface-forms.db"), ("tagme", "tagme"))}
+    assert provenance["command"] == "serve"
