@@ -21,8 +21,9 @@ Synthetic shape: vocabulary of ``--vocabulary`` pronounceable words (consonant-v
 never an English stopword), term ranks drawn from a Zipf law (s = 1.0) bounded by the vocabulary;
 ``names`` holds 1-3 values of 1-4 words, ``content`` a log-normal number of words (median 90).
 Entity ids are ``<dbpedia:Entity_N>`` with N a seeded permutation, so docid order is not id order.
-The synthetic index stores every text field: SDM/FSDM read the value boundaries of a field from its
-stored text (the first SDM/FSDM query reads them, ``prepare_seconds`` of the ``dependence`` line).
+The synthetic index is written like the default index (``content`` not stored; a position gap
+between the values of a field, which keeps SDM/FSDM windows within a value). The ``dependence``
+line times the first SDM/FSDM query (an index without the gap would read value boundaries then).
 
 Usage:
     python benchmarks/bench_retrieval.py [--entities N] [--index PATH] [--keep PATH]
@@ -107,14 +108,12 @@ def build_synthetic_index(out: Path, entities: int, vocabulary: int, seed: int) 
     """Write a single-segment elquery index of synthetic documents at ``out``; returns seconds."""
     from tqdm import tqdm
 
-    from elquery.indexing import lucene_writer
     from elquery.indexing.entity_index import EntityIndex
     from elquery.indexing.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, length_file
     from elquery.indexing.lucene_writer import EntityIndexWriter
 
     started = time.monotonic()
     out.mkdir(parents=True)
-    lucene_writer.STORED_FIELDS = FIELDS  # SDM/FSDM read value boundaries from the stored text
     writer = EntityIndexWriter(out)
     documents = synthetic_documents(entities, vocabulary, seed)
     writer.add_all(tqdm(documents, total=entities, desc="synthetic index", unit="doc", disable=None))
@@ -323,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
                 "band_df_fractions": {**BANDS, "rare": [RARE_MIN_DF, max(RARE_MIN_MAX_DF, RARE_FRACTION * index.num_entities)]}, "load_average": [round(x, 2) for x in os.getloadavg()],
                 "cpus": os.cpu_count(),
             }), flush=True)
-            if {"sdm", "fsdm"} & set(names):  # the one-time read of the fields' value boundaries
+            if {"sdm", "fsdm"} & set(names):  # the first SDM/FSDM query
                 from elquery.retrieval import fsdm
 
                 started = time.monotonic()

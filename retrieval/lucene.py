@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import base64
 import functools
+import threading
+import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from elquery.base import ElqueryError
 from elquery.indexing.index_format import analyzer
 from elquery.indexing.jvm import java_class, jnius
+
+if TYPE_CHECKING:
+    from elquery.indexing.entity_index import EntityIndex
 
 ENTRY_CLASS = "org.elquery.retrieval.EntityScores"
 
@@ -48,13 +53,31 @@ def query_tokens(text: str) -> list[tuple[int, str]]:
     return [(int(step), term) for step, term in (line.split("\t", 1) for line in lines)]
 
 
-def dependence(leaf: Any, request: str, *, ranking: bool) -> Scores | TopDocs:
+GAP_KEY = "elquery.value_position_gap"
+"""The commit user data key of the position gap the index writer leaves between a field's values
+(``org.elquery.index.ValueGap``); an index written without one has no such key."""
+_gaps: weakref.WeakKeyDictionary[EntityIndex, int] = weakref.WeakKeyDictionary()
+_gaps_lock = threading.Lock()
+
+
+def value_gap(index: EntityIndex) -> int:
+    """The index's position gap between the values of a field (0: none), read once per index."""
+    with _gaps_lock:
+        if index not in _gaps:
+            value = index.reader.getIndexCommit().getUserData().get(GAP_KEY)
+            _gaps[index] = int(value) if value is not None else 0
+        return _gaps[index]
+
+
+def dependence(index: EntityIndex, request: str, *, ranking: bool) -> Scores | TopDocs:
     """SDM / FSDM (``org.elquery.retrieval.DependenceModel``): a ranking, or the scores of the
-    request's docids."""
+    request's docids. Windows stay within a value of a field: by the index's position gap, or
+    else by value boundaries read from the stored text."""
+    request = f"{request}\ngap\t{value_gap(index)}"
     try:
-        raw = _call("dependence", leaf, _analyzer(), request)
+        raw = _call("dependence", index.leaf, _analyzer(), request)
     except jnius().JavaException as error:
-        if "not stored" in str(error):
+        if "IllegalStateException" in str(error):
             raise ElqueryError(str(error).split("Exception: ", 1)[-1].strip()) from None
         raise
     return _top(raw) if ranking else _scores(raw)

@@ -152,7 +152,7 @@ class EntityScorer:
 
     def _score(self, request: str) -> lucene.Scores:
         if isinstance(self.model, SequentialDependence):
-            result = lucene.dependence(self.index.leaf, request, ranking=False)
+            result = lucene.dependence(self.index, request, ranking=False)
             assert isinstance(result, lucene.Scores)
             return result
         return lucene.score(self.index.leaf, request)

@@ -103,7 +103,7 @@ class Searcher:
                 raise ElqueryError("an entity prior applies to language models only")
             self.prepare()
             request = [*model.request_lines(), *analyzed.token_lines(), f"k\t{k}"]
-            top = lucene.dependence(self.index.leaf, "\n".join(request), ranking=True)
+            top = lucene.dependence(self.index, "\n".join(request), ranking=True)
             assert isinstance(top, lucene.TopDocs)
             docids, scores = top.docids, top.scores
         else:

@@ -7,7 +7,8 @@ counts are counted per value in Python, and the collection statistics summed ove
 It shares no code with ``retrieval`` and never reads the index's positions, so a window spanning
 two values of a field (the index joins them with no position gap) would show as a difference.
 
-The indexes store every text field (SDM/FSDM read value boundaries from the stored text).
+The indexes here store every text field, for the reference to read; SDM/FSDM themselves rely on
+the index's position gap between values, or on the stored text of an index written without one.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from elquery.base import ElqueryError
@@ -26,9 +28,9 @@ from elquery.indexing import lucene_writer
 from elquery.indexing.build_index import build_dbpedia_index
 from elquery.indexing.entity_documents import EntityDocument
 from elquery.indexing.entity_index import EntityIndex
-from elquery.indexing.index_format import FIELDS, analyzer
+from elquery.indexing.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, analyzer, length_file
 from elquery.indexing.jvm import java_class, jnius
-from elquery.retrieval import BM25, EntityScorer, Rerank, Searcher, fsdm, model_from_name, prms, sdm
+from elquery.retrieval import BM25, EntityScorer, lucene, Rerank, Searcher, fsdm, model_from_name, prms, sdm
 from elquery.retrieval.models import LanguageModel, SequentialDependence
 from test_retrieval_scoring import write_index  # pytest puts this folder on sys.path
 
@@ -339,16 +341,74 @@ def test_bad_parameters(params: dict[str, str]) -> None:
         model_from_name(name, params)
 
 
-def test_unstored_field_is_refused(tmp_path: Path) -> None:
-    """An index that does not store a field cannot keep windows within its values: a clear error."""
-    patch = pytest.MonkeyPatch()
-    patch.setattr(lucene_writer, "STORED_FIELDS", ("names",), raising=False)
-    try:
-        index = write_index(tmp_path / "index", [EntityDocument("<dbpedia:A>", ("a b",), ("river valley", "north"))])
-    finally:
-        patch.undo()
-    with index:
-        if java_class("org.elquery.index.IndexAccess").storedValues(index.reader, 0, ["content"])[0]:
-            pytest.skip("this index format stores every field")
+def write_gapless_index(out: Path, documents: list[EntityDocument], stored: bool) -> EntityIndex:
+    """An index as elquery wrote them before the gap between values: each field's values joined
+    by line ends into one text, positions running on from value to value (plain Lucene)."""
+    out.mkdir(parents=True)
+    lucene = "org.apache.lucene."
+    config = java_class(lucene + "index.IndexWriterConfig")(analyzer())
+    directory = java_class(lucene + "store.FSDirectory").open(java_class("java.nio.file.Paths").get(str(out)))
+    writer = java_class(lucene + "index.IndexWriter")(directory, config)
+    store = java_class(lucene + "document.Field$Store")
+    lengths: dict[str, list[int]] = {f: [] for f in FIELDS}
+    for d in documents:
+        document = java_class(lucene + "document.Document")()
+        document.add(java_class(lucene + "document.StringField")("id", d.entity, store.YES))
+        for f, values in zip(FIELDS, (d.names, d.content)):
+            text = "\n".join(values)
+            keep = store.YES if stored or f == "names" else store.NO
+            document.add(java_class(lucene + "document.TextField")(f, text, keep))
+            lengths[f].append(sum(len(tokens_with_positions(v)) for v in values))
+            document.add(java_class(lucene + "document.NumericDocValuesField")(f"{f}_length", lengths[f][-1]))
+        writer.addDocument(document)
+    writer.forceMerge(1)
+    writer.commit()
+    writer.close()
+    (out / IDS_FILE).write_text("".join(d.entity + "\n" for d in documents), encoding="utf-8")
+    for name in FIELDS:
+        np.save(out / length_file(name), np.asarray(lengths[name], dtype=np.int32))
+    (out / METADATA_FILE).write_text(f'{{"format": {FORMAT_VERSION}, "analyzer": "{ANALYZER_NAME}"}}')
+    return EntityIndex(out)
+
+
+BOUNDARY_DOCUMENTS = [
+    EntityDocument("<dbpedia:Across>", ("alpha beta", "gamma delta"), ("river", "valley north", "the castle")),
+    EntityDocument("<dbpedia:Within>", ("beta gamma",), ("river valley", "castle of north")),
+    EntityDocument("<dbpedia:Other>", ("lake",), ("river the", "the valley")),
+]
+
+
+def test_the_index_leaves_a_gap_between_values(tmp_path: Path) -> None:
+    """The default index (``content`` not stored) separates values by a position gap, recorded in
+    its commit; SDM/FSDM need nothing else."""
+    with write_index(tmp_path / "index", BOUNDARY_DOCUMENTS) as index:
+        gap = lucene.value_gap(index)
+        assert gap == 100
+        postings = index.leaf.postings(java_class("org.apache.lucene.index.Term")("names", "gamma"),
+                                       java_class("org.apache.lucene.index.PostingsEnum").POSITIONS)
+        assert postings.advance(0) == 0 and postings.nextPosition() == 2 + gap  # alpha 0, beta 1, gamma 2 + gap
+        assert index.lengths("names")[0] == 4
+        scores = EntityScorer(index, sdm("content", mu=1.0, lambdas=(0.0, 1.0, 0.0))).score_candidates(
+            "river valley", ["<dbpedia:Across>", "<dbpedia:Within>"])
+        # one ordered window in the collection (Within's; Across's "river" | "valley" spans two
+        # values); |C_content| = 10 ("the", "of" are stop words), both entities hold 4 tokens
+        assert scores["<dbpedia:Across>"] == pytest.approx(math.log((1 / 10) / (4 + 1.0)), abs=TOLERANCE)
+        assert scores["<dbpedia:Within>"] == pytest.approx(math.log((1 + 1 / 10) / (4 + 1.0)), abs=TOLERANCE)
+        with pytest.raises(ElqueryError, match="window"):
+            EntityScorer(index, sdm(window=gap + 2)).score_candidates("river valley", ["<dbpedia:Within>"])
+
+
+def test_index_without_gap_reads_boundaries_from_stored_text(tmp_path: Path) -> None:
+    with write_gapless_index(tmp_path / "stored", BOUNDARY_DOCUMENTS, stored=True) as index:
+        assert lucene.value_gap(index) == 0
+        reference = Reference(index)
+        for model in MODELS.values():
+            for query in ("beta gamma", "river valley", "valley river", "north the castle", "delta alpha"):
+                expected = reference.fsdm(query, model)
+                actual = EntityScorer(index, model).score_candidates(query, list(expected))
+                for entity, score in actual.items():
+                    assert abs(score - expected[entity]) <= TOLERANCE, (query, entity)
+    with write_gapless_index(tmp_path / "unstored", BOUNDARY_DOCUMENTS, stored=False) as index:
         with pytest.raises(ElqueryError, match="not stored"):
-            EntityScorer(index, sdm()).score_candidates("river valley", ["<dbpedia:A>"])
+            EntityScorer(index, sdm()).score_candidates("river valley", ["<dbpedia:Within>"])
+        EntityScorer(index, sdm("names")).score_candidates("beta gamma", ["<dbpedia:Within>"])  # names are stored

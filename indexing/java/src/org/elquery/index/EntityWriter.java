@@ -1,6 +1,7 @@
 package org.elquery.index;
 
 import java.io.IOException;
+import java.io.Reader;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -113,6 +114,7 @@ public final class EntityWriter {
     if (merge) {
       writer.forceMerge(1);
     }
+    writer.setLiveCommitData(Map.of(ValueGap.COMMIT_KEY, String.valueOf(ValueGap.GAP)).entrySet());
     writer.commit();
     writer.close();
   }
@@ -135,10 +137,12 @@ public final class EntityWriter {
     }
   }
 
-  /** The index's analyzer, each field's token stream ending in a filter that counts its tokens. */
+  /** The index's analyzer, each field's token stream ending in a filter that counts its tokens,
+   * with a position gap between the field's values ({@link ValueGap}). */
   private static final class Counting extends AnalyzerWrapper {
     private final Analyzer analyzer;
     private final Map<String, CountingFilter> counters = new HashMap<>();
+    private final Map<String, ValueGap.LineEnds> lineEnds = new HashMap<>();
 
     Counting(Analyzer analyzer) {
       super(Analyzer.PER_FIELD_REUSE_STRATEGY);  // a counter of its own for each field
@@ -151,8 +155,14 @@ public final class EntityWriter {
     }
 
     @Override
+    protected Reader wrapReader(String field, Reader reader) {
+      return ValueGap.reader(reader, lineEnds.computeIfAbsent(field, f -> new ValueGap.LineEnds()));
+    }
+
+    @Override
     protected TokenStreamComponents wrapComponents(String field, TokenStreamComponents components) {
-      CountingFilter counter = new CountingFilter(components.getTokenStream());
+      ValueGap.LineEnds ends = lineEnds.computeIfAbsent(field, f -> new ValueGap.LineEnds());
+      CountingFilter counter = new CountingFilter(ValueGap.filter(components.getTokenStream(), ends));
       counters.put(field, counter);
       return new TokenStreamComponents(components.getSource(), counter);
     }

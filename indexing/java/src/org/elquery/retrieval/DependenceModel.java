@@ -28,13 +28,15 @@ import org.apache.lucene.search.DocIdSetIterator;
  * #1: q_i at position p and q_i+1 at p + g, g the position step between the two terms in the
  * analyzed query (1, or more when stop words were removed between them); n_U counts the unordered
  * window #uwW: pairs of occurrences of q_i and q_i+1 at distinct positions p, p' with |p - p'| <
- * W (an unordered pair when q_i = q_i+1). A window never spans two values of a field (see {@link
+ * W (an unordered pair when q_i = q_i+1). A window never spans two values of a field: the index
+ * leaves a position gap between values ({@code gap G} line, see {@code org.elquery.index.ValueGap}),
+ * or, for an index without one, the value boundaries come from the stored text ({@link
  * FieldValues}). cf_X sums n_X over every entity; a component with sum_f w_f^X cf_X = 0 is the
  * same for every entity and is left out. SDM is FSDM over one field with weight 1.
  *
  * <p>Ranking scores every entity holding a query term in a weighted field; candidate scoring the
  * given docids (ascending). Request lines (tab separated): {@code field NAME W_T W_O W_U MU|average}, {@code lambda
- * L_T L_O L_U}, {@code window W}, {@code token STEP TERM} (in query order), {@code k K}, {@code
+ * L_T L_O L_U}, {@code window W}, {@code token STEP TERM} (in query order), {@code gap G}, {@code k K}, {@code
  * docids BASE64}. The answer is that of {@link EntityScores}, the known-term count being the number
  * of query tokens found in a weighted field.
  */
@@ -45,13 +47,15 @@ final class DependenceModel {
   private final double[] mu;
   private final double[] lambda = new double[3];
   private final int window;
+  /** The index's position gap between the values of a field (0: none). */
+  final int gap;
   private final String[] tokens;
   private final int[] steps;
   final int k;
   final int[] docids;
 
-  private DependenceModel(List<String[]> fieldLines, List<String[]> tokenLines, String[] lambdaLine, int window, int k,
-      int[] docids) {
+  private DependenceModel(List<String[]> fieldLines, List<String[]> tokenLines, String[] lambdaLine, int window, int gap,
+      int k, int[] docids) {
     int nf = fieldLines.size();
     fields = new String[nf];
     mu = new double[nf];
@@ -74,6 +78,7 @@ final class DependenceModel {
       tokens[i] = tokenLines.get(i)[2];
     }
     this.window = window;
+    this.gap = gap;
     this.k = k;
     this.docids = docids;
   }
@@ -82,11 +87,32 @@ final class DependenceModel {
     return fields;
   }
 
+  /** Whether the index's position gap alone keeps every window within a value: a pair of
+   * positions in two values is more than the gap apart, so the unordered window (|p - q| < W)
+   * and every ordered step must not exceed gap + 1 and gap. */
+  boolean gapSeparatesValues() {
+    if (gap <= 0) {
+      return false;
+    }
+    if (window > gap + 1) {
+      throw new IllegalStateException("the unordered window " + window + " is wider than the index's gap between"
+          + " values allows (at most " + (gap + 1) + ")");
+    }
+    for (int step : steps) {
+      if (step > gap) {
+        throw new IllegalStateException("two query terms are " + step + " positions apart, more than the index's"
+            + " gap between values (" + gap + ")");
+      }
+    }
+    return true;
+  }
+
   static DependenceModel parse(String request) {
     List<String[]> fieldLines = new ArrayList<>();
     List<String[]> tokenLines = new ArrayList<>();
     String[] lambdaLine = null;
     int window = 8;
+    int gap = 0;
     int k = 0;
     int[] docids = null;
     for (String line : request.split("\n")) {
@@ -104,6 +130,9 @@ final class DependenceModel {
         case "token":
           tokenLines.add(items);
           break;
+        case "gap":
+          gap = Integer.parseInt(items[1]);
+          break;
         case "k":
           k = Integer.parseInt(items[1]);
           break;
@@ -117,7 +146,7 @@ final class DependenceModel {
     if (lambdaLine == null) {
       throw new IllegalArgumentException("no lambda line");
     }
-    return new DependenceModel(fieldLines, tokenLines, lambdaLine, window, k, docids);
+    return new DependenceModel(fieldLines, tokenLines, lambdaLine, window, gap, k, docids);
   }
 
   /** The analyzed tokens of {@code text} as lines {@code STEP TERM}, STEP being the position

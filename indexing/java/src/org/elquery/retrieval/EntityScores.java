@@ -99,16 +99,18 @@ public final class EntityScores {
 
   /**
    * SDM / FSDM ({@link DependenceModel}): the top k of the entities holding a query term, or the
-   * scores of the request's docids. {@code analyzer} is the index's (for the value boundaries of
-   * its fields, read once per index and field).
+   * scores of the request's docids. {@code analyzer} is the index's: for an index without a
+   * position gap between values, the value boundaries of its fields are read from the stored text
+   * with it, once per index and field.
    */
   public static byte[] dependence(LeafReader leaf, Analyzer analyzer, String request) throws IOException {
     DependenceModel model = DependenceModel.parse(request);
     IndexState state = state(leaf);
     String[] fields = model.fields();
     FieldValues[] values = new FieldValues[fields.length];
+    boolean gapped = model.gapSeparatesValues();
     for (int f = 0; f < fields.length; f++) {
-      values[f] = state.values(leaf, analyzer, fields[f]);
+      values[f] = gapped ? FieldValues.NONE : state.values(leaf, analyzer, fields[f]);
     }
     return model.run(leaf, state.lengths(leaf, fields), values, model.docids == null ? state.idRank() : null);
   }

@@ -11,16 +11,21 @@ import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.StoredFields;
 
 /**
- * Where the values of a multi-valued field start, in the positions Lucene indexed. The index
- * stores a field's values one per line and indexes them as one text with no position gap, so a
- * window must not join the last token of one value with the first of the next: these boundaries
- * say which value a position belongs to. They are read once per index and field from the stored
- * text, re-analyzed with the index's analyzer (the positions it gives are the indexed ones); an
- * entity whose field has a single value has none.
+ * Where the values of a multi-valued field start, in the positions Lucene indexed, for an index
+ * written without a position gap between values (indexes written since {@code
+ * org.elquery.index.ValueGap} have one and need none of this: {@link #NONE}). Such an index joins
+ * a field's values, one per line, into one text with no gap, so a window must not join the last
+ * token of one value with the first of the next: these boundaries say which value a position
+ * belongs to. They are read once per index and field from the stored text, re-analyzed with the
+ * index's analyzer (the positions it gives are the indexed ones); an entity whose field has a
+ * single value has none.
  */
 final class FieldValues {
   /** Per docid: the positions of the first token of the second, third, ... value, or null. */
   private final int[][] boundaries;
+
+  /** No boundaries: every position of a field may pair with every other. */
+  static final FieldValues NONE = new FieldValues(null);
 
   private FieldValues(int[][] boundaries) {
     this.boundaries = boundaries;
@@ -36,7 +41,8 @@ final class FieldValues {
       String text = stored.document(doc, only).get(field);
       if (text == null && lengths[doc] > 0) {
         throw new IllegalStateException("field " + field + " is not stored and its values are indexed with no "
-            + "position gap, so windows cannot be kept within a value: SDM/FSDM need an index that stores it");
+            + "position gap, so windows cannot be kept within a value: rebuild the index with this version of elquery "
+            + "(it leaves a gap between values)");
       }
       if (text != null && text.indexOf('\n') >= 0) {
         boundaries[doc] = boundaries(analyzer, field, text);
@@ -77,7 +83,7 @@ final class FieldValues {
   }
 
   int[] boundaries(int doc) {
-    return boundaries[doc];
+    return boundaries == null ? null : boundaries[doc];
   }
 
   /** Whether positions p and q lie in the same value, given a document's boundaries. */
