@@ -340,7 +340,8 @@ def report(result: ExperimentResult) -> str:
         spec = result.task_spec(task)
         parts.append(f"## {TASKS[task]}\n")
         columns = _columns(task, spec, methods[0])
-        parts.append(markdown_table({m.label: m.per_query for m in methods}, columns, spec.baseline))
+        parts.append(markdown_table({m.label: m.per_query for m in methods}, columns, spec.baseline,
+                                    "Model" if task == "er" else "method"))
         notes = [f"Parameters chosen by {spec.metric}."]
         if task == "if":
             notes.append("F is the mean of per-query F.")

@@ -310,8 +310,8 @@ def test_per_category_figures_against_an_independent_computation(setting: Path, 
 def test_table_in_the_layout_of_the_paper(setting: Path, tmp_path: Path) -> None:
     result = run_experiment(setting, tmp_path / "out", ranker=FakeRanker(), progress=False)
     lines = result.report.splitlines()
-    header = next(i for i, line in enumerate(lines) if line.startswith("| method |"))
-    assert lines[header] == ("| method | Alpha NDCG@10 | Alpha NDCG@100 | Alpha MAP@100 | Beta NDCG@10 | "
+    header = next(i for i, line in enumerate(lines) if line.startswith("| Model |"))
+    assert lines[header] == ("| Model | Alpha NDCG@10 | Alpha NDCG@100 | Alpha MAP@100 | Beta NDCG@10 | "
                              "Beta NDCG@100 | Beta MAP@100 | Total NDCG@10 | Total NDCG@100 | Total MAP@100 |")
     assert lines[header + 1] == "|---|" + "---:|" * 9
     tuned = result.method("er", "BM25 tuned").per_query
@@ -376,11 +376,32 @@ def test_sample_config_reproduces_its_pinned_figures(dbpedia_sample: Path, dbped
     assert run([register], "elquery", ["experiment", str(config), "--out", str(tmp_path / "out"), "--check"]) == 0
     out = capsys.readouterr().out
     checks = [line for line in out.splitlines() if line.startswith(("OK", "FAIL"))]
-    assert len(checks) == len(load_config(config).expected) == 35
+    assert len(checks) == len(load_config(config).expected) == 56
     assert all(line.startswith("OK   ") for line in checks), [c for c in checks if not c.startswith("OK")]
     assert "OK   er/BM25/ndcg@10: 0.010485 (expected 0.010485 ± 1e-06)" in checks
     assert "Queries: SemSearch ES 113, INEX-LD 99, ListSearch 115, QALD-2 140, Total 467." in out
-    assert "| method | SemSearch ES NDCG@10 | SemSearch ES NDCG@100 | SemSearch ES MAP@100 | INEX-LD NDCG@10 |" in out
-    assert [line.split(" | ")[0] for line in out.splitlines() if line.startswith("| ") and " | " in line][1:6] == [
-        "| BM25", "| LM", "| LM-Dirichlet", "| MLM", "| BM25F"]
+    assert "| Model | SemSearch ES NDCG@10 | SemSearch ES NDCG@100 | SemSearch ES MAP@100 | INEX-LD NDCG@10 |" in out
+    assert [line.split(" | ")[0] for line in out.splitlines() if line.startswith("| ") and " | " in line][1:9] == [
+        "| BM25", "| LM", "| LM-Dirichlet", "| MLM", "| BM25F", "| PRMS", "| SDM", "| FSDM"]
     assert "cross-validation: the 20 folds of `SemSearch-ES.json`, `INEX-LD.json`, `ListSearch.json`, `QALD2.json`" in out
+
+
+@pytest.mark.parametrize("name", ["dbpedia-entity", "dbpedia-entity-published", "sample-dbpedia-entity"])
+def test_shipped_retrieval_configs(name: str, dbpedia_entity: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every shipped DBpedia-Entity v2 config reads the collection's files, names models of the
+    registry, and expects only figures it reports (a method label, a metric or CATEGORY:METRIC)."""
+    for variable in ("ELQUERY_INDEX", "ELQUERY_SAMPLE", "ELQUERY_PUBLISHED_RUNS"):
+        monkeypatch.setenv(variable, f"/artefacts/{variable.lower()}")
+    monkeypatch.setenv("ELQUERY_DATA", str(dbpedia_entity.parent))
+    config = load_config(CONFIGS / f"{name}.toml")
+    spec = config.entity_retrieval
+    assert spec is not None and spec.qrels == dbpedia_entity / "qrels-v2.txt" and spec.qrels.exists()
+    assert config.queries == dbpedia_entity / "queries-v2_stopped.txt"
+    assert all(path.exists() for path in config.crossval.files)
+    assert [c.name for c in spec.categories] == ["SemSearch ES", "INEX-LD", "ListSearch", "QALD-2"]
+    assert all(m.method in MODEL_HELP or m.run is not None for m in spec.methods)
+    reported = {*spec.metrics, *(f"{c.name}:{m}" for c in spec.categories for m in spec.metrics)}
+    labels = {m.label for m in spec.methods}
+    assert all(f.task == "er" and f.method in labels and f.metric in reported for f in config.expected)
+    assert len(config.expected) == {"dbpedia-entity": 0, "dbpedia-entity-published": 120,
+                                    "sample-dbpedia-entity": 56}[name]
