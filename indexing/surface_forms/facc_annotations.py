@@ -284,7 +284,8 @@ def _spill(pairs: pa.Table, counts: FileCounts, directory: Path, forms: dict[byt
     keep = pc.and_(pc.is_valid(form), pc.invert(empty))
     run = pa.table({"form": form.filter(keep), "mid": pairs.column("mid").cast(pa.string()).filter(keep),
                     "count": count.filter(keep)})
-    run = run.group_by(["form", "mid"]).aggregate([("count", "sum")]).rename_columns(["form", "mid", "count"])
+    run = run.group_by(["form", "mid"], use_threads=False).aggregate([("count", "sum")])
+    run = pa.table({"form": run["form"], "mid": run["mid"], "count": run["count_sum"]})
     if len(forms) > pairs.num_rows:  # the mention cache never outgrows the pair budget
         forms.clear()
     handle, name = tempfile.mkstemp(prefix="run-", suffix=".tsv", dir=directory)
@@ -298,12 +299,17 @@ def _spill(pairs: pa.Table, counts: FileCounts, directory: Path, forms: dict[byt
 
 def count_file(path: Path, min_posterior: float, memory_mb: int, directory: Path) -> tuple[FileCounts, list[Path]]:
     """Count the (mention, mid) pairs of one annotation file into sorted run files in
-    ``directory``: each batch's pairs are summed by pyarrow's hash aggregation, the sums kept
-    until they hold ``memory_mb`` of pairs, then spilled (:func:`_spill`)."""
+    ``directory``. The kept (mention, mid) rows of the blocks are held as they are until they take
+    a quarter of ``memory_mb``, then summed at once by pyarrow's hash aggregation into the sums so
+    far (one pass over the rows: cheaper than summing every block); when the sums hold half of
+    ``memory_mb`` of pairs (estimated at :data:`BYTES_PER_PAIR` each) they are spilled
+    (:func:`_spill`)."""
     counts = FileCounts(str(path))
-    budget = max(1, memory_mb * 2**20 // BYTES_PER_PAIR)
-    pending: list[pa.Table] = []
+    pair_budget = max(1, memory_mb * 2**20 // BYTES_PER_PAIR)
+    row_budget = memory_mb * 2**20 // 4  # bytes of rows not yet summed
+    rows: list[pa.Table] = []
     held = 0
+    summed: pa.Table | None = None
     forms: dict[bytes, str | None] = {}
     runs: list[Path] = []
     for block in _batches(path, counts):
@@ -316,28 +322,31 @@ def count_file(path: Path, min_posterior: float, memory_mb: int, directory: Path
                 counts.malformed_line(block.line_number(row), line)
         kept = pc.and_(ok, pc.greater_equal(posterior, min_posterior))
         counts.below_posterior += pc.sum(pc.and_(ok, pc.invert(kept))).as_py() or 0
-        pairs = pa.table({"mention": batch.column("mention").filter(kept), "mid": batch.column("mid").filter(kept)})
-        counts.counted += pairs.num_rows
-        pending.append(pairs.group_by(["mention", "mid"]).aggregate([([], "count_all")]))
-        held += pending[-1].num_rows
-        if held >= budget:
-            summed = _sum(pending)
-            pending, held = [summed], summed.num_rows
-            if held >= budget // 2:
+        rows.append(pa.table({"mention": batch.column("mention").filter(kept), "mid": batch.column("mid").filter(kept)}))
+        counts.counted += rows[-1].num_rows
+        held += rows[-1].nbytes
+        if held >= row_budget:
+            summed = _sum(summed, rows)
+            rows, held = [], 0
+            if summed.num_rows >= pair_budget // 2:
                 runs.append(_spill(summed, counts, directory, forms))
-                pending, held = [], 0
-    if held:
-        runs.append(_spill(_sum(pending), counts, directory, forms))
+                summed = None
+    if any(table.num_rows for table in rows) or summed is not None:
+        runs.append(_spill(_sum(summed, rows), counts, directory, forms))
     counts.runs = len(runs)
     return counts, runs
 
 
-def _sum(tables: list[pa.Table]) -> pa.Table:
-    """The (mention, mid, count_all) tables summed into one."""
-    if len(tables) == 1:
-        return tables[0]
-    summed = pa.concat_tables(tables).group_by(["mention", "mid"]).aggregate([("count_all", "sum")])
-    return summed.rename_columns(["mention", "mid", "count_all"])
+def _sum(summed: pa.Table | None, rows: list[pa.Table]) -> pa.Table:
+    """``rows`` of (mention, mid) counted and added to the (mention, mid, count_all) sums ``summed``."""
+    if not rows:
+        return summed  # type: ignore[return-value]  # the caller holds sums or rows
+    table = pa.concat_tables(rows).group_by(["mention", "mid"], use_threads=False).aggregate([([], "count_all")])
+    if summed is None:
+        return table
+    table = pa.concat_tables([summed, table]).group_by(["mention", "mid"], use_threads=False).aggregate(
+        [("count_all", "sum")])
+    return pa.table({"mention": table["mention"], "mid": table["mid"], "count_all": table["count_all_sum"]})
 
 
 def _merge_into(runs: list[Path], sink: IO[str]) -> int:
