@@ -153,6 +153,7 @@ class ExperimentResult:
 
 
 def _tasks(config: ExperimentConfig) -> list[tuple[str, TaskSpec | None]]:
+    """Each task's key and its configuration (None when the config leaves it out)."""
     return [("if", config.interpretation_finding), ("sm", config.semantic_mapping),
             ("er", config.entity_retrieval)]
 

@@ -384,6 +384,10 @@ def test_sample_config_reproduces_its_pinned_figures(dbpedia_sample: Path, dbped
     assert [line.split(" | ")[0] for line in out.splitlines() if line.startswith("| ") and " | " in line][1:9] == [
         "| BM25", "| LM", "| LM-Dirichlet", "| MLM", "| BM25F", "| PRMS", "| SDM", "| FSDM"]
     assert "cross-validation: the 20 folds of `SemSearch-ES.json`, `INEX-LD.json`, `ListSearch.json`, `QALD2.json`" in out
+    # --artefacts: an entity-retrieval config needs only the folder's index (its runs are reused)
+    assert run([register], "elquery", ["experiment", str(config), "--out", str(tmp_path / "out"), "--check",
+                                       "--artefacts", str(tmp_path / "sample")]) == 0
+    assert capsys.readouterr().out.count("\nOK   ") == 56
 
 
 @pytest.mark.parametrize("name", ["dbpedia-entity", "dbpedia-entity-published", "sample-dbpedia-entity"])
