@@ -48,7 +48,7 @@ def check_run(run: Path, queries: Path, index: Path, k: int, tag: str) -> list[l
     return rows
 
 
-@pytest.mark.parametrize("model", ["mlm", "bm25"])
+@pytest.mark.parametrize("model", ["mlm", "bm25", "prms", "sdm", "fsdm"])
 def test_rank_queries_v2(sample_index: Path, queries_v2: Path, tmp_path: Path, model: str) -> None:
     run = tmp_path / f"{model}.run"
     argv = ["rank", "--index", str(sample_index), "--queries", str(queries_v2), "--model", model,

@@ -288,6 +288,8 @@ final class DependenceModel {
     }
     int[] freqs = new int[postings.length];
     double[] denominator = new double[nf];
+    SingleField single = nf == 1 ? new SingleField(termOf, cfT, collectionLength, backgroundT, backgroundW, orderedUsed,
+        unorderedUsed) : null;
     for (int c = 0; ; c++) {
       int doc;
       if (docids != null) {
@@ -316,6 +318,15 @@ final class DependenceModel {
       }
       for (int f = 0; f < nf; f++) {
         denominator[f] = lengths[f][doc] + mu[f];
+      }
+      if (single != null) {
+        double score = single.score(doc, freqs, windows, denominator[0]);
+        if (top != null) {
+          top.offer(doc, score);
+        } else {
+          out.putDouble(score);
+        }
+        continue;
       }
       double score = 0;
       for (int i = 0; i < n; i++) {
@@ -360,6 +371,81 @@ final class DependenceModel {
       }
     }
     return top != null ? top.toBytes(known) : out.array();
+  }
+
+  /**
+   * One field (SDM): with weight 1, f_X(x, e) = log(n_X + m cf_X / |C|) - log(|e| + m), so an
+   * entity costs one log for its length plus one per component it matches; the log of a
+   * component's background (n_X = 0) is computed once per query.
+   */
+  private final class SingleField {
+    private final int[] termOf;
+    private final boolean[] unigramUsed;
+    private final boolean[] orderedUsed;
+    private final boolean[] unorderedUsed;
+    private final double[] backgroundT;
+    private final double[] logBackgroundT;
+    private final double[][] backgroundW;
+    private final double[][] logBackgroundW;
+    /** The sum of the lambdas of the components used: the weight of -log(|e| + m). */
+    private final double lengthWeight;
+
+    SingleField(int[] termOf, double[][] cfT, double[] collectionLength, double[][] backgroundT,
+        double[][][] backgroundW, boolean[] orderedUsed, boolean[] unorderedUsed) {
+      this.termOf = termOf;
+      this.orderedUsed = orderedUsed;
+      this.unorderedUsed = unorderedUsed;
+      int nt = backgroundT.length;
+      this.backgroundT = new double[nt];
+      logBackgroundT = new double[nt];
+      unigramUsed = new boolean[termOf.length];
+      double weight = 0;
+      for (int t = 0; t < nt; t++) {
+        this.backgroundT[t] = backgroundT[t][0];
+        logBackgroundT[t] = Math.log(backgroundT[t][0]);
+      }
+      for (int i = 0; i < termOf.length; i++) {
+        unigramUsed[i] = present(0, cfT[termOf[i]], collectionLength);
+        weight += unigramUsed[i] ? lambda[0] : 0;
+      }
+      int pairs = orderedUsed.length;
+      this.backgroundW = new double[2][pairs];
+      logBackgroundW = new double[2][pairs];
+      for (int i = 0; i < pairs; i++) {
+        for (int c = 0; c < 2; c++) {
+          this.backgroundW[c][i] = backgroundW[c][i][0];
+          logBackgroundW[c][i] = Math.log(backgroundW[c][i][0]);
+        }
+        weight += (orderedUsed[i] ? lambda[1] : 0) + (unorderedUsed[i] ? lambda[2] : 0);
+      }
+      lengthWeight = weight;
+    }
+
+    double score(int doc, int[] freqs, Windows[][] windows, double denominator) {
+      double score = 0;
+      for (int i = 0; i < termOf.length; i++) {
+        if (unigramUsed[i]) {
+          int t = termOf[i];
+          score += lambda[0] * (freqs[t] > 0 ? Math.log(freqs[t] + backgroundT[t]) : logBackgroundT[t]);
+        }
+      }
+      for (int i = 0; i < orderedUsed.length; i++) {
+        if (!orderedUsed[i] && !unorderedUsed[i]) {
+          continue;
+        }
+        Windows w = windows[i][0];
+        int row = w == null ? -1 : w.find(doc);
+        if (orderedUsed[i]) {
+          score += lambda[1] * (row >= 0 && w.ordered[row] > 0 ? Math.log(w.ordered[row] + backgroundW[0][i])
+              : logBackgroundW[0][i]);
+        }
+        if (unorderedUsed[i]) {
+          score += lambda[2] * (row >= 0 && w.unordered[row] > 0 ? Math.log(w.unordered[row] + backgroundW[1][i])
+              : logBackgroundW[1][i]);
+        }
+      }
+      return score - lengthWeight * Math.log(denominator);
+    }
   }
 
   /** Whether sum_f w_f^X cf_X(x, f) / |C_f| > 0. */
