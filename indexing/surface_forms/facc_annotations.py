@@ -264,16 +264,16 @@ def _spill(pairs: pa.Table, counts: FileCounts, directory: Path, forms: dict[byt
     normalization; ``forms`` caches it), sum the (form, mid) pairs and write them sorted to a run
     file with pyarrow. A mention that is not UTF-8 makes its lines malformed; one that normalizes
     to nothing makes them ``empty_form``."""
-    distinct = pc.unique(pairs.column("mention"))
+    encoded = pc.dictionary_encode(pairs.column("mention").combine_chunks())  # distinct mentions, and each row's
     normalized = []
-    for mention in distinct.to_pylist():
+    for mention in encoded.dictionary.to_pylist():
         if mention not in forms:
             try:
                 forms[mention] = normalize(mention.decode("utf-8"))
             except UnicodeDecodeError:
                 forms[mention] = None
         normalized.append(forms[mention])
-    form = pa.array(normalized, pa.string()).take(pc.index_in(pairs.column("mention"), value_set=distinct))
+    form = pa.array(normalized, pa.string()).take(encoded.indices)
     count = pairs.column("count_all")
     for row in pc.indices_nonzero(pc.is_null(form)).to_pylist():
         counts.malformed_pair(pairs.column("mention")[row].as_py(), pairs.column("mid")[row].as_py(), count[row].as_py())
