@@ -22,7 +22,7 @@ from elquery.experiments.sweep import Setting, grid
 from elquery.experiments.tables import category_columns
 from elquery.retrieval.models import BM25, MODEL_HELP
 from elquery.retrieval.searcher import RankedEntity
-from tests.conftest import data_root, require_data
+from conftest import data_root, require_data  # tests/conftest.py, on the path as pytest loads it
 
 CONFIGS = Path(__file__).resolve().parents[2] / "elquery" / "experiments" / "configs"
 
