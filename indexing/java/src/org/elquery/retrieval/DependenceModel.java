@@ -288,6 +288,11 @@ final class DependenceModel {
     }
     int[] freqs = new int[postings.length];
     double[] denominator = new double[nf];
+    boolean[] unigramUsed = new boolean[n];
+    for (int i = 0; i < n; i++) {
+      unigramUsed[i] = present(0, cfT[termOf[i]], collectionLength);
+    }
+    LogProduct product = new LogProduct();
     SingleField single = nf == 1 ? new SingleField(termOf, cfT, collectionLength, backgroundT, backgroundW, orderedUsed,
         unorderedUsed) : null;
     for (int c = 0; ; c++) {
@@ -328,17 +333,19 @@ final class DependenceModel {
         }
         continue;
       }
-      double score = 0;
+      // each component's log sum as the log of a product of its mixtures (3 logs per entity),
+      // the product moved into the log before it could underflow
+      product.clear();
       for (int i = 0; i < n; i++) {
-        int t = termOf[i];
-        if (present(0, cfT[t], collectionLength)) {
+        if (unigramUsed[i]) {
+          int t = termOf[i];
           double mixture = 0;
           for (int f = 0; f < nf; f++) {
             if (weights[0][f] > 0) {
               mixture += weights[0][f] * (freqs[t * nf + f] + backgroundT[t][f]) / denominator[f];
             }
           }
-          score += lambda[0] * Math.log(mixture);
+          product.multiply(0, mixture);
         }
       }
       for (int i = 0; i < pairs; i++) {
@@ -358,12 +365,13 @@ final class DependenceModel {
           }
         }
         if (orderedUsed[i]) {
-          score += lambda[1] * Math.log(ordered);
+          product.multiply(1, ordered);
         }
         if (unorderedUsed[i]) {
-          score += lambda[2] * Math.log(unordered);
+          product.multiply(2, unordered);
         }
       }
+      double score = product.score(lambda);
       if (top != null) {
         top.offer(doc, score);
       } else {
@@ -445,6 +453,38 @@ final class DependenceModel {
         }
       }
       return score - lengthWeight * Math.log(denominator);
+    }
+  }
+
+  /** Per component, a sum of logs kept as a log plus a product not yet taken the log of. */
+  private static final class LogProduct {
+    private static final double FLOOR = 1e-200;
+    private final double[] products = new double[3];
+    private final double[] logs = new double[3];
+
+    void clear() {
+      Arrays.fill(products, 1);
+      Arrays.fill(logs, 0);
+    }
+
+    /** Adds log(x), x in (0, 1e100): the product stays above 1e-300. */
+    void multiply(int c, double x) {
+      products[c] *= x;
+      if (products[c] < FLOOR) {
+        logs[c] += Math.log(products[c]);
+        products[c] = 1;
+      }
+    }
+
+    /** sum_c lambda_c (the log sum of component c). */
+    double score(double[] lambda) {
+      double score = 0;
+      for (int c = 0; c < 3; c++) {
+        if (products[c] != 1 || logs[c] != 0) {
+          score += lambda[c] * (logs[c] + Math.log(products[c]));
+        }
+      }
+      return score;
     }
   }
 
