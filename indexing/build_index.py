@@ -238,16 +238,16 @@ def _build(
     if sys.stderr.isatty():
         print(f"merging {len(sub_indexes)} partitions into one segment ({len(everything.entities)} entities)",
               file=sys.stderr)
-    _merge(sub_indexes, everything, work / "index", sorted(predicates, key=lambda p: (-counts[p], p)))
+    _merge(executor, sub_indexes, everything, work / "index", sorted(predicates, key=lambda p: (-counts[p], p)))
     return len(everything.entities), report
 
 
-def _merge(sub_indexes: list[Path], written: WrittenDocuments, index: Path, predicates: list[str]) -> None:
-    from elquery.indexing.entity_index import EntityIndex
-
-    writer = EntityIndexWriter(index)
-    writer.add_indexes(sub_indexes)
-    writer.close(merge=True)
+def _merge(
+    executor: Executor, sub_indexes: list[Path], written: WrittenDocuments, index: Path, predicates: list[str]
+) -> None:
+    """The single-segment index and the files beside it. The Lucene work runs as a task of the
+    executor (a worker's JVM is running already; this process starts none)."""
+    index.mkdir(parents=True)
     (index / IDS_FILE).write_text("".join(e + "\n" for e in written.entities), encoding="utf-8")
     for name in FIELDS:
         np.save(index / length_file(name), np.asarray(written.lengths[name], dtype=np.int32))
@@ -258,6 +258,17 @@ def _merge(sub_indexes: list[Path], written: WrittenDocuments, index: Path, pred
         "content_predicates": predicates,
     }
     (index / METADATA_FILE).write_text(json.dumps(metadata, indent=1), encoding="utf-8")
-    with EntityIndex(index) as opened:
-        metadata["fields"] = opened.field_statistics()
+    metadata["fields"] = executor.submit(_merge_task, sub_indexes, index).result()
     (index / METADATA_FILE).write_text(json.dumps(metadata, indent=1), encoding="utf-8")
+
+
+def _merge_task(sub_indexes: list[Path], index: Path) -> dict[str, dict[str, int]]:
+    """Merge the sub-indexes, in order, into ``index`` (one segment; Lucene leaves the files
+    beside it alone); returns its per-field statistics."""
+    from elquery.indexing.entity_index import EntityIndex
+
+    writer = EntityIndexWriter(index)
+    writer.add_indexes(sub_indexes)
+    writer.close(merge=True)
+    with EntityIndex(index) as opened:
+        return opened.field_statistics()
