@@ -147,19 +147,20 @@ class EntityDocument:
     content: tuple[str, ...]
 
 
-@dataclass
 class _Statements:
-    literals: list[tuple[str, str]] = field(default_factory=list)
-    iris: list[tuple[str, str]] = field(default_factory=list)
-    redirects: list[str] = field(default_factory=list)
+    """What a partition says about one subject."""
+
+    __slots__ = ("literals", "iris", "redirects")
+
+    def __init__(self) -> None:
+        self.literals: list[tuple[str, str]] = []
+        self.iris: list[tuple[str, str]] = []
+        self.redirects: list[str] = []
 
     @property
     def indexable(self) -> bool:
         predicates = {p for p, _ in self.literals}
         return RDFS_LABEL in predicates and RDFS_COMMENT in predicates
-
-    def predicates(self) -> set[str]:
-        return {p for p, _ in self.literals} | {p for p, _ in self.iris}
 
 
 def _grouped(partition_files: Iterable[Path]) -> dict[str, _Statements]:
@@ -179,11 +180,22 @@ def _grouped(partition_files: Iterable[Path]) -> dict[str, _Statements]:
 
 
 def count_predicates(partition_files: Iterable[Path]) -> Counter[str]:
-    """Number of indexable entities having each predicate, over one partition's files."""
+    """Number of indexable entities (rdfs:label and rdfs:comment literals) having each predicate
+    (literal or IRI statements), over one partition's files; the values are not read."""
+    literal_predicates: dict[str, set[str]] = defaultdict(set)
+    iri_predicates: dict[str, set[str]] = defaultdict(set)
+    for path in partition_files:
+        with open(path, encoding="utf-8", newline="\n") as handle:
+            for line in handle:
+                subject, kind, predicate, _ = line.split("\t", 3)
+                if kind == _LITERAL:
+                    literal_predicates[subject].add(predicate)
+                elif kind == _IRI:
+                    iri_predicates[subject].add(predicate)
     counts: Counter[str] = Counter()
-    for statements in _grouped(partition_files).values():
-        if statements.indexable:
-            counts.update(statements.predicates())
+    for subject, predicates in literal_predicates.items():
+        if RDFS_LABEL in predicates and RDFS_COMMENT in predicates:
+            counts.update(predicates | iri_predicates.get(subject, set()))
     return counts
 
 
