@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
+from typing import NamedTuple
 
 import numpy as np
 
@@ -35,10 +36,10 @@ from elquery.retrieval.models import BM25, BM25F, ExactModel, LanguageModel, Mod
 from elquery.retrieval.scoring import AnalyzedQuery, EntityPrior, EntityScorer, Query, analyze
 
 
-@dataclass(frozen=True, slots=True)
-class RankedEntity:
+class RankedEntity(NamedTuple):
     """One line of a ranking. ``score`` is the log score of Eq. 16 for language models (plus the
-    log prior, if any) and Lucene's score for BM25."""
+    log prior, if any), the SDM/FSDM score, and Lucene's score for BM25. A named tuple: a ranking
+    of 1000 is built in a fraction of the time frozen dataclasses take."""
 
     rank: int
     entity: str
@@ -109,7 +110,8 @@ class Searcher:
         else:
             docids, scores = self._rerank(analyzed, model, k, prior)
         entities = self.index.entity_ids
-        return [RankedEntity(r, entities[d], s) for r, (d, s) in enumerate(zip(docids.tolist(), scores.tolist()), 1)]
+        names = [entities[d] for d in docids.tolist()]
+        return list(map(RankedEntity._make, zip(range(1, len(names) + 1), names, scores.tolist())))
 
     def score(
         self, query: Query, entity_ids: Iterable[str], model: ExactModel | None = None, prior: EntityPrior | None = None
