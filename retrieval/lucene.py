@@ -53,7 +53,7 @@ def query_tokens(text: str) -> list[tuple[int, str]]:
     return [(int(step), term) for step, term in (line.split("\t", 1) for line in lines)]
 
 
-GAP_KEY = "elquery.value_position_gap"
+GAP_KEY = "value_position_gap"
 """The commit user data key of the position gap the index writer leaves between a field's values
 (``org.elquery.index.ValueGap``); an index written without one has no such key."""
 _gaps: weakref.WeakKeyDictionary[EntityIndex, int] = weakref.WeakKeyDictionary()

@@ -21,7 +21,7 @@ public final class ValueGap {
   /** Positions left empty between two values: windows of up to GAP + 1 positions and phrase
    * steps of up to GAP never join two values. */
   public static final int GAP = 100;
-  public static final String COMMIT_KEY = "elquery.value_position_gap";
+  public static final String COMMIT_KEY = "value_position_gap";
 
   private ValueGap() {}
 
