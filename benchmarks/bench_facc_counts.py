@@ -8,7 +8,9 @@ two-word forms in three case variants, each with a dominant mid and a Zipfian ta
 uniform, one line in a thousand malformed. For each ``--lines`` size: wall time, lines/s of both,
 their ratio, the CPU seconds of both (user + system, all processes: lines per CPU second does
 not depend on what else the machine runs), the peak RSS of the counting processes (all of them,
-sampled from /proc), and the number of (form, mid) pairs.
+sampled from /proc), and the number of (form, mid) pairs. Peak RSS stops growing once every file
+has spilled a couple of runs; with the default ``--memory 512`` the 10M-line files (1.25M lines
+each) spill once, so ``--memory 128`` shows the bound at both sizes.
 
 Usage: ``python benchmarks/bench_facc_counts.py [--lines 10000000 50000000] [--workers 2]
 [--memory 512] [--work /tmp/elquery-facc-bench]``

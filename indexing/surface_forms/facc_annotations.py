@@ -21,11 +21,12 @@ lines are counted per file and the first few are quoted. :func:`annotation_pair`
 for one line (for other engines, e.g. Spark); :func:`count_file` applies them a block at a time.
 
 Memory is bounded whatever the input size: each worker (one per file, ``workers`` at a time)
-sums raw (mention, mid) byte pairs with pyarrow's hash aggregation, holding at most ``memory_mb``
-of distinct pairs (estimated at :data:`BYTES_PER_PAIR` each); when that is full, the distinct
-mentions are normalized, the pairs summed and written sorted to a run file, and the sums are
-dropped. The runs of every file are merged (k-way, :func:`heapq.merge`; in rounds of
-:data:`MERGE_FAN_IN` runs when there are more) into the output, sorted by line.
+sums raw (mention, mid) byte pairs with pyarrow's hash aggregation (:func:`count_file`), holding
+about ``memory_mb`` of rows and distinct pairs (pairs estimated at :data:`BYTES_PER_PAIR` each);
+when that is full, the distinct mentions are normalized, the pairs summed and written sorted to a
+run file, and the sums are dropped. Reading and parsing take about 250 MB more per worker. The
+runs of every file are merged (k-way, :func:`heapq.merge`; in rounds of :data:`MERGE_FAN_IN` runs
+when there are more) into the output, sorted by line.
 """
 
 from __future__ import annotations
