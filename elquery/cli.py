@@ -8,6 +8,7 @@ from elquery.base import run
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import elquery.data.cli
     import elquery.evaluation.cli
     import elquery.indexing.cli
     import elquery.indexing.surface_forms.cli
@@ -26,6 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             elquery.experiments.cli.register,
             elquery.evaluation.cli.register,
             elquery.serve.cli.register,
+            elquery.data.cli.register,
         ],
         prog="elquery",
         argv=argv,

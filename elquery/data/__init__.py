@@ -1,0 +1,1 @@
+"""The datasets elquery uses: a registry, robust downloads, verification (``elquery data``)."""

@@ -1,0 +1,211 @@
+"""Downloading, verifying and linking the registered datasets (docs/data.md), over httpx.
+
+A file is fetched into ``.NAME.part`` beside its final place and moved there only once it is
+complete and verified (SHA-256 and size against the registry or, for files the publisher gives no
+checksum for, against the lock file of a first download). Each mirror is tried in turn; on a
+dropped connection or a server error a mirror is retried with exponential backoff, and the
+download resumes where the partial file ends (HTTP Range). A server that ignores Range sends the
+whole file again, which then replaces the partial one. A 404 (or any other client error) moves on
+to the next mirror; a file that fails its checksum is deleted and the next mirror tried. Ctrl-C,
+a full disk or a permission error stop the download with the partial file kept, so running the
+command again resumes it; nothing incomplete is ever at the final path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from tqdm import tqdm
+
+from elquery.base import ElqueryError
+from elquery.data.registry import Dataset, dataset_dir, read_lock, write_lock
+
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a file must be: its SHA-256 and size, where known."""
+
+    sha256: str | None = None
+    size: int | None = None
+
+
+def expected(data: Dataset, file: str, lock: dict) -> Expected:
+    recorded = lock.get(data.name, {}).get(file, {})
+    return Expected(data.checksums.get(file) or recorded.get("sha256"), data.sizes.get(file) or recorded.get("size"))
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(_CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _bar(name: str, total: int | None, initial: int) -> tqdm:
+    return tqdm(total=total, initial=initial, unit="B", unit_scale=True, desc=name, file=sys.stderr,
+                disable=not sys.stderr.isatty())
+
+
+def _get(client: httpx.Client, url: str, part: Path, want: Expected) -> str:
+    """One GET of ``url`` appended to ``part`` (resumed with Range when part of it is there):
+    ``"done"`` (the body ended where it should), ``"retry"`` (incomplete, or a server error) or
+    ``"missing"`` (not at this mirror)."""
+    offset = part.stat().st_size if part.exists() else 0
+    if want.size is not None and offset == want.size:
+        return "done"
+    headers = {"Range": f"bytes={offset}-"} if offset else {}
+    with client.stream("GET", url, headers=headers) as response:
+        status = response.status_code
+        if status == 416 and offset:
+            return "done"  # nothing after the end: the partial file is whole (verification decides)
+        if status >= 500 or status == 429:
+            return "retry"
+        if status >= 400:
+            return "missing"
+        if status == 206:
+            start = response.headers.get("content-range", "").removeprefix("bytes ").split("-")[0]
+            if start != str(offset):  # not the range asked for: start over
+                part.unlink(missing_ok=True)
+                return "retry"
+        else:
+            offset = 0  # 200: the server ignored Range and sends the whole file
+        length = response.headers.get("content-length")
+        total = offset + int(length) if length and length.isdigit() else None
+        with open(part, "ab" if offset else "wb") as out, _bar(part.name[1:-5], total or want.size, offset) as bar:
+            for chunk in response.iter_bytes():  # as received: nothing buffered is lost if the connection drops
+                out.write(chunk)
+                bar.update(len(chunk))
+    if total is not None and part.stat().st_size < total:
+        return "retry"
+    return "done"
+
+
+def fetch(client: httpx.Client, urls: Sequence[str], destination: Path, want: Expected, retries: int = 4,
+          backoff: float = 1.0) -> str:
+    """Download the first mirror of ``urls`` that gives a verified file to ``destination``;
+    returns its SHA-256."""
+    part = destination.with_name(f".{destination.name}.part")
+    problems: list[str] = []
+    try:
+        for url in urls:
+            for attempt in range(retries):
+                try:
+                    outcome = _get(client, url, part, want)
+                except httpx.TransportError as exc:  # a dropped connection or a timeout: resume
+                    outcome = "retry"
+                    problems.append(f"{url}: {type(exc).__name__}")
+                if outcome == "missing":
+                    problems.append(f"{url}: not there")
+                    break
+                if outcome == "retry":
+                    time.sleep(backoff * 2**attempt)
+                    continue
+                digest = sha256_of(part)
+                size = part.stat().st_size
+                if (want.sha256 is not None and digest != want.sha256) or (want.size is not None and size != want.size):
+                    part.unlink()
+                    problems.append(f"{url}: checksum or size does not match (SHA-256 {digest[:12]}..., {size} bytes)")
+                    break
+                part.replace(destination)
+                return digest
+            else:
+                problems.append(f"{url}: gave up after {retries} attempts")
+    except OSError as exc:
+        raise ElqueryError(f"{part}: {exc.strerror or exc}; the partial download is kept: free space or fix "
+                           "permissions and run the command again to resume") from None
+    raise ElqueryError(f"{destination.name}: could not be downloaded ({'; '.join(problems[-3:])})")
+
+
+@dataclass(frozen=True)
+class FileState:
+    """A dataset file on disk: ``ok``, ``missing``, ``unverified`` (no checksum known) or ``bad``."""
+
+    file: str
+    state: str
+    detail: str = ""
+
+
+def download(data: Dataset, only: Sequence[str] = (), *, retries: int = 4, backoff: float = 1.0,
+             client: httpx.Client | None = None) -> list[FileState]:
+    """Fetch the selected files of ``data`` that are not there yet; record the checksum of each
+    file the registry has none for in the lock file."""
+    directory = dataset_dir(data.name)
+    lock = read_lock()
+    states = []
+    own = client is None
+    client = client or httpx.Client(timeout=httpx.Timeout(60.0, connect=20.0), follow_redirects=True)
+    try:
+        for file in data.selected(only):
+            destination = directory / file
+            want = expected(data, file, lock)
+            if destination.exists() and (want.size is None or destination.stat().st_size == want.size):
+                states.append(FileState(file, "ok", "already there"))
+                continue
+            try:
+                destination.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ElqueryError(f"{destination.parent}: {exc.strerror or exc}") from None
+            digest = fetch(client, data.urls(file), destination, want, retries, backoff)
+            if file not in data.checksums:
+                lock.setdefault(data.name, {})[file] = {"sha256": digest, "size": destination.stat().st_size}
+                write_lock(lock)
+            states.append(FileState(file, "ok", "downloaded"))
+    finally:
+        if own:
+            client.close()
+    return states
+
+
+def verify(data: Dataset, only: Sequence[str] = ()) -> list[FileState]:
+    """Each selected file against its published or locked checksum and size."""
+    directory = dataset_dir(data.name)
+    lock = read_lock()
+    states = []
+    for file in data.selected(only):
+        path = directory / file
+        want = expected(data, file, lock)
+        if not path.is_file():
+            states.append(FileState(file, "missing"))
+        elif want.sha256 is None:
+            states.append(FileState(file, "unverified", "no checksum published or recorded"))
+        elif path.stat().st_size != (want.size or path.stat().st_size) or sha256_of(path) != want.sha256:
+            states.append(FileState(file, "bad", "checksum or size differs from the one recorded"))
+        else:
+            states.append(FileState(file, "ok"))
+    return states
+
+
+def link(data: Dataset, folder: Path) -> list[FileState]:
+    """Use a local copy (data behind a licence agreement, or downloaded by hand): the dataset's
+    folder becomes a symbolic link to ``folder``; the checksums of its files that have none yet are
+    recorded, so later ``verify`` runs check the copy has not changed."""
+    folder = folder.resolve()
+    if not folder.is_dir():
+        raise ElqueryError(f"{folder}: no such folder")
+    target = dataset_dir(data.name)
+    if target.is_symlink():
+        target.unlink()
+    elif target.exists():
+        raise ElqueryError(f"{target}: already holds downloaded files; move it away to use a local copy instead")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(folder, target, target_is_directory=True)
+    except OSError as exc:
+        raise ElqueryError(f"{target}: {exc.strerror or exc}") from None
+    lock = read_lock()
+    for file in data.files:
+        path = folder / file
+        if path.is_file() and file not in data.checksums and file not in lock.get(data.name, {}):
+            lock.setdefault(data.name, {})[file] = {"sha256": sha256_of(path), "size": path.stat().st_size}
+    write_lock(lock)
+    return verify(data)

@@ -1,0 +1,103 @@
+"""The registry of datasets elquery uses (``registry.toml`` in this package, or the file named by
+``ELQUERY_REGISTRY``: a copy pointing at a private mirror) and where their files live: ``$ELQUERY_HOME/datasets/NAME/`` (``ELQUERY_HOME`` defaults to ``~/.elquery``), with the
+checksums of files the publisher gives none for in ``$ELQUERY_HOME/datasets/lock.json``."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from elquery.base import ElqueryError
+
+REGISTRY = Path(__file__).with_name("registry.toml")
+LOCK_FILE = "lock.json"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One registered dataset: its files, mirrors (base URLs), published checksums and sizes."""
+
+    name: str
+    description: str
+    licence: str
+    citation: str
+    homepage: str
+    mirrors: tuple[str, ...]
+    files: tuple[str, ...]
+    parts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    checksums: dict[str, str] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    def selected(self, only: Sequence[str] = ()) -> list[str]:
+        """The files of the parts or file names in ``only`` (all files when empty), in registry order."""
+        if not only:
+            return list(self.files)
+        wanted: set[str] = set()
+        for item in only:
+            if item in self.parts:
+                wanted |= set(self.parts[item])
+            elif item in self.files:
+                wanted.add(item)
+            else:
+                choices = ", ".join([*self.parts, *self.files])
+                raise ElqueryError(f"{self.name} has no part or file {item!r}; choose from {choices}")
+        return [name for name in self.files if name in wanted]
+
+    def urls(self, file: str) -> list[str]:
+        return [mirror + file for mirror in self.mirrors]
+
+
+def load_registry(path: Path | None = None) -> dict[str, Dataset]:
+    """The datasets of a registry file (by name): ``path``, else ``$ELQUERY_REGISTRY``, else the
+    package's own."""
+    path = path or Path(os.environ.get("ELQUERY_REGISTRY") or REGISTRY)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ElqueryError(f"{path}: not a readable registry ({exc})") from None
+    datasets = {}
+    for name, entry in data.items():
+        datasets[name] = Dataset(name, entry["description"], entry["licence"], entry["citation"], entry["homepage"],
+                                 tuple(entry["mirrors"]), tuple(entry["files"]),
+                                 {part: tuple(files) for part, files in entry.get("parts", {}).items()},
+                                 dict(entry.get("checksums", {})), dict(entry.get("sizes", {})))
+    return datasets
+
+
+def dataset(name: str, registry: dict[str, Dataset] | None = None) -> Dataset:
+    registry = load_registry() if registry is None else registry
+    if name not in registry:
+        raise ElqueryError(f"no dataset {name!r}; `elquery data list` shows {', '.join(registry)}")
+    return registry[name]
+
+
+def home() -> Path:
+    return Path(os.environ.get("ELQUERY_HOME") or Path.home() / ".elquery")
+
+
+def dataset_dir(name: str) -> Path:
+    """Where a dataset's files are (a symbolic link for a local copy, see ``elquery data link``)."""
+    return home() / "datasets" / name
+
+
+def read_lock() -> dict[str, dict[str, dict[str, object]]]:
+    """{dataset: {file: {"size": N, "sha256": HEX}}} of the files verified at their first download."""
+    path = home() / "datasets" / LOCK_FILE
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ElqueryError(f"{path}: unreadable lock file ({exc})") from None
+
+
+def write_lock(lock: dict[str, dict[str, dict[str, object]]]) -> None:
+    path = home() / "datasets" / LOCK_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{LOCK_FILE}.{os.getpid()}")
+    temporary.write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    temporary.replace(path)
