@@ -213,6 +213,7 @@ class Linker:
         """Results of ``(qid, query)`` pairs, in input order; ``workers`` > 1 spreads the queries
         over that many processes (each opens the artefacts itself, so the linker must have been
         built from paths)."""
+        workers = batch.worker_count(queries, workers)
         if workers > 1 and (
             self.config.surface_forms is None or (self._scorer is not None and self.config.index is None)
         ):

@@ -260,7 +260,10 @@ def test_link_options() -> None:
             parse_params([bad])
 
 
-def test_batches_and_workers(linker: TagmeLinker, artefact_dir: Path) -> None:
+def test_batches_and_workers(linker: TagmeLinker, artefact_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import elquery.linking.batch
+
+    monkeypatch.setattr(elquery.linking.batch, "MIN_QUERIES_PER_WORKER", 1)  # two workers for three queries
     queries = [("q1", QUERY), ("q2", "rome"), ("q3", "of the and")]
     serial = list(linker.link_many(queries))
     assert [r.qid for r in serial] == ["q1", "q2", "q3"]
