@@ -6,25 +6,13 @@ import argparse
 import os
 import sys
 import time
-from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from itertools import islice
-from concurrent.futures import Executor, Future
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Sequence
 
 from elquery.base import ElqueryError
 from elquery.files import check_output, is_stdio
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
-from elquery.workers import process_pool
 from elquery.retrieval.models import MODEL_HELP
 
-if TYPE_CHECKING:
-    from elquery.retrieval.models import Model
-    from elquery.retrieval.queries import QueryRecord
-    from elquery.retrieval.searcher import RankedEntity, Searcher
-
-T = TypeVar("T")
 MAX_K = 100_000
 """The most entities a ranking may hold: bounds the work and the output of one query."""
 MAX_WORKERS = 256
@@ -59,6 +47,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _rank(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from elquery.retrieval.batch import rank_many
     from elquery.retrieval.models import model_from_name, parse_params
     from elquery.retrieval.queries import read_queries
     from elquery.retrieval.runs import write_run
@@ -75,12 +64,8 @@ def _rank(args: argparse.Namespace) -> int:
         raise ElqueryError(f"--threads must be between 1 and {MAX_WORKERS}, got {workers}")
     check_output(args.out)
     queries = read_queries(args.queries)
-    workers = min(workers, max(1, len(queries) // 20))
-    size = max(1, min(50, -(-len(queries) // (4 * workers))))
-    chunks = [queries[i : i + size] for i in range(0, len(queries), size)]
-    progress = tqdm(total=len(queries), desc="ranking", unit="query", disable=None)
-    with progress, _executor(workers, args.index) as executor:
-        ranked = _in_order(executor, chunks, model, args.k, 2 * workers, progress)
+    with tqdm(total=len(queries), desc="ranking", unit="query", disable=None) as progress:
+        ranked = rank_many(args.index, queries, model, args.k, workers, progress.update)
         lines = write_run(args.out, ranked, args.tag or f"elquery-{args.model}")
     if not is_stdio(args.out):
         from elquery.indexing.provenance import run_metadata, write_sidecar
@@ -89,63 +74,6 @@ def _rank(args: argparse.Namespace) -> int:
     print(f"ranked {len(queries)} queries ({lines} lines) with {args.model} in {time.monotonic() - started:.1f} s "
           f"-> {args.out}", file=sys.stderr)
     return 0
-
-
-# Queries run in parallel in worker processes, each with its own JVM and searcher: a searcher is
-# safe to share between threads, but ranking spends much of its time holding Python's GIL.
-_searcher: Searcher | None = None
-
-
-def _open_searcher(index: str) -> None:
-    from elquery.retrieval.searcher import Searcher
-
-    global _searcher
-    _searcher = Searcher(index)
-    _searcher.prepare()
-
-
-def _rank_chunk(chunk: list[QueryRecord], model: Model, k: int) -> list[tuple[str, list[RankedEntity]]]:
-    assert _searcher is not None
-    return [(q.qid, _searcher.rank(q.text, model, k)) for q in chunk]
-
-
-def _in_order(executor: Executor, chunks: list[list[QueryRecord]], model: Model, k: int, window: int,
-              progress: Any) -> Iterator[tuple[str, list[RankedEntity]]]:
-    """The rankings of every chunk, in order, with at most ``window`` chunks in flight: memory
-    stays bounded whatever the number of queries, and an interrupt finds little to cancel."""
-    remaining = iter(chunks)
-    pending: deque[Future[list[tuple[str, list[RankedEntity]]]]] = deque(
-        executor.submit(_rank_chunk, chunk, model, k) for chunk in islice(remaining, window))
-    while pending:
-        ranked = pending.popleft().result()
-        following = next(remaining, None)
-        if following is not None:
-            pending.append(executor.submit(_rank_chunk, following, model, k))
-        yield from ranked
-        progress.update(len(ranked))
-
-
-def _executor(workers: int, index: str) -> AbstractContextManager[Executor]:
-    """The searcher in this process for one worker, else a pool (:func:`elquery.workers.process_pool`)."""
-    if workers == 1:
-        _open_searcher(index)
-        return _InlineExecutor()
-    return process_pool(workers, _open_searcher, (index,))
-
-
-class _InlineExecutor(Executor):
-    """Runs tasks in this process (one worker): no process start-up."""
-
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        future: Future[T] = Future()
-        future.set_result(fn(*args, **kwargs))
-        return future
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        global _searcher
-        if _searcher is not None:
-            _searcher.close()
-            _searcher = None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from elquery.indexing.surface_forms.store import SurfaceFormStore
@@ -100,10 +99,7 @@ class SearcherBackend:
 
     def rank(self, model: Model, queries: Mapping[str, str], k: int, progress: Progress
              ) -> Iterator[tuple[str, list[RankedEntity]]]:
-        from elquery.retrieval.cli import _executor, _in_order
+        from elquery.retrieval.batch import rank_many
 
         records = [QueryRecord(qid, text) for qid, text in queries.items()]
-        size = max(1, min(50, -(-len(records) // (4 * self.workers))))
-        chunks = [records[i:i + size] for i in range(0, len(records), size)]
-        with _executor(self.workers, str(self.index)) as executor:
-            yield from _in_order(executor, chunks, model, k, 2 * self.workers, SimpleNamespace(update=progress))
+        yield from rank_many(str(self.index), records, model, k, self.workers, progress)

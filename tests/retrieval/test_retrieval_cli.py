@@ -116,10 +116,10 @@ def test_output_directory_refused_before_any_ranking(sample_index: Path, tmp_pat
                                                      capsys: pytest.CaptureFixture[str],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """`rank --out adir` fails at once, not after the whole ranking."""
-    import elquery.retrieval.cli as rank_cli
+    import elquery.retrieval.batch as rank_batch
 
     queries = tmp_path / "q.txt"
     queries.write_text("q1\tairline\n")
-    monkeypatch.setattr(rank_cli, "_executor", lambda *a: pytest.fail("ranking started"))
+    monkeypatch.setattr(rank_batch, "_executor", lambda *a: pytest.fail("ranking started"))
     assert main(["rank", "--index", str(sample_index), "--queries", str(queries), "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err.endswith(f"{tmp_path}: is a directory, not an output file\n")
