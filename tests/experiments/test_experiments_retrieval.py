@@ -399,8 +399,8 @@ def test_shipped_retrieval_configs(name: str, dbpedia_entity: Path, monkeypatch:
     monkeypatch.setenv("ELQUERY_DATA", str(dbpedia_entity.parent))
     config = load_config(CONFIGS / f"{name}.toml")
     spec = config.entity_retrieval
-    assert spec is not None and spec.qrels == dbpedia_entity / "qrels-v2.txt" and spec.qrels.exists()
-    assert config.queries == dbpedia_entity / "queries-v2_stopped.txt"
+    assert spec is not None and spec.qrels.resolve() == (dbpedia_entity / "qrels-v2.txt").resolve() and spec.qrels.exists()
+    assert config.queries.resolve() == (dbpedia_entity / "queries-v2_stopped.txt").resolve()
     assert all(path.exists() for path in config.crossval.files)
     assert [c.name for c in spec.categories] == ["SemSearch ES", "INEX-LD", "ListSearch", "QALD-2"]
     assert all(m.method in MODEL_HELP or m.run is not None for m in spec.methods)
