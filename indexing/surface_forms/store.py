@@ -152,7 +152,10 @@ class SurfaceFormStore:
         if not path.is_file():
             raise ElqueryError(f"{path}: no such surface-form store")
         self.path = path
-        self._db = ReadOnlyDatabase(path, ["mmap_size = 2147418112"])
+        # Read with pread, not mmap: the pages read stay in the OS page cache, shared and not
+        # counted in the process's RSS (mmap added ~1 GB of RSS over 4.6M-entity artefacts with
+        # 30M FACC rows, at the same latency; benchmarks/bench_full_scale.py).
+        self._db = ReadOnlyDatabase(path)
         try:
             meta = dict(self._db.execute("SELECT key, value FROM meta"))
         except sqlite3.DatabaseError as exc:
