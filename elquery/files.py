@@ -12,9 +12,10 @@ writes its output files, so they all follow the same conventions.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, BinaryIO
@@ -103,3 +104,14 @@ def text_lines(path: Path | str, what: str) -> Iterator[tuple[int, str]]:
             except UnicodeDecodeError as exc:
                 raise ElqueryError(f"{name}:{number}: not valid UTF-8 ({exc.reason})") from None
             yield number, text.removesuffix("\n").removesuffix("\r")
+
+
+def sha256_of(path: Path | str, progress: Callable[[int], object] | None = None) -> str:
+    """SHA-256 (hex) of a file, streamed in 4 MiB blocks; ``progress(n)`` after each block."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 22):
+            digest.update(block)
+            if progress is not None:
+                progress(len(block))
+    return digest.hexdigest()

@@ -31,14 +31,13 @@ from typing import Any
 from tqdm import tqdm
 
 from elquery.base import ElqueryError
-from elquery.files import atomic_output
+from elquery.files import atomic_output, sha256_of
 
 FORMAT = "elquery-provenance/1"
 PROVENANCE_FILE = "provenance.json"
 META_KEY = "provenance"
 SIDECAR_SUFFIX = ".meta.json"
 ID_LENGTH = 16
-_CHUNK = 1 << 20
 
 _checksums: dict[tuple[str, int, int], str] = {}
 """SHA-256 by (resolved path, size, mtime_ns), hashed in this process or read from a record (one
@@ -139,12 +138,7 @@ def fingerprints(paths: Sequence[Path], known: Provenance | None = None) -> tupl
     with tqdm(total=sum(s.st_size for _, s in todo), desc="checksums", unit="B", unit_scale=True,
               disable=None if todo else True) as bar:
         for path, s in todo:
-            digest = hashlib.sha256()
-            with open(path, "rb") as handle:
-                while chunk := handle.read(_CHUNK):
-                    digest.update(chunk)
-                    bar.update(len(chunk))
-            recorded[path, s.st_size, s.st_mtime_ns] = digest.hexdigest()
+            recorded[path, s.st_size, s.st_mtime_ns] = sha256_of(path, bar.update)
     return tuple(InputFile(path, s.st_size, s.st_mtime_ns, recorded[path, s.st_size, s.st_mtime_ns])
                  for path, s in stats)
 

@@ -13,7 +13,6 @@ command again resumes it; nothing incomplete is ever at the final path.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import time
@@ -25,10 +24,8 @@ import httpx
 from tqdm import tqdm
 
 from elquery.base import ElqueryError
+from elquery.files import sha256_of
 from elquery.data.registry import Dataset, dataset_dir, read_lock, write_lock
-
-_CHUNK = 1 << 20
-
 
 @dataclass(frozen=True)
 class Expected:
@@ -37,18 +34,14 @@ class Expected:
     sha256: str | None = None
     size: int | None = None
 
+    def matches(self, digest: str, size: int) -> bool:
+        """Whether a file of this checksum and size is the one expected (unknown parts match)."""
+        return (self.sha256 is None or digest == self.sha256) and (self.size is None or size == self.size)
+
 
 def expected(data: Dataset, file: str, lock: dict) -> Expected:
     recorded = lock.get(data.name, {}).get(file, {})
     return Expected(data.checksums.get(file) or recorded.get("sha256"), data.sizes.get(file) or recorded.get("size"))
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _bar(name: str, total: int | None, initial: int) -> tqdm:
@@ -112,7 +105,7 @@ def fetch(client: httpx.Client, urls: Sequence[str], destination: Path, want: Ex
                     continue
                 digest = sha256_of(part)
                 size = part.stat().st_size
-                if (want.sha256 is not None and digest != want.sha256) or (want.size is not None and size != want.size):
+                if not want.matches(digest, size):
                     part.unlink()
                     problems.append(f"{url}: checksum or size does not match (SHA-256 {digest[:12]}..., {size} bytes)")
                     break
@@ -178,7 +171,7 @@ def verify(data: Dataset, only: Sequence[str] = ()) -> list[FileState]:
             states.append(FileState(file, "missing"))
         elif want.sha256 is None:
             states.append(FileState(file, "unverified", "no checksum published or recorded"))
-        elif path.stat().st_size != (want.size or path.stat().st_size) or sha256_of(path) != want.sha256:
+        elif not want.matches(sha256_of(path), path.stat().st_size):
             states.append(FileState(file, "bad", "checksum or size differs from the one recorded"))
         else:
             states.append(FileState(file, "ok"))
