@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,3 +31,18 @@ def dbpedia_sample() -> Path:
 @pytest.fixture(scope="session")
 def elq_data() -> Path:
     return require_data("elq")
+
+
+SPARK_MASTER = "local[2]"
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    """One Spark session in local mode (two cores) for the ``--engine spark`` tests; they are
+    skipped, with the reason, when the optional extra ``elquery[spark]`` is not installed."""
+    pytest.importorskip("pyspark", reason="the optional extra is not installed: pip install 'elquery[spark]'")
+    from elquery.spark import session
+
+    spark = session(SPARK_MASTER)
+    yield spark
+    spark.stop()

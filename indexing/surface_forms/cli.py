@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from elquery.base import positive_int
+from elquery.spark import add_engine_arguments, check_engine
 from elquery.indexing.normalize import normalize
 from elquery.indexing.surface_forms.build import BuildOptions, build_store
 from elquery.indexing.surface_forms.facc_annotations import DEFAULT_MEMORY_MB, count_annotations
@@ -36,8 +37,15 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _facc_counts(args: argparse.Namespace) -> int:
-    report = count_annotations(args.annotations, args.out, min_posterior=args.min_posterior, memory_mb=args.memory,
-                               workers=args.workers)
+    check_engine(args.engine, args.master)
+    if args.engine == "spark":
+        from elquery.indexing.surface_forms.facc_spark import count_annotations_spark
+
+        report = count_annotations_spark(args.annotations, args.out, min_posterior=args.min_posterior,
+                                         master=args.master)
+    else:
+        report = count_annotations(args.annotations, args.out, min_posterior=args.min_posterior,
+                                   memory_mb=args.memory, workers=args.workers)
     for line in report.summary_lines():
         print(line, file=sys.stderr)
     print(f"wrote {args.out}", file=sys.stderr)
@@ -110,6 +118,7 @@ def register_index(index_commands: argparse._SubParsersAction) -> None:
     counts.add_argument("--memory", type=positive_int, default=DEFAULT_MEMORY_MB, metavar="MB",
                         help=f"memory for counted pairs per process before spilling to disk (default {DEFAULT_MEMORY_MB})")
     counts.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1, help="processes (default: CPU count)")
+    add_engine_arguments(counts, "one task per file; every executor must read the files at the paths given")
     counts.set_defaults(func=_facc_counts)
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import bz2
 import enum
+import functools
 import gzip
 import heapq
 import os
@@ -107,11 +108,19 @@ def annotation_pair(line: bytes | str, min_posterior: float = 0.0) -> tuple[str,
         return Rejected.MALFORMED
     if posterior < min_posterior:
         return Rejected.BELOW_POSTERIOR
-    try:
-        form = normalize(fields[2].decode("utf-8"))
-    except UnicodeDecodeError:
+    form = _form(fields[2])
+    if form is None:
         return Rejected.MALFORMED
     return (form, fields[7].decode("ascii")) if form else Rejected.EMPTY_FORM
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _form(mention: bytes) -> str | None:
+    """The normalized form of a mention, None if it is not UTF-8 (cached: mentions repeat)."""
+    try:
+        return normalize(mention.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
 
 
 @dataclass
@@ -177,7 +186,7 @@ def _decompressed(name: str, raw: BinaryIO) -> BinaryIO:
     return raw
 
 
-def _streams(path: Path) -> Iterator[BinaryIO]:
+def annotation_streams(path: Path) -> Iterator[BinaryIO]:
     """The byte streams of an annotation file: itself, or each annotation member of an archive."""
     name = path.name
     if name.endswith((".tar", ".tgz", ".tar.gz", ".tar.bz2")):
@@ -231,7 +240,7 @@ def _batches(path: Path, counts: FileCounts) -> Iterator[_Batch]:
                                 invalid_row_handler=skip)
     convert = pa_csv.ConvertOptions(column_types={name: pa.binary() for name in _NAMES}, strings_can_be_null=False,
                                     quoted_strings_can_be_null=False)
-    for stream in _streams(path):
+    for stream in annotation_streams(path):
         if not stream.peek(1):  # an empty file or member: no lines (pyarrow refuses an empty CSV)
             continue
         offset = counts.lines
