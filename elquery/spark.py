@@ -102,14 +102,17 @@ def worker_cached(key: tuple[Any, ...], make: Callable[[], T]) -> T:
     return _cached[key]
 
 
-def ordered_partitions(items: list[T], partitions: int | None, master: str | None,
-                       work: Callable[[Iterable[T]], Iterator[Any]]) -> Iterator[Any]:
-    """``work`` applied to consecutive slices of ``items`` on the executors, results streamed back
-    here in input order (one partition in memory at a time)."""
-    spark = session(master)
-    context = spark.sparkContext
-    count = partitions or max(1, min(len(items), context.defaultParallelism * 4))
-    return context.parallelize(items, count).mapPartitions(work).toLocalIterator()
+def ordered_partitions(items: list[Any], master: str | None, work: Callable[[Iterable[Any]], Iterator[T]],
+                       progress: Callable[[int], Any] | None = None) -> Iterator[T]:
+    """``work`` applied to consecutive slices of ``items`` on the executors (a few slices per
+    core), its results streamed back here in input order, one slice in memory at a time;
+    ``progress(1)`` is called per result."""
+    context = session(master).sparkContext
+    slices = max(1, min(len(items), context.defaultParallelism * 4))
+    for result in context.parallelize(items, slices).mapPartitions(work).toLocalIterator():
+        if progress is not None:
+            progress(1)
+        yield result
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser, spark_note: str) -> None:

@@ -7,8 +7,12 @@ builds its own linker once (a JVM and open artefacts do not cross processes) fro
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sized
-from typing import Protocol
+from concurrent.futures import Future
+from itertools import islice
+from functools import partial
+from typing import Protocol, TypeVar
 
 from elquery.base import ElqueryError
 from elquery.workers import process_pool
@@ -19,6 +23,11 @@ class ResultLinker(Protocol):
     def result(self, query: str, qid: str = ...) -> LinkResult: ...
 
 
+Factory = Callable[[], ResultLinker]
+"""A picklable maker of a linker, for processes that cannot share one (``Linker.factory()``)."""
+T = TypeVar("T")
+
+
 MIN_QUERIES_PER_WORKER = 25_000
 """Queries a worker process must have to pay for itself. A worker starts Python, a JVM and the
 artefacts (about half a second), then spends its first thousands of queries in the JVM's JIT
@@ -26,18 +35,20 @@ warm-up, and each result travels back pickled; on 100k-entity artefacts 20,000 q
 with 2 workers and 2.6 s in one warm process (benchmarks/bench_linking.py), so a batch needs
 tens of thousands of queries per worker before extra processes help."""
 
+CHUNK = 256
+"""Queries sent to a worker at a time."""
+
 _worker_linker: ResultLinker | None = None
 
 
-def _start_worker(factory: Callable[[], ResultLinker]) -> None:
+def _start_worker(factory: Factory) -> None:
     global _worker_linker
     _worker_linker = factory()
 
 
-def _link_in_worker(item: tuple[str, str]) -> LinkResult:
+def _link_chunk(chunk: list[tuple[str, str]], encode: Callable[[LinkResult], T]) -> list[T]:
     assert _worker_linker is not None
-    qid, query = item
-    return _worker_linker.result(query, qid)
+    return [encode(_worker_linker.result(query, qid)) for qid, query in chunk]
 
 
 def worker_count(queries: Iterable[object], workers: int) -> int:
@@ -50,17 +61,39 @@ def worker_count(queries: Iterable[object], workers: int) -> int:
     return workers
 
 
-def link_many(
-    linker: ResultLinker, factory: Callable[[], ResultLinker], queries: Iterable[tuple[str, str]], workers: int
-) -> Iterator[LinkResult]:
-    """Results of ``(qid, query)`` pairs in input order: with ``linker`` when ``workers`` is 1,
-    else in that many spawned processes, each holding a linker made by ``factory``. A batch of
-    known size gets no more workers than it has :data:`MIN_QUERIES_PER_WORKER` queries for (a
-    smaller batch is linked here, in this process)."""
+def _same(result: LinkResult) -> LinkResult:
+    return result
+
+
+def link_many(linker: ResultLinker, factory: Factory | None, queries: Iterable[tuple[str, str]], workers: int,
+              encode: Callable[[LinkResult], T] = _same) -> Iterator[T]:  # type: ignore[assignment]
+    """``encode(result)`` of every ``(qid, query)`` pair, in input order: with ``linker`` when
+    ``workers`` is 1, else in that many spawned processes, each holding a linker made by
+    ``factory`` and encoding its results itself (a run's text costs this process far less to
+    receive than the results it is made of). Chunks of :data:`CHUNK` queries are sent, at most
+    two per worker in flight, so memory stays bounded whatever the batch size. A batch of known
+    size gets no more workers than it has :data:`MIN_QUERIES_PER_WORKER` queries for (a smaller
+    batch is linked here, in this process)."""
     workers = worker_count(queries, workers)
     if workers == 1:
         for qid, query in queries:
-            yield linker.result(query, qid)
+            yield encode(linker.result(query, qid))
         return
+    if factory is None:
+        raise ElqueryError("linking in other processes needs a factory of the linker")
+    work = partial(_link_chunk, encode=encode)
+    chunks = _chunks(queries, CHUNK)
     with process_pool(workers, _start_worker, (factory,)) as pool:
-        yield from pool.map(_link_in_worker, queries, chunksize=32)
+        pending: deque[Future[list[T]]] = deque(pool.submit(work, chunk) for chunk in islice(chunks, 2 * workers))
+        while pending:
+            done = pending.popleft().result()
+            following = next(chunks, None)
+            if following is not None:
+                pending.append(pool.submit(work, following))
+            yield from done
+
+
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk

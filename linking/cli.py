@@ -16,6 +16,7 @@ from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
 
 MAX_WORKERS = 256
 from elquery.linking.output import FORMATS
+from elquery.spark import add_engine_arguments, check_engine
 
 if TYPE_CHECKING:
     from elquery.linking.linker import Linker
@@ -70,6 +71,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     link.add_argument("--workers", type=int, default=1, metavar="N",
                       help="at most N worker processes for a query file (default 1); a file gets one per "
                       "25,000 queries, a smaller one is linked in this process, which is faster")
+    add_engine_arguments(link, "each executor builds the linker once; every node must see the artefacts at their paths")
     link.add_argument("--max-query-tokens", type=int, default=DEFAULT_MAX_QUERY_TOKENS, metavar="N",
                       help="refuse a query longer than N normalized tokens, with a one-line error "
                       f"(default {DEFAULT_MAX_QUERY_TOKENS}; mention detection costs O(query length x longest "
@@ -78,7 +80,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _link(args: argparse.Namespace) -> int:
-    from elquery.linking.output import write_results
+    from elquery.linking.output import RunFormat, write_texts
 
     started = time.monotonic()
     if (args.query is None) == (args.queries is None):
@@ -93,6 +95,9 @@ def _link(args: argparse.Namespace) -> int:
         raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
     if not 1 <= args.workers <= MAX_WORKERS:
         raise ElqueryError(f"--workers must be between 1 and {MAX_WORKERS}, got {args.workers}")
+    check_engine(args.engine, args.master)
+    if args.engine == "spark" and args.workers != 1:
+        raise ElqueryError("--workers goes with --engine local; Spark's parallelism comes from --master")
     if args.commonness_threshold is not None and not 0 <= args.commonness_threshold <= 1:
         raise ElqueryError(f"--commonness-threshold must be between 0 and 1, got {args.commonness_threshold:g}")
     check_output(args.out)
@@ -103,8 +108,15 @@ def _link(args: argparse.Namespace) -> int:
     else:
         queries = [(SINGLE_QUERY_ID, args.query)]
     with _linker(args) as linker:
-        count = write_results(linker.link_many(queries, workers=args.workers), args.out, args.format,
-                              args.tag or f"elquery-{args.method}", _metadata(args))
+        metadata = _metadata(args)
+        run_format = RunFormat(args.format, args.tag or f"elquery-{args.method}", metadata)
+        if args.engine == "spark":
+            from elquery.linking.spark import link_spark
+
+            texts = link_spark(linker.factory(), queries, run_format, args.master)
+        else:
+            texts = linker.link_many(queries, args.workers, run_format)
+        count = write_texts(texts, args.out, args.format, metadata)
         described = linker.describe()
     if not is_stdio(args.out):
         print(f"linked {count} queries with {described} in {time.monotonic() - started:.1f} s -> {args.out}",

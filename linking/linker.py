@@ -26,11 +26,11 @@ For any other knowledge base choose s by cross-validation (methods.md §7, ``elq
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from elquery.base import ElqueryError
 from elquery.linking import batch, methods
@@ -39,6 +39,8 @@ from elquery.indexing.normalize import tokenize
 from elquery.linking.mentions import (DEFAULT_MAX_QUERY_TOKENS, FormEntityLike, check_query_length,
                                       check_query_limit, detect)
 from elquery.linking.types import Interpretation, LinkResult, MappedEntity
+
+T = TypeVar("T")
 
 DEFAULT_METHOD = "mlmcg"
 DEFAULT_GIF_THRESHOLD = {"cmns": 0.1, "mlm": 20.0, "mlmc": 20.0, "mlmcg": 20.0}
@@ -209,16 +211,20 @@ class Linker:
 
     # --- batches --------------------------------------------------------------------------------
 
-    def link_many(self, queries: Iterable[tuple[str, str]], workers: int = 1) -> Iterator[LinkResult]:
-        """Results of ``(qid, query)`` pairs, in input order; ``workers`` > 1 spreads the queries
-        over that many processes (each opens the artefacts itself, so the linker must have been
-        built from paths)."""
+    def factory(self) -> batch.Factory:
+        """A picklable maker of this linker, for other processes (each opens the artefacts itself,
+        so the linker must have been built from paths)."""
+        if self.config.surface_forms is None or (self._scorer is not None and self.config.index is None):
+            raise ElqueryError("linking in other processes needs a linker built from artefact paths")
+        return partial(Linker.from_config, self.config)
+
+    def link_many(self, queries: Iterable[tuple[str, str]], workers: int = 1,
+                  encode: Callable[[LinkResult], T] = batch._same) -> Iterator[T]:  # type: ignore[assignment]
+        """``encode(result)`` (default: the :class:`LinkResult`) of ``(qid, query)`` pairs, in input
+        order; ``workers`` > 1 spreads the queries over that many processes (:meth:`factory`), which
+        encode their results themselves (e.g. into a run's text, :class:`~elquery.linking.output.RunFormat`)."""
         workers = batch.worker_count(queries, workers)
-        if workers > 1 and (
-            self.config.surface_forms is None or (self._scorer is not None and self.config.index is None)
-        ):
-            raise ElqueryError("linking with several workers needs a linker built from artefact paths")
-        yield from batch.link_many(self, partial(Linker.from_config, self.config), queries, workers)
+        yield from batch.link_many(self, self.factory() if workers > 1 else None, queries, workers, encode)
 
 
 def _path_of(artefact: object) -> Path | None:

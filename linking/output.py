@@ -17,6 +17,7 @@ With ``metadata`` (``elquery link`` over given artefacts: their provenance, docs
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Iterator
@@ -102,16 +103,36 @@ def formatter(fmt: str, tag: str, metadata: dict[str, Any] | None = None) -> Cal
     raise ElqueryError(f"unknown format {fmt!r}; formats are {', '.join(FORMATS)}")
 
 
+@dataclass(frozen=True)
+class RunFormat:
+    """A run format as a picklable function of one result to its text (every line, each ended by a
+    newline), so that worker processes and Spark executors format what they link and send text."""
+
+    fmt: str
+    tag: str
+    metadata: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        formatter(self.fmt, self.tag)  # an unknown format fails here, before any linking
+
+    def __call__(self, result: LinkResult) -> str:
+        return "".join(line + "\n" for line in formatter(self.fmt, self.tag, self.metadata)(result))
+
+
 def write_results(results: Iterable[LinkResult], path: Path | str | None, fmt: str, tag: str,
                   metadata: dict[str, Any] | None = None) -> int:
     """Write ``results`` in format ``fmt`` to ``path`` (stdout if None), with ``metadata`` (see
     the module docstring); returns the number of queries written."""
-    lines = formatter(fmt, tag, metadata)
+    return write_texts(map(RunFormat(fmt, tag, metadata), results), path, fmt, metadata)
+
+
+def write_texts(texts: Iterable[str], path: Path | str | None, fmt: str, metadata: dict[str, Any] | None = None) -> int:
+    """Write the :class:`RunFormat` texts of a run's queries, in order, to ``path`` (stdout if
+    None), with ``metadata`` beside a non-``jsonl`` file; returns the number of queries written."""
     count = 0
     with atomic_output(path) as stream:
-        for result in results:
-            for line in lines(result):
-                stream.write(line + "\n")
+        for text in texts:
+            stream.write(text)
             count += 1
     if metadata is not None and fmt != "jsonl" and not is_stdio(path):
         from elquery.indexing.provenance import write_sidecar

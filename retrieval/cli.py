@@ -12,6 +12,7 @@ from elquery.base import ElqueryError
 from elquery.files import check_output, is_stdio
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
 from elquery.retrieval.models import MODEL_HELP
+from elquery.spark import add_engine_arguments, check_engine
 
 MAX_K = 100_000
 """The most entities a ranking may hold: bounds the work and the output of one query."""
@@ -41,6 +42,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     rank.add_argument("--tag", default=None, help="run tag (default elquery-MODEL)")
     rank.add_argument("--threads", type=int, default=None, metavar="N",
                       help="worker processes ranking queries in parallel (default: number of cores)")
+    add_engine_arguments(rank, "each executor opens the index once; every node must see --index at its path")
     rank.set_defaults(func=_rank)
 
 
@@ -62,10 +64,18 @@ def _rank(args: argparse.Namespace) -> int:
     workers = args.threads if args.threads is not None else os.cpu_count() or 1
     if not 1 <= workers <= MAX_WORKERS:
         raise ElqueryError(f"--threads must be between 1 and {MAX_WORKERS}, got {workers}")
+    check_engine(args.engine, args.master)
+    if args.engine == "spark" and args.threads is not None:
+        raise ElqueryError("--threads goes with --engine local; Spark's parallelism comes from --master")
     check_output(args.out)
     queries = read_queries(args.queries)
     with tqdm(total=len(queries), desc="ranking", unit="query", disable=None) as progress:
-        ranked = rank_many(args.index, queries, model, args.k, workers, progress.update)
+        if args.engine == "spark":
+            from elquery.retrieval.spark import rank_spark
+
+            ranked = rank_spark(args.index, queries, model, args.k, args.master, progress.update)
+        else:
+            ranked = rank_many(args.index, queries, model, args.k, workers, progress.update)
         lines = write_run(args.out, ranked, args.tag or f"elquery-{args.model}")
     if not is_stdio(args.out):
         from elquery.indexing.provenance import run_metadata, write_sidecar

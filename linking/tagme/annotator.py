@@ -23,12 +23,12 @@ descending ρ (then span start, entity id) and drops any that overlaps one alrea
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -43,6 +43,8 @@ from elquery.linking.tagme.params import TagmeParams
 from elquery.linking.tagme.relatedness import Relatedness
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
 from elquery.linking.types import Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -199,12 +201,15 @@ class TagmeLinker:
         """Semantic mapping: the annotated entities by ρ, each with its best mention."""
         return list(self.result(query).ranking)
 
-    def link_many(self, queries: Iterable[tuple[str, str]], workers: int = 1) -> Iterator[LinkResult]:
-        """Results of ``(qid, query)`` pairs, in input order; ``workers`` > 1 spreads them over
-        that many processes, each opening the artefact itself."""
-        yield from batch.link_many(self, partial(TagmeLinker, self.artefact.directory, self.max_query_tokens,
-                                                 **asdict(self.params)),
-                                   queries, workers)
+    def factory(self) -> batch.Factory:
+        """A picklable maker of this linker, for other processes (each opens the artefact itself)."""
+        return partial(TagmeLinker, self.artefact.directory, self.max_query_tokens, **asdict(self.params))
+
+    def link_many(self, queries: Iterable[tuple[str, str]], workers: int = 1,
+                  encode: Callable[[LinkResult], T] = batch._same) -> Iterator[T]:  # type: ignore[assignment]
+        """``encode(result)`` (default: the :class:`LinkResult`) of ``(qid, query)`` pairs, in input
+        order; ``workers`` > 1 spreads them over that many processes (:meth:`factory`)."""
+        yield from batch.link_many(self, self.factory(), queries, workers, encode)
 
     def describe(self) -> str:
         """The method and its parameters, e.g. ``TAGME (rho_na=0.1, tau=0.02, ...)``."""

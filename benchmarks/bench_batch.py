@@ -1,0 +1,160 @@
+"""Batch linking benchmark (scale-out issue): queries/s of GIF-MLMcg over a query file, as
+``elquery link --queries FILE`` runs it, on each engine, against in-process linking in the same run.
+
+Artefacts: the synthetic DBpedia of ``benchmarks/bench_linking.py`` (``--entities``, default
+1,000,000, built in ``--work`` and reused). Queries: ``--queries`` seeded synthetic queries made of
+the KB's entity titles (``bench_linking.kb_queries``: every query has candidates and MLM scoring
+runs), each measured batch a prefix of them.
+
+Engines, per batch size (``--sizes``), each producing the elq run text of every query:
+
+* ``in-process``: one warm linker in this process (the baseline of every ratio);
+* ``local``: ``Linker.link_many(..., workers=N, encode=RunFormat)`` with ``--workers`` processes
+  (start-up included: the pool is part of the job), and ``local-results``: the same returning the
+  ``LinkResult`` objects (the Python API), to show what sending results instead of text costs;
+* ``spark``: ``link_spark`` on a ``local[N]`` Spark session (``--spark``; the session is started
+  before the clock, each executor's start-up is inside it), with the peak RSS of the Spark driver JVM
+  and of its Python workers.
+
+Each line: queries/s, wall and CPU seconds (all processes of the job), the ratio to in-process
+queries/s, and the peak RSS in MB of this process and its children.
+
+Usage: ``python benchmarks/bench_batch.py [--work DIR] [--entities N] [--queries N]
+[--sizes 10000 100000] [--workers 2] [--spark]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+
+def emit(record: dict[str, object]) -> None:
+    print(json.dumps(record), flush=True)
+
+
+def cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def process_tree_cpu(root: int) -> float:
+    """CPU seconds of the live descendants of ``root`` (the Spark JVM and its Python workers are
+    not reaped by this process while the session lives, so RUSAGE_CHILDREN misses them)."""
+    total = 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    for pid in descendants(root):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def peak_rss_mb(pids: list[int]) -> dict[str, int]:
+    peaks = {}
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmHWM:"):
+                peaks[f"{name}-{pid}"] = int(line.split()[1]) // 1024
+    return peaks
+
+
+def timed(run, count: int) -> dict[str, object]:
+    started, cpu, tree = time.perf_counter(), cpu_seconds(), process_tree_cpu(os.getpid())
+    produced = sum(1 for _ in run())
+    seconds = time.perf_counter() - started
+    used = cpu_seconds() - cpu + process_tree_cpu(os.getpid()) - tree
+    assert produced == count, (produced, count)
+    return {"queries": count, "wall_s": round(seconds, 2), "cpu_s": round(used, 2),
+            "queries_per_s": round(count / seconds, 1), "cpu_ms_per_query": round(1000 * used / count, 3)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/elquery-bench-linking"))
+    parser.add_argument("--entities", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=100_000, help="synthetic queries made (default 100000)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000], help="batch sizes measured")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--spark", action="store_true", help="also Spark local[--workers]")
+    parser.add_argument("--engines", nargs="+", default=["in-process", "local", "local-results"],
+                        help="engines measured (spark is added by --spark)")
+    args = parser.parse_args(argv)
+
+    import bench_linking
+
+    from elquery.linking.linker import Linker
+    from elquery.linking.output import RunFormat
+
+    args.work.mkdir(parents=True, exist_ok=True)
+    index, surface_forms = bench_linking.build_artefacts(args.work, args.entities)
+    queries = bench_linking.kb_queries(index, max(max(args.sizes), args.queries), seed=5)
+    run_format = RunFormat("elq", "bench")
+    linker = Linker(index, surface_forms)
+    for qid, query in queries[:2000]:  # this process's JIT warm-up, before any clock
+        linker.result(query, qid)
+    master = f"local[{args.workers}]"
+    if args.spark:
+        from elquery.linking.spark import link_spark
+        from elquery.spark import session
+
+        spark_session = session(master)
+    for size in args.sizes:
+        batch = queries[:size]
+        runs = {
+            "in-process": lambda: (run_format(linker.result(q, i)) for i, q in batch),
+            "local": lambda: linker.link_many(batch, args.workers, run_format),
+            "local-results": lambda: linker.link_many(batch, args.workers),
+        }
+        if args.spark:
+            runs["spark"] = lambda: link_spark(linker.factory(), batch, run_format, master)
+        baseline = None
+        for engine in [e for e in args.engines if e in runs] + (["spark"] if args.spark else []):
+            record = timed(runs[engine], size)
+            baseline = baseline or (record["queries_per_s"] if engine == "in-process" else None)
+            extra = {"workers": args.workers} if engine != "in-process" else {}
+            if engine == "spark":
+                extra = {"master": master, "peak_rss_mb": peak_rss_mb(descendants(os.getpid()))}
+            emit({"bench": "batch_linking", "engine": engine, "entities": args.entities, **record, **extra,
+                  "ratio_to_in_process": round(record["queries_per_s"] / baseline, 2) if baseline else None,
+                  "self_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+                  "load_avg_1m": round(os.getloadavg()[0], 2)})
+    if args.spark:
+        spark_session.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
