@@ -41,6 +41,7 @@ from elquery.indexing.index_format import (
     FORMAT_VERSION,
     IDS_FILE,
     METADATA_FILE,
+    RELATIONS_FIELD,
     length_file,
 )
 from elquery.indexing.lucene_writer import EntityIndexWriter, WrittenDocuments
@@ -102,10 +103,10 @@ def _count_task(partition_files: list[Path]) -> Counter[str]:
 
 
 def _write_task(
-    partition_files: list[Path], labels: dict[str, str], predicates: frozenset[str], out: Path
+    partition_files: list[Path], labels: dict[str, str], predicates: frozenset[str], out: Path, relations: bool
 ) -> WrittenDocuments:
-    writer = EntityIndexWriter(out)
-    writer.add_all(build_documents(partition_files, labels, predicates))
+    writer = EntityIndexWriter(out, relations=relations)
+    writer.add_all(build_documents(partition_files, labels, predicates, relations=relations))
     writer.close(merge=False)
     return writer.written
 
@@ -140,11 +141,14 @@ def _map_ordered(
 
 
 def index_plan(dumps: Sequence[Path | str], top_predicates_n: int = 1000,
-               skipped_datasets: Sequence[str] = SKIPPED_DATASETS) -> BuildPlan:
-    """The dump files an index build reads and the options that shape it (its provenance)."""
+               skipped_datasets: Sequence[str] = SKIPPED_DATASETS, relations: bool = False) -> BuildPlan:
+    """The dump files an index build reads and the options that shape it (its provenance;
+    ``relations`` is recorded only when on, so an index without it keeps its record)."""
     files = [f for f in dump_files(dumps) if not is_skipped_dataset(f, skipped_datasets)]
-    return BuildPlan("entity index", tuple(files), {"top_predicates": top_predicates_n,
-                                                    "skip_datasets": list(skipped_datasets)})
+    options: dict[str, Any] = {"top_predicates": top_predicates_n, "skip_datasets": list(skipped_datasets)}
+    if relations:
+        options["relations"] = True
+    return BuildPlan("entity index", tuple(files), options)
 
 
 def build_dbpedia_index(
@@ -155,13 +159,15 @@ def build_dbpedia_index(
     threads: int | None = None,
     overwrite: bool = False,
     skipped_datasets: Sequence[str] = SKIPPED_DATASETS,
+    relations: bool = False,
 ) -> BuildSummary:
-    """Build the entity index at ``out`` from DBpedia dump files or directories."""
+    """Build the entity index at ``out`` from DBpedia dump files or directories; with
+    ``relations``, also the keyword field of related entity ids (ELR)."""
     started = time.monotonic()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     check_output(out, "entity index", overwrite)
-    plan = index_plan(dumps, top_predicates_n, skipped_datasets)
+    plan = index_plan(dumps, top_predicates_n, skipped_datasets, relations)
     files = list(plan.inputs)
     if not files:
         raise ElqueryError("no dump files left to index after skipping link datasets")
@@ -175,7 +181,7 @@ def build_dbpedia_index(
     try:
         with sigterm_interrupts():
             with _executor(workers) as executor:
-                summary = _build(files, work, executor, workers, partitions, top_predicates_n)
+                summary = _build(files, work, executor, workers, partitions, top_predicates_n, relations)
             write_provenance(work / "index", plan.record({"entities": summary[0], "files": len(files),
                                                           "triples": summary[1].triples,
                                                           "malformed": summary[1].malformed}))
@@ -199,7 +205,7 @@ def _executor(workers: int) -> AbstractContextManager[Executor]:
 
 
 def _build(
-    files: list[Path], work: Path, executor: Executor, workers: int, partitions: int, top_n: int
+    files: list[Path], work: Path, executor: Executor, workers: int, partitions: int, top_n: int, relations: bool
 ) -> tuple[int, ParseReport]:
     # One spill task per file, largest first, each worker taking the next file when it is done
     # (files differ in cost per byte: spreading them over the workers up front left one idle).
@@ -226,7 +232,7 @@ def _build(
     written = _map_ordered(
         executor,
         _write_task,
-        [(partition_files[p], labels, predicates, sub_indexes[p]) for p in range(partitions)],
+        [(partition_files[p], labels, predicates, sub_indexes[p], relations) for p in range(partitions)],
         "indexing entities",
     )
     shutil.rmtree(work / "spill")
@@ -238,18 +244,19 @@ def _build(
     if sys.stderr.isatty():
         print(f"merging {len(sub_indexes)} partitions into one segment ({len(everything.entities)} entities)",
               file=sys.stderr)
-    _merge(executor, sub_indexes, everything, work / "index", sorted(predicates, key=lambda p: (-counts[p], p)))
+    _merge(executor, sub_indexes, everything, work / "index", sorted(predicates, key=lambda p: (-counts[p], p)), relations)
     return len(everything.entities), report
 
 
 def _merge(
-    executor: Executor, sub_indexes: list[Path], written: WrittenDocuments, index: Path, predicates: list[str]
+    executor: Executor, sub_indexes: list[Path], written: WrittenDocuments, index: Path, predicates: list[str],
+    relations: bool,
 ) -> None:
     """The single-segment index and the files beside it. The Lucene work runs as a task of the
     executor (a worker's JVM is running already; this process starts none)."""
     index.mkdir(parents=True)
     (index / IDS_FILE).write_text("".join(e + "\n" for e in written.entities), encoding="utf-8")
-    for name in FIELDS:
+    for name in (*FIELDS, RELATIONS_FIELD) if relations else FIELDS:
         np.save(index / length_file(name), np.asarray(written.lengths[name], dtype=np.int32))
     metadata: dict[str, Any] = {
         "format": FORMAT_VERSION,
@@ -257,18 +264,23 @@ def _merge(
         "entities": len(written.entities),
         "content_predicates": predicates,
     }
+    if relations:
+        metadata["relations"] = True
     (index / METADATA_FILE).write_text(json.dumps(metadata, indent=1), encoding="utf-8")
-    metadata["fields"] = executor.submit(_merge_task, sub_indexes, index).result()
+    metadata["fields"], relation_statistics = executor.submit(_merge_task, sub_indexes, index).result()
+    if relations:
+        metadata["relation_statistics"] = relation_statistics
     (index / METADATA_FILE).write_text(json.dumps(metadata, indent=1), encoding="utf-8")
 
 
-def _merge_task(sub_indexes: list[Path], index: Path) -> dict[str, dict[str, int]]:
+def _merge_task(sub_indexes: list[Path], index: Path) -> tuple[dict[str, dict[str, int]], dict[str, int] | None]:
     """Merge the sub-indexes, in order, into ``index`` (one segment; Lucene leaves the files
-    beside it alone); returns its per-field statistics."""
+    beside it alone); returns its per-field statistics and those of its relations (or None)."""
     from elquery.indexing.entity_index import EntityIndex
 
     writer = EntityIndexWriter(index)
     writer.add_indexes(sub_indexes)
     writer.close(merge=True)
     with EntityIndex(index) as opened:
-        return opened.field_statistics()
+        relations = opened.relation_statistics().as_dict() if opened.has_relations else None
+        return opened.field_statistics(), relations

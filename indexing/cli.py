@@ -41,6 +41,10 @@ def register_artefacts(index_commands: argparse._SubParsersAction) -> None:
                          help="comma-separated file-name prefixes of dump files not read "
                          "(default: link and bookkeeping datasets: %(default)s)")
     dbpedia.add_argument("--overwrite", action="store_true", help="replace an existing index at --out")
+    dbpedia.add_argument("--relations", action="store_true",
+                         help="also index the field relations: the ids of the entities each entity links to "
+                         "through URI-valued objects of the top predicates (for the ELR models sdm-elr, "
+                         "fsdm-elr, mlm-elr)")
     dbpedia.set_defaults(func=_index_dbpedia)
 
     stats = index_commands.add_parser("stats", help="print an index's statistics as JSON")
@@ -60,6 +64,7 @@ def _index_dbpedia(args: argparse.Namespace) -> int:
         threads=args.threads,
         overwrite=args.overwrite,
         skipped_datasets=[p for p in args.skip_datasets.split(",") if p],
+        relations=args.relations,
     )
     for line in summary.report.summary_lines():
         print(line, file=sys.stderr)

@@ -9,6 +9,8 @@ to count predicates (for the top-N choice) and, in a second read, to build the d
 * ``names``: rdfs:label, foaf:name, and the labels of the redirect pages pointing at the entity;
 * ``content``: the values of the top-N predicates (by number of indexed entities having them,
   owl:sameAs excluded), object URIs resolved to their label, or else to the title in the URI;
+* ``relations`` (only when asked, for ELR): the ids of the DBpedia resources that are objects of
+  the top-N predicates, distinct and sorted;
 * only entities with both rdfs:label and rdfs:comment are kept.
 """
 
@@ -140,11 +142,13 @@ def spill(files: Iterable[Path], out_dir: Path, partitions: int) -> SpillResult:
 
 @dataclass(frozen=True, slots=True)
 class EntityDocument:
-    """One entity's fielded document; field values are kept apart (one string per value)."""
+    """One entity's fielded document; field values are kept apart (one string per value).
+    ``relations``: the ids of related entities (an index built with ``--relations``)."""
 
     entity: str
     names: tuple[str, ...]
     content: tuple[str, ...]
+    relations: tuple[str, ...] = ()
 
 
 class _Statements:
@@ -205,9 +209,11 @@ def top_predicates(counts: Counter[str], n: int) -> list[str]:
 
 
 def build_documents(
-    partition_files: Iterable[Path], labels: dict[str, str], predicates: frozenset[str]
+    partition_files: Iterable[Path], labels: dict[str, str], predicates: frozenset[str], *, relations: bool = False
 ) -> Iterator[EntityDocument]:
-    """The documents of one partition's indexable entities, sorted by entity id."""
+    """The documents of one partition's indexable entities, sorted by entity id; with
+    ``relations``, each also lists the distinct ids of the DBpedia resources that are objects of
+    its top predicates (sorted)."""
 
     def resolve(iri: str) -> str:
         return labels.get(iri) or title_text(iri)
@@ -226,6 +232,7 @@ def build_documents(
         content += [resolve(v) for p, v in iris if p in predicates]
         eid = entity_id(subject)
         assert eid is not None  # spill() keeps DBpedia resources only
-        documents.append(EntityDocument(eid, tuple(names), tuple(content)))
+        related = sorted({r for p, v in iris if p in predicates and (r := entity_id(v)) is not None}) if relations else ()
+        documents.append(EntityDocument(eid, tuple(names), tuple(content), tuple(related)))
     documents.sort(key=lambda d: d.entity)
     return iter(documents)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -30,6 +31,7 @@ from elquery.indexing.index_format import (
     ID_FIELD,
     IDS_FILE,
     METADATA_FILE,
+    RELATIONS_FIELD,
     STORED_FIELDS,
     analyzer,
     length_field,
@@ -67,6 +69,8 @@ class EntityIndex:
             self.leaf = leaves.get(0).reader()
             self._num_entities = int(self.reader.numDocs())
             max_doc = int(self.reader.maxDoc())
+            self.has_relations = self.leaf.getFieldInfos().fieldInfo(length_field(RELATIONS_FIELD)) is not None
+            """Whether the index holds the relations field (``elquery index dbpedia --relations``)."""
         self._lengths: dict[str, np.ndarray] = {}
         if len(self.entity_ids) != max_doc or (
             self.entity_ids and self._stored_id(len(self.entity_ids) - 1) != self.entity_ids[-1]
@@ -225,14 +229,55 @@ class EntityIndex:
         return statistics
 
     def stats(self) -> dict[str, Any]:
-        """What ``elquery index stats`` prints."""
-        return {
+        """What ``elquery index stats`` prints (``relations`` only for an index that has them)."""
+        stats: dict[str, Any] = {
             "entities": self.num_entities,
             "fields": self.field_statistics(),
             "analyzer": self.metadata.get("analyzer"),
             "content_predicates": len(self.metadata.get("content_predicates", [])),
             "path": str(self.path),
         }
+        if self.has_relations:
+            stats["relations"] = self.relation_statistics().as_dict()
+        return stats
+
+    # --- relations (ELR) -----------------------------------------------------------------------
+
+    def _check_relations(self) -> None:
+        if not self.has_relations:
+            raise ElqueryError(f"{self.path}: the index has no relations field; rebuild it with "
+                               "`elquery index dbpedia --relations` for the ELR models")
+
+    def related_docids(self, entity: str) -> np.ndarray:
+        """Docids (ascending, int32) of the entities whose relations hold ``entity`` (its id
+        ``<dbpedia:Title>``): one static Java call, safe from several threads."""
+        self._check_relations()
+        raw = self._access.docids(self.leaf, RELATIONS_FIELD, entity)
+        return np.frombuffer(raw.tostring() if raw is not None else b"", dtype="<i4").astype(np.int32)
+
+    def relation_lengths(self) -> np.ndarray:
+        """|R(e)|, the number of distinct related entities, for every docid (int32; the
+        ``.npy`` file, or the doc values)."""
+        self._check_relations()
+        cached = self._lengths.get(RELATIONS_FIELD)
+        if cached is None:
+            path = self.path / length_file(RELATIONS_FIELD)
+            loaded = np.load(path, mmap_mode="r") if path.is_file() else self._lengths_from_doc_values(RELATIONS_FIELD)
+            cached = self._lengths[RELATIONS_FIELD] = loaded
+        return cached
+
+    @cached_property
+    def _relation_statistics(self) -> RelationStatistics:
+        self._check_relations()
+        with _JAVA_SETUP:
+            terms = self.leaf.terms(RELATIONS_FIELD)
+            if terms is None:
+                return RelationStatistics(0, 0, 0)
+            return RelationStatistics(int(terms.getDocCount()), int(terms.getSumDocFreq()), int(terms.size()))
+
+    def relation_statistics(self) -> RelationStatistics:
+        """The relations field's exact statistics (read once)."""
+        return self._relation_statistics
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -247,6 +292,19 @@ class EntityIndex:
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
         self.close()
+
+
+@dataclass(frozen=True)
+class RelationStatistics:
+    """The relations field: ``entities`` with at least one related entity (N_R), ``links`` in
+    all (the sum of |R(e)|) and distinct related ``targets``."""
+
+    entities: int
+    links: int
+    targets: int
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
 
 
 class _Document(Mapping[str, str]):

@@ -9,6 +9,12 @@ the fields ``id`` (entity id, stored, not analyzed), ``names`` and ``content`` (
   the predicates indexed into ``content``;
 * ``entity_ids.txt``: entity ids in Lucene docid order;
 * ``names_length.npy`` / ``content_length.npy``: exact field lengths |e_f| in docid order.
+
+An index built with ``--relations`` also holds :data:`RELATIONS_FIELD` (ELR, methods.md §4): per
+entity, the distinct ids ``<dbpedia:Title>`` of the DBpedia resources it links to through the
+URI-valued objects of its top predicates, each an unanalyzed term (documents only), with the
+number of ids as doc values ``relations_length`` and in ``relations_length.npy``; ``elquery.json``
+then records ``"relations": true`` and the field's statistics.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ service's entity page. ``content`` is indexed only (no feature reads its text; i
 text, and storing it tripled the index): ``EntityIndex.document`` gives its terms back from the
 postings."""
 ID_FIELD = "id"
+RELATIONS_FIELD = "relations"
+"""The keyword field of related entity ids (``elquery index dbpedia --relations``); not a text field."""
 METADATA_FILE = "elquery.json"
 IDS_FILE = "entity_ids.txt"
 ANALYZER_NAME = "standard-english-stopwords"

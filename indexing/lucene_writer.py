@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from elquery.indexing.entity_documents import EntityDocument
-from elquery.indexing.index_format import FIELDS, ID_FIELD, STORED_FIELDS, analyzer
+from elquery.indexing.index_format import FIELDS, ID_FIELD, RELATIONS_FIELD, STORED_FIELDS, analyzer
 from elquery.indexing.jvm import java_class
 
 RAM_BUFFER_MB = 256.0
@@ -19,15 +19,16 @@ _LINE_BREAKS = re.compile(r"[\t\r\n]")
 
 @dataclass
 class WrittenDocuments:
-    """What a writer added, in docid order: entity ids and exact per-field lengths."""
+    """What a writer added, in docid order: entity ids and exact per-field lengths (the text
+    fields, and :data:`RELATIONS_FIELD` when the writer adds it)."""
 
     entities: list[str] = field(default_factory=list)
     lengths: dict[str, list[int]] = field(default_factory=lambda: {f: [] for f in FIELDS})
 
     def extend(self, other: WrittenDocuments) -> None:
         self.entities += other.entities
-        for name in FIELDS:
-            self.lengths[name] += other.lengths[name]
+        for name, lengths in other.lengths.items():
+            self.lengths.setdefault(name, []).extend(lengths)
 
 
 def field_text(values: Sequence[str]) -> str:
@@ -41,19 +42,27 @@ class EntityIndexWriter:
 
     Documents go to ``org.elquery.index.EntityWriter`` (``indexing/java``) a batch at a time; it
     analyzes each field once, counting the exact field length on the very tokens it indexes, and
-    stores the length as doc values. Only :data:`STORED_FIELDS` (and the id) are stored."""
+    stores the length as doc values. Only :data:`STORED_FIELDS` (and the id) are stored. With
+    ``relations``, each document's related entity ids go into the keyword field
+    :data:`RELATIONS_FIELD` (stored if it is one of :data:`STORED_FIELDS`)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, relations: bool = False) -> None:
         self._writer = java_class("org.elquery.index.EntityWriter")(
             str(path), analyzer(), RAM_BUFFER_MB, list(FIELDS), [name in STORED_FIELDS for name in FIELDS]
         )
+        self._fields: tuple[str, ...] = FIELDS
+        if relations:
+            self._writer.setRelations(RELATIONS_FIELD, RELATIONS_FIELD in STORED_FIELDS)
+            self._fields = (*FIELDS, RELATIONS_FIELD)
         self._ids: list[str] = []
         self._texts: list[str] = []
-        self.written = WrittenDocuments()
+        self.written = WrittenDocuments(lengths={f: [] for f in self._fields})
 
     def add(self, document: EntityDocument) -> None:
         self._ids.append(document.entity)
         self._texts += (field_text(document.names), field_text(document.content))
+        if len(self._fields) > len(FIELDS):
+            self._texts.append(field_text(document.relations))
         if len(self._ids) >= BATCH:
             self._flush()
 
@@ -65,8 +74,8 @@ class EntityIndexWriter:
         if not self._ids:
             return
         lengths = self._writer.add(ID_FIELD, self._ids, self._texts)
-        width = len(FIELDS)
-        for f, name in enumerate(FIELDS):
+        width = len(self._fields)
+        for f, name in enumerate(self._fields):
             self.written.lengths[name] += lengths[f::width]
         self.written.entities += self._ids
         self._ids, self._texts = [], []

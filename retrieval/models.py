@@ -13,6 +13,9 @@
 * :class:`SequentialDependence`: SDM (Metzler and Croft 2005, :func:`sdm`) and FSDM (Zhiltsov,
   Kotov and Nikolaev 2015, :func:`fsdm`): unigrams, ordered and unordered windows of adjacent query
   terms, counted exactly from the index's positions.
+* :class:`EntityLinkingRetrieval`: ELR (Hasibi, Balog and Bratsberg, ICTIR 2016, :func:`sdm_elr`,
+  :func:`fsdm_elr`, :func:`mlm_elr`): a term-based model plus a component matching the query's
+  linked entities against each entity's related entities (the index's ``relations`` field).
 """
 
 from __future__ import annotations
@@ -214,8 +217,41 @@ class SequentialDependence:
         return lines
 
 
-ExactModel = LanguageModel | SequentialDependence
-Model = LanguageModel | SequentialDependence | BM25 | BM25F | Rerank
+DEFAULT_ELR_LAMBDAS = (0.8, 0.05, 0.05, 0.1)
+DEFAULT_MLM_ELR_LAMBDAS = (0.9, 0.0, 0.0, 0.1)
+DEFAULT_ALPHA = 0.1
+
+
+@dataclass(frozen=True)
+class EntityLinkingRetrieval:
+    """ELR (Hasibi, Balog and Bratsberg, ICTIR 2016) over a term-based model ``text``:
+
+    score(e, q) = lambda_T/|T| sum_i f_T(q_i, e) + lambda_O/|O| sum_i f_O(q_i q_i+1, e)
+                  + lambda_U/|U| sum_i f_U(q_i q_i+1, e) + lambda_E sum_{e_i in E(q)} w(e_i) f_E(e_i, e),
+
+    f_T, f_O, f_U those of SDM/FSDM (``text``'s own lambdas are replaced by these), |T| = n query
+    terms, |O| = |U| = n - 1; for a language model ``text``, the first three are lambda_T times its
+    Eq. 16 score (lambda_O = lambda_U = 0). w(e_i) = s(e_i) / sum_j s(e_j), s the linker's score;
+    f_E(e_i, e) = log [(1 - alpha) 1(e_i in R(e)) + alpha df(e_i) / N_R], R(e) the entity's
+    related entities (the ``relations`` field), df(e_i) the entities whose R holds e_i, N_R those
+    with a non-empty R (methods.md §4)."""
+
+    text: LanguageModel | SequentialDependence
+    lambdas: tuple[float, float, float, float] = DEFAULT_ELR_LAMBDAS
+    alpha: float = DEFAULT_ALPHA
+    name: str = "sdm-elr"
+
+    def __post_init__(self) -> None:
+        if len(self.lambdas) != 4 or any(not (x >= 0 and math.isfinite(x)) for x in self.lambdas) or not any(self.lambdas):
+            raise ElqueryError(f"the four ELR lambdas must be non-negative, not all 0, got {self.lambdas}")
+        if isinstance(self.text, LanguageModel) and (self.lambdas[1] or self.lambdas[2]):
+            raise ElqueryError("a language model has no window components: lambda.O and lambda.U must be 0")
+        if not 0 < self.alpha <= 1:
+            raise ElqueryError(f"the ELR smoothing alpha must be in (0, 1], got {self.alpha}")
+
+
+ExactModel = LanguageModel | SequentialDependence | EntityLinkingRetrieval
+Model = LanguageModel | SequentialDependence | BM25 | BM25F | Rerank | EntityLinkingRetrieval
 
 
 def mlm(
@@ -270,6 +306,25 @@ def fsdm(
     return SequentialDependence(fields, lambdas, window, name="fsdm")
 
 
+def sdm_elr(text: SequentialDependence | None = None, lambdas: tuple[float, float, float, float] = DEFAULT_ELR_LAMBDAS,
+            alpha: float = DEFAULT_ALPHA) -> EntityLinkingRetrieval:
+    """SDM+ELR: :func:`sdm` (its lambdas replaced) plus the entity component (0.8/0.05/0.05/0.1)."""
+    return EntityLinkingRetrieval(text or sdm(), lambdas, alpha, name="sdm-elr")
+
+
+def fsdm_elr(text: SequentialDependence | None = None, lambdas: tuple[float, float, float, float] = DEFAULT_ELR_LAMBDAS,
+             alpha: float = DEFAULT_ALPHA) -> EntityLinkingRetrieval:
+    """FSDM+ELR: :func:`fsdm` (its lambdas replaced) plus the entity component."""
+    return EntityLinkingRetrieval(text or fsdm(), lambdas, alpha, name="fsdm-elr")
+
+
+def mlm_elr(text: LanguageModel | None = None, lambda_t: float = DEFAULT_MLM_ELR_LAMBDAS[0],
+            lambda_e: float = DEFAULT_MLM_ELR_LAMBDAS[3], alpha: float = DEFAULT_ALPHA) -> EntityLinkingRetrieval:
+    """MLM+ELR: lambda_T (0.9) times Eq. 16 of :func:`mlm` plus lambda_E (0.1) times the entity
+    component."""
+    return EntityLinkingRetrieval(text or mlm(), (lambda_t, 0.0, 0.0, lambda_e), alpha, name="mlm-elr")
+
+
 def lm(field: str = "content", lambda_: float = DEFAULT_LAMBDA) -> LanguageModel:
     """Query likelihood with Jelinek-Mercer smoothing on one field."""
     return LanguageModel((FieldModel(field, 1.0, JelinekMercer(lambda_)),), name="lm")
@@ -295,6 +350,11 @@ MODEL_HELP = {
     "sdm": "SDM on one field, Dirichlet; params field (content), mu (2000), lambda.T/O/U (0.8/0.1/0.1), window (8)",
     "fsdm": "FSDM; params weight.FIELD (names 0.2, content 0.8; all components), weight.T|O|U.FIELD, "
     "mu.FIELD (average field length), lambda.T/O/U (0.8/0.1/0.1), window (8)",
+    "sdm-elr": "SDM+ELR (needs --links and an index built with --relations); the sdm params, "
+    "lambda.T/O/U/E (0.8/0.05/0.05/0.1), alpha (0.1)",
+    "fsdm-elr": "FSDM+ELR (needs --links, --relations index); the fsdm params, lambda.T/O/U/E (0.8/0.05/0.05/0.1), "
+    "alpha (0.1)",
+    "mlm-elr": "MLM+ELR (needs --links, --relations index); the mlm params, lambda.T/E (0.9/0.1), alpha (0.1)",
 }
 
 
@@ -360,6 +420,14 @@ def model_from_name(name: str, params: Mapping[str, str]) -> Model:
         model = sdm(p.text("field", "content"), p.number("mu", DEFAULT_MU), _lambdas(p), p.whole("window", DEFAULT_WINDOW))
     elif name == "fsdm":
         model = _fsdm(p)
+    elif name in ("sdm-elr", "fsdm-elr"):
+        lambdas = tuple(p.number(f"lambda.{c}", x) for c, x in zip("TOUE", DEFAULT_ELR_LAMBDAS))
+        text = (sdm(p.text("field", "content"), p.number("mu", DEFAULT_MU), window=p.whole("window", DEFAULT_WINDOW))
+                if name == "sdm-elr" else _fsdm(p))
+        model = EntityLinkingRetrieval(text, lambdas, p.number("alpha", DEFAULT_ALPHA), name=name)  # type: ignore[arg-type]
+    elif name == "mlm-elr":
+        lambda_t, lambda_e = p.number("lambda.T", DEFAULT_MLM_ELR_LAMBDAS[0]), p.number("lambda.E", DEFAULT_MLM_ELR_LAMBDAS[3])
+        model = mlm_elr(_mlm(p), lambda_t, lambda_e, p.number("alpha", DEFAULT_ALPHA))
     else:
         first = BM25(p.text("bm25.field", "content"), p.number("bm25.k1", 0.9), p.number("bm25.b", 0.4))
         model = Rerank(first, _mlm(p), p.whole("depth", 1000))

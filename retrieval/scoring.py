@@ -26,11 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from elquery.indexing.entity_index import EntityIndex
+from elquery.indexing.ntriples import canonical_entity_id
 from elquery.base import ElqueryError
 from elquery.retrieval import lucene
 from elquery.retrieval.models import (
     DEFAULT_FIELD_WEIGHTS,
     DEFAULT_LAMBDA,
+    EntityLinkingRetrieval,
     ExactModel,
     SequentialDependence,
     Smoothing,
@@ -60,13 +62,40 @@ class AnalyzedQuery:
         return [f"length\t{len(self.terms)}", *(f"term\t{n}\t{t}" for t, n in self.counts())]
 
 
-Query = str | Sequence[str] | AnalyzedQuery
-"""Query text (analyzed with the index's analyzer) or a sequence of already analyzed terms."""
+@dataclass(frozen=True)
+class LinkedQuery:
+    """A query with its linked entities E(q) and their scores s(e_i) > 0 (the linker's
+    confidence), the input of the ELR models (:class:`~elquery.retrieval.models.EntityLinkingRetrieval`).
+    Entities are taken in any form :func:`canonical_entity_id` takes and kept as ``<dbpedia:Title>``;
+    one entity may be linked once."""
+
+    text: str | tuple[str, ...] | AnalyzedQuery
+    links: tuple[tuple[str, float], ...] = ()
+
+    def __post_init__(self) -> None:
+        links = []
+        for entity, score in self.links:
+            canonical = canonical_entity_id(entity)
+            if canonical is None:
+                raise ElqueryError(f"linked entity {entity!r} is not a DBpedia entity id")
+            if not (isinstance(score, int | float) and score > 0 and math.isfinite(score)):
+                raise ElqueryError(f"linked entity {canonical}: score must be positive, got {score!r}")
+            links.append((canonical, float(score)))
+        if len({e for e, _ in links}) != len(links):
+            raise ElqueryError(f"an entity is linked twice in {[e for e, _ in links]}")
+        object.__setattr__(self, "links", tuple(links))
+
+
+Query = str | Sequence[str] | AnalyzedQuery | LinkedQuery
+"""Query text (analyzed with the index's analyzer), a sequence of already analyzed terms, or
+either with its linked entities (:class:`LinkedQuery`, for ELR)."""
 
 
 def analyze(index: EntityIndex, query: Query) -> AnalyzedQuery:
     """Analyze query text with the index's analyzer (methods.md §2); a sequence of terms is
-    taken as analyzed."""
+    taken as analyzed; a :class:`LinkedQuery` gives its text's."""
+    if isinstance(query, LinkedQuery):
+        return analyze(index, query.text)
     if isinstance(query, AnalyzedQuery):
         return query
     if isinstance(query, str):
@@ -122,7 +151,18 @@ class EntityScorer:
 
     def log_scores(self, query: Query, docids: np.ndarray | None) -> lucene.Scores:
         """Log scores of the given docids (any order, no repeats; None: every entity), aligned
-        with them, and the number of query terms known to the collection."""
+        with them, and the number of query terms known to the collection (ELR: the number of
+        components that tell entities apart)."""
+        if isinstance(self.model, EntityLinkingRetrieval):
+            from elquery.retrieval.elr import elr_scores
+
+            if self.prior is not None:
+                raise ElqueryError("an entity prior applies to language models only")
+            if docids is None:
+                docids = np.arange(len(self.index.entity_ids), dtype=np.int32)
+            return elr_scores(self.index, self.model, query, np.asarray(docids, dtype=np.int32))
+        if isinstance(query, LinkedQuery) and query.links:
+            raise ElqueryError(f"linked entities are used by the ELR models only, not {self.model.name}")
         analyzed = analyze(self.index, query)
         if isinstance(self.model, SequentialDependence):
             request = [*self.model.request_lines(), *analyzed.token_lines()]

@@ -14,6 +14,10 @@
   window counts from the positions, windows within one value of a field); the others are not
   ranked (methods.md §4).
 * Rerank: BM25 top ``depth``, re-scored exactly by the language model or SDM/FSDM.
+* ELR (SDM+ELR, FSDM+ELR, MLM+ELR; :mod:`elquery.retrieval.elr`): the entities the term model
+  ranks and every entity whose relations hold a linked entity. The entity part is the same for
+  all entities holding no linked entity, so the term ranking's top k + |linked| (those holding
+  one set aside) holds every one that can make the top k; the linked ones are scored exactly.
 
 Ties are ordered by entity id, always.
 """
@@ -32,8 +36,18 @@ import numpy as np
 from elquery.indexing.entity_index import EntityIndex
 from elquery.base import ElqueryError
 from elquery.retrieval import lucene
-from elquery.retrieval.models import BM25, BM25F, ExactModel, LanguageModel, Model, Rerank, SequentialDependence, mlm
-from elquery.retrieval.scoring import AnalyzedQuery, EntityPrior, EntityScorer, Query, analyze
+from elquery.retrieval.models import (
+    BM25,
+    BM25F,
+    EntityLinkingRetrieval,
+    ExactModel,
+    LanguageModel,
+    Model,
+    Rerank,
+    SequentialDependence,
+    mlm,
+)
+from elquery.retrieval.scoring import AnalyzedQuery, EntityPrior, EntityScorer, LinkedQuery, Query, analyze
 
 
 class RankedEntity(NamedTuple):
@@ -92,6 +106,13 @@ class Searcher:
         if k < 0:
             raise ElqueryError(f"k must be non-negative, got {k}")
         model = model or mlm()
+        if isinstance(model, EntityLinkingRetrieval):
+            if prior is not None:
+                raise ElqueryError("an entity prior applies to language models only")
+            docids, scores = self._rank_elr(query, model, k)
+            return self._ranking(docids, scores)
+        if isinstance(query, LinkedQuery) and query.links:
+            raise ElqueryError(f"linked entities are used by the ELR models only, not {model.name}")
         analyzed = analyze(self.index, query)
         if isinstance(model, LanguageModel):
             docids, scores = self._rank_language_model(analyzed, model, k, prior)
@@ -102,13 +123,12 @@ class Searcher:
         elif isinstance(model, SequentialDependence):
             if prior is not None:
                 raise ElqueryError("an entity prior applies to language models only")
-            self.prepare()
-            request = [*model.request_lines(), *analyzed.token_lines(), f"k\t{k}"]
-            top = lucene.dependence(self.index, "\n".join(request), ranking=True)
-            assert isinstance(top, lucene.TopDocs)
-            docids, scores = top.docids, top.scores
+            docids, scores = self._rank_dependence(analyzed, model, k)
         else:
             docids, scores = self._rerank(analyzed, model, k, prior)
+        return self._ranking(docids, scores)
+
+    def _ranking(self, docids: np.ndarray, scores: np.ndarray) -> list[RankedEntity]:
         entities = self.index.entity_ids
         names = [entities[d] for d in docids.tolist()]
         return list(map(RankedEntity._make, zip(range(1, len(names) + 1), names, scores.tolist())))
@@ -135,6 +155,31 @@ class Searcher:
         if not result.known_terms:
             return np.empty(0, dtype=np.int32), np.empty(0)
         return self._best(np.arange(len(result.scores), dtype=np.int32), result.scores, k)
+
+    def _rank_dependence(self, query: AnalyzedQuery, model: SequentialDependence, k: int) -> tuple[np.ndarray, np.ndarray]:
+        self.prepare()
+        request = [*model.request_lines(), *query.token_lines(), f"k\t{k}"]
+        top = lucene.dependence(self.index, "\n".join(request), ranking=True)
+        assert isinstance(top, lucene.TopDocs)
+        return top.docids, top.scores
+
+    def _rank_elr(self, query: Query, model: EntityLinkingRetrieval, k: int) -> tuple[np.ndarray, np.ndarray]:
+        from elquery.retrieval.elr import plan
+
+        parts = plan(self.index, model, query)
+        linked = parts.scores(self.index, parts.linked)
+        combined: dict[int, float] = {}
+        if parts.text is not None and k:
+            depth = k + len(parts.linked)
+            if isinstance(parts.text, LanguageModel):
+                docids, scores = self._rank_language_model(parts.query, parts.text, depth, None)
+            else:
+                docids, scores = self._rank_dependence(parts.query, parts.text, depth)
+            combined = dict(zip(docids.tolist(), (scores * parts.text_weight + parts.constant).tolist()))
+        if linked.known_terms:
+            combined.update(zip(parts.linked.tolist(), linked.scores.tolist()))
+        docids = np.fromiter(combined, dtype=np.int32, count=len(combined))
+        return self._best(docids, np.fromiter(combined.values(), dtype=np.float64, count=len(combined)), k)
 
     def _bm25(self, query: AnalyzedQuery, model: BM25 | BM25F, k: int) -> tuple[np.ndarray, np.ndarray]:
         request = [model.request_line(), f"k\t{k}", *(f"term\t{n}\t{t}" for t, n in query.counts())]

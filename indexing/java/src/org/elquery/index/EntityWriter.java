@@ -5,6 +5,7 @@ import java.io.Reader;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import org.apache.lucene.analysis.Analyzer;
@@ -14,6 +15,7 @@ import org.apache.lucene.analysis.TokenStream;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.document.Field;
 import org.apache.lucene.document.NumericDocValuesField;
+import org.apache.lucene.document.StoredField;
 import org.apache.lucene.document.StringField;
 import org.apache.lucene.document.TextField;
 import org.apache.lucene.index.CodecReader;
@@ -39,6 +41,11 @@ import org.apache.lucene.store.FSDirectory;
  * text fields in the document, reads the count when Lucene indexes it (Lucene indexes a
  * document's fields one after the other, in order).
  *
+ * <p>With {@link #setRelations}, each document also holds a keyword field of entity ids (ELR,
+ * methods.md §4): every distinct id of the field's text (one per line) is one unanalyzed term
+ * (documents only, no frequencies or positions), its length {@code <field>_length} the number of
+ * distinct ids; the ids, one per line, are stored only when asked.
+ *
  * <p>Docids follow the order of addition: a log merge policy merges adjacent segments only, and
  * {@link #addIndexes} merges whole indexes, in the given order, into one new segment.
  */
@@ -47,6 +54,8 @@ public final class EntityWriter {
   private final Counting analyzer;
   private final String[] fields;
   private final boolean[] stored;
+  private String relations;
+  private boolean relationsStored;
 
   public EntityWriter(String path, Analyzer analyzer, double ramBufferMb, String[] fields, boolean[] stored)
       throws IOException {
@@ -61,12 +70,19 @@ public final class EntityWriter {
     this.stored = stored.clone();
   }
 
+  /** Adds the keyword field {@code field} of entity ids after the text fields (see above). */
+  public void setRelations(String field, boolean stored) {
+    this.relations = field;
+    this.relationsStored = stored;
+  }
+
   /**
-   * Adds {@code ids.length} documents; {@code texts[i * F + f]} is the text of field f of
-   * document i (F fields). Returns the exact lengths, {@code lengths[i * F + f]}.
+   * Adds {@code ids.length} documents; {@code texts[i * W + f]} is the text of field f of
+   * document i (W = F text fields, plus one for the relations if set, its ids one per line).
+   * Returns the exact lengths, {@code lengths[i * W + f]}.
    */
   public int[] add(String idField, String[] ids, String[] texts) throws IOException {
-    int width = fields.length;
+    int width = fields.length + (relations == null ? 0 : 1);
     if (texts.length != ids.length * width) {
       throw new IllegalArgumentException("expected " + ids.length * width + " texts, got " + texts.length);
     }
@@ -74,18 +90,39 @@ public final class EntityWriter {
     for (int i = 0; i < ids.length; i++) {
       Document document = new Document();
       document.add(new StringField(idField, ids[i], Field.Store.YES));
-      for (int f = 0; f < width; f++) {
+      for (int f = 0; f < fields.length; f++) {
         document.add(new TextField(fields[f], texts[i * width + f], stored[f] ? Field.Store.YES : Field.Store.NO));
       }
-      for (int f = 0; f < width; f++) {
+      for (int f = 0; f < fields.length; f++) {
         document.add(new Length(fields[f]));
       }
+      if (relations != null) {
+        lengths[i * width + fields.length] = addRelations(document, texts[i * width + fields.length]);
+      }
       writer.addDocument(document);
-      for (int f = 0; f < width; f++) {
+      for (int f = 0; f < fields.length; f++) {
         lengths[i * width + f] = analyzer.count(fields[f]);
       }
     }
     return lengths;
+  }
+
+  /** The distinct ids of {@code text} (one per line) as terms of the relations field; returns their number. */
+  private int addRelations(Document document, String text) {
+    LinkedHashSet<String> distinct = new LinkedHashSet<>();
+    for (String id : text.split("\n")) {
+      if (!id.isEmpty()) {
+        distinct.add(id);
+      }
+    }
+    for (String id : distinct) {
+      document.add(new StringField(relations, id, Field.Store.NO));
+    }
+    if (relationsStored) {
+      document.add(new StoredField(relations, String.join("\n", distinct)));
+    }
+    document.add(new NumericDocValuesField(relations + "_length", distinct.size()));
+    return distinct.size();
   }
 
   /** Appends whole indexes, in the given order, after the documents added so far, as one segment. */

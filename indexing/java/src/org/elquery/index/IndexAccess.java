@@ -2,6 +2,8 @@ package org.elquery.index;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.lucene.analysis.Analyzer;
@@ -11,8 +13,10 @@ import org.apache.lucene.document.Document;
 import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.PostingsEnum;
+import org.apache.lucene.index.Term;
 import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
+import org.apache.lucene.search.DocIdSetIterator;
 import org.apache.lucene.util.BytesRef;
 
 /**
@@ -84,5 +88,21 @@ public final class IndexAccess {
       result[i] = names.get((int) found.get(i)[1]);
     }
     return result;
+  }
+
+  /**
+   * The docids of every document holding {@code term} in {@code field}, ascending, as
+   * little-endian int32 (ELR's relations field: one call per linked entity of a query).
+   */
+  public static byte[] docids(LeafReader leaf, String field, String term) throws IOException {
+    PostingsEnum postings = leaf.postings(new Term(field, term), PostingsEnum.NONE);
+    if (postings == null) {
+      return new byte[0];
+    }
+    ByteBuffer out = ByteBuffer.allocate(4 * leaf.docFreq(new Term(field, term))).order(ByteOrder.LITTLE_ENDIAN);
+    for (int docid = postings.nextDoc(); docid != DocIdSetIterator.NO_MORE_DOCS; docid = postings.nextDoc()) {
+      out.putInt(docid);
+    }
+    return out.array();
   }
 }

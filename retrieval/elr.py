@@ -1,0 +1,107 @@
+"""ELR (Hasibi, Balog and Bratsberg, ICTIR 2016): the query's linked entities as an extra
+component of a term-based model (methods.md §4, :class:`~elquery.retrieval.models.EntityLinkingRetrieval`).
+
+For a query q with linked entities E(q) and scores s(e_i), entity e scores
+
+    lambda_T/|T| sum f_T + lambda_O/|O| sum f_O + lambda_U/|U| sum f_U
+      + lambda_E sum_{e_i in E(q)} w(e_i) log [(1 - alpha) 1(e_i in R(e)) + alpha df(e_i) / N_R],
+
+w(e_i) = s(e_i) / sum_j s(e_j). The term part is SDM/FSDM with its lambdas divided by the number
+of cliques (or lambda_T times Eq. 16 for a language model), computed by the exact scorers; the
+entity part needs, per linked entity, the entities whose relations hold it (one postings list).
+A linked entity no entity relates to (df = 0) gives every entity the same log 0 and is left out,
+like a term component with no collection frequency; so is the term part when no query term is
+in the collection. With neither left, the query ranks nothing (its log scores are -inf).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from elquery.base import ElqueryError
+from elquery.indexing.entity_index import EntityIndex
+from elquery.retrieval import lucene
+from elquery.retrieval.models import EntityLinkingRetrieval, LanguageModel, SequentialDependence
+from elquery.retrieval.scoring import AnalyzedQuery, EntityScorer, LinkedQuery, Query, analyze
+
+
+@dataclass(frozen=True, eq=False)
+class ElrPlan:
+    """One query under an ELR model: the term model with its per-query lambdas (None: no term
+    part) and its weight, and the entity part: its value for entities holding no linked entity
+    (``constant``) and the docids holding at least one (``linked``, ascending) with theirs."""
+
+    query: AnalyzedQuery
+    text: LanguageModel | SequentialDependence | None
+    text_weight: float
+    constant: float
+    linked: np.ndarray
+    linked_part: np.ndarray
+    entity_components: int
+
+    def scores(self, index: EntityIndex, docids: np.ndarray) -> lucene.Scores:
+        """The ELR log scores of ``docids`` (any order, no repeats), and the number of
+        components that tell entities apart (0: every score is -inf)."""
+        docids = np.asarray(docids, dtype=np.int32)
+        scores = np.zeros(len(docids), dtype=np.float64)
+        components = self.entity_components
+        if self.text is not None:
+            result = EntityScorer(index, self.text).log_scores(self.query, docids)
+            if result.known_terms:
+                scores = result.scores * self.text_weight
+                components += 1
+        entity_part = np.full(len(docids), self.constant)
+        where = np.searchsorted(self.linked, docids)
+        found = where < len(self.linked)
+        found[found] = self.linked[where[found]] == docids[found]
+        entity_part[found] = self.linked_part[where[found]]
+        scores = scores + entity_part
+        if not components:
+            scores[:] = -math.inf
+        return lucene.Scores(components, scores)
+
+
+def plan(index: EntityIndex, model: EntityLinkingRetrieval, query: Query) -> ElrPlan:
+    """The per-query parts of ``model`` for ``query`` (a :class:`LinkedQuery`; plain text has
+    no linked entities). A linked entity that is not in the index is an error."""
+    links = query.links if isinstance(query, LinkedQuery) else ()
+    analyzed = analyze(index, query)
+    lambda_t, lambda_o, lambda_u, lambda_e = model.lambdas
+    text: LanguageModel | SequentialDependence | None = None
+    weight = 1.0
+    n = len(analyzed.terms)
+    if isinstance(model.text, LanguageModel):
+        text, weight = (model.text, lambda_t) if n and lambda_t else (None, 1.0)
+    elif n:
+        lambdas = (lambda_t / n, lambda_o / (n - 1), lambda_u / (n - 1)) if n > 1 else (lambda_t, 0.0, 0.0)
+        text = replace(model.text, lambdas=lambdas) if any(lambdas) else None
+    constant = 0.0
+    linked = np.empty(0, dtype=np.int32)
+    kept = 0
+    total = sum(score for _, score in links)
+    related: list[tuple[float, float, np.ndarray]] = []  # (w, alpha df / N_R, docids)
+    if links and lambda_e:
+        with_relations = index.relation_statistics().entities  # an index without relations: an error
+        for entity, score in links:
+            if index.find_docid(entity) is None:
+                raise ElqueryError(f"linked entity {entity} is not in the index {index.path}")
+            docids = index.related_docids(entity)
+            if len(docids):
+                related.append((score / total, model.alpha * len(docids) / with_relations, docids))
+        kept = len(related)
+        constant = lambda_e * sum(w * math.log(background) for w, background, _ in related)
+        if related:
+            linked = np.unique(np.concatenate([d for _, _, d in related]))
+    part = np.zeros(len(linked))
+    for w, background, docids in related:
+        holds = np.isin(linked, docids, assume_unique=True)
+        part += w * np.where(holds, math.log((1 - model.alpha) + background), math.log(background))
+    return ElrPlan(analyzed, text, weight, constant, linked, lambda_e * part, kept)
+
+
+def elr_scores(index: EntityIndex, model: EntityLinkingRetrieval, query: Query, docids: np.ndarray) -> lucene.Scores:
+    """:meth:`ElrPlan.scores` of ``docids`` for ``query``."""
+    return plan(index, model, query).scores(index, docids)
