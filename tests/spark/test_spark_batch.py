@@ -136,3 +136,28 @@ def test_engine_flag_errors(artefacts, tmp_path: Path, command: str, flags: list
     assert done.returncode != 0
     assert done.stderr.strip().splitlines()[-1].startswith(f"elquery: error: {message}"), done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
+
+
+def test_spark_submit_runs_the_documented_command(spark, artefacts, elq_data: Path, tmp_path: Path) -> None:
+    """The README's cluster command, ``spark-submit ... elquery/__main__.py link --engine spark``, on
+    a local master: the driver joins spark-submit's session and writes the local engine's run."""
+    import os
+
+    import pyspark
+
+    import elquery
+    from elquery.spark import java_home
+
+    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    main = Path(elquery.__file__).with_name("__main__.py")
+    queries = str(elq_data / "y-erd" / "queries.json")
+    _link(artefacts, tmp_path / "local", "--queries", queries)
+    index, sf = artefacts
+    environment = {**os.environ, "JAVA_HOME": str(java_home()), "PYSPARK_PYTHON": sys.executable,
+                   "PYSPARK_DRIVER_PYTHON": sys.executable}
+    done = subprocess.run([str(submit), "--master", MASTER, str(main), "link", "--index", str(index),
+                           "--surface-forms", str(sf), "--gif-threshold", "0.25", "--queries", queries,
+                           "--engine", "spark", "--out", str(tmp_path / "submitted")],
+                          capture_output=True, text=True, timeout=600, env=environment)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "submitted").read_bytes() == (tmp_path / "local").read_bytes()
