@@ -12,8 +12,12 @@ sampled from /proc), and the number of (form, mid) pairs. Peak RSS stops growing
 has spilled a couple of runs; with the default ``--memory 512`` the 10M-line files (1.25M lines
 each) spill once, so ``--memory 128`` shows the bound at both sizes.
 
+With ``--spark``, the same command with ``--engine spark --master local[--workers]`` follows on the
+same files (a second line, ``engine: spark``): its figures, whether its counts file is the local
+engine's byte for byte, and its speed as a ratio to the local engine's (``ratio_to_local``).
+
 Usage: ``python benchmarks/bench_facc_counts.py [--lines 10000000 50000000] [--workers 2]
-[--memory 512] [--work /tmp/elquery-facc-bench]``
+[--memory 512] [--spark] [--work /tmp/elquery-facc-bench]``
 """
 
 from __future__ import annotations
@@ -63,33 +67,43 @@ def baseline(paths: list[Path]) -> tuple[float, float, int]:
     return time.perf_counter() - started, time.process_time() - cpu, len(counts)
 
 
-def tree_rss_mb(pid: int) -> float:
-    """Resident memory of a process and all its descendants (MB), from /proc."""
-    total, frontier = 0, [pid]
+def tree_sample(pid: int, cpu: dict[int, float]) -> float:
+    """Resident memory of a process and all its descendants (MB), from /proc; records each one's
+    CPU seconds so far in ``cpu`` (the Spark JVM and its Python workers are not always reaped by
+    their parents, so ``RUSAGE_CHILDREN`` can miss them)."""
+    total, frontier, ticks = 0, [pid], os.sysconf("SC_CLK_TCK")
     while frontier:
         current = frontier.pop()
         try:
             total += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            cpu[current] = (int(fields[11]) + int(fields[12])) / ticks
             frontier += [int(c) for c in Path(f"/proc/{current}/task/{current}/children").read_text().split()]
         except OSError:
             continue
     return total / 2**20
 
 
-def elquery_counts(paths: list[Path], out: Path, workers: int, memory: int) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds and peak RSS (MB, all processes) of `elquery index facc-counts`."""
-    command = [sys.executable, "-m", "elquery", "index", "facc-counts", *map(str, paths), "--out", str(out),
-               "--workers", str(workers), "--memory", str(memory)]
+def elquery_counts(paths: list[Path], out: Path, workers: int, memory: int,
+                   spark: bool = False) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and peak RSS (MB, all processes) of `elquery index facc-counts`
+    (``spark``: with ``--engine spark --master local[workers]``). CPU is the larger of the reaped
+    children's and the sum of what every process of the tree had used when last sampled."""
+    command = [sys.executable, "-m", "elquery", "index", "facc-counts", *map(str, paths), "--out", str(out)]
+    if spark:
+        command += ["--engine", "spark", "--master", f"local[{workers}]"]
+    else:
+        command += ["--workers", str(workers), "--memory", str(memory)]
     started, cpu = time.perf_counter(), _children_cpu()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    peak = 0.0
+    peak, sampled = 0.0, {}
     while process.poll() is None:
-        peak = max(peak, tree_rss_mb(process.pid))
+        peak = max(peak, tree_sample(process.pid, sampled))
         time.sleep(0.2)
     seconds = time.perf_counter() - started
     if process.returncode:
         raise SystemExit(f"facc-counts failed: {process.stderr.read() if process.stderr else ''}")
-    return seconds, _children_cpu() - cpu, peak
+    return seconds, max(_children_cpu() - cpu, sum(sampled.values())), peak
 
 
 def main() -> int:
@@ -99,6 +113,7 @@ def main() -> int:
     parser.add_argument("--forms", type=int, default=1_000_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--memory", type=int, default=512)
+    parser.add_argument("--spark", action="store_true", help="also the Spark engine, local[--workers]")
     parser.add_argument("--work", type=Path, default=Path("/tmp/elquery-facc-bench"))
     args = parser.parse_args()
     for lines in args.lines:
@@ -118,6 +133,17 @@ def main() -> int:
                           "speedup_vs_baseline": round(base_seconds / seconds, 2),
                           "cpu_ratio_vs_baseline": round(cpu / base_cpu, 2), "cpus": os.cpu_count(),
                           "load_avg_1m": round(os.getloadavg()[0], 2)}), flush=True)
+        if args.spark:
+            out = args.work / f"counts-{lines}-spark.tsv"
+            spark_seconds, spark_cpu, spark_peak = elquery_counts(paths, out, args.workers, args.memory, spark=True)
+            same = out.read_bytes() == (args.work / f"counts-{lines}.tsv").read_bytes()
+            print(json.dumps({"bench": "facc_counts", "engine": "spark", "master": f"local[{args.workers}]",
+                              "lines": lines, "files": args.files, "seconds": round(spark_seconds, 2),
+                              "lines_per_s": round(lines / spark_seconds), "cpu_seconds": round(spark_cpu, 2),
+                              "lines_per_cpu_s": round(lines / spark_cpu),
+                              "peak_rss_mb_all_processes": round(spark_peak, 1), "same_counts_as_local": same,
+                              "ratio_to_local": round(seconds / spark_seconds, 2),
+                              "load_avg_1m": round(os.getloadavg()[0], 2)}), flush=True)
     return 0
 
 
