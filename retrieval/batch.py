@@ -48,7 +48,7 @@ def _open_searcher(index: str) -> None:
 
 def _rank_chunk(chunk: list[QueryRecord], model: Model, k: int) -> list[tuple[str, list[RankedEntity]]]:
     assert _searcher is not None
-    return [(q.qid, _searcher.rank(q.text, model, k)) for q in chunk]
+    return [(q.qid, _searcher.rank(q.query(), model, k)) for q in chunk]
 
 
 def _in_order(executor: Executor, chunks: list[list[QueryRecord]], model: Model, k: int, window: int,

@@ -40,6 +40,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                       help="model parameter, repeatable (see the model list above)")
     rank.add_argument("--out", required=True, help="TREC run file to write; - writes standard output")
     rank.add_argument("--tag", default=None, help="run tag (default elquery-MODEL)")
+    rank.add_argument("--links", metavar="FILE", default=None,
+                      help="linked entities of the queries for the ELR models (sdm-elr, fsdm-elr, mlm-elr): TSV "
+                      "qid<TAB>entity<TAB>score, JSON lines {qid, links}, or `elquery link --format jsonl` output")
     rank.add_argument("--threads", type=int, default=None, metavar="N",
                       help="worker processes ranking queries in parallel (default: number of cores)")
     add_engine_arguments(rank, "each executor opens the index once; every node must see --index at its path")
@@ -69,6 +72,8 @@ def _rank(args: argparse.Namespace) -> int:
         raise ElqueryError("--threads goes with --engine local; Spark's parallelism comes from --master")
     check_output(args.out)
     queries = read_queries(args.queries)
+    if args.links is not None or args.model.endswith("-elr"):
+        queries = _with_links(args, queries)
     with tqdm(total=len(queries), desc="ranking", unit="query", disable=None) as progress:
         if args.engine == "spark":
             from elquery.retrieval.spark import rank_spark
@@ -84,6 +89,23 @@ def _rank(args: argparse.Namespace) -> int:
     print(f"ranked {len(queries)} queries ({lines} lines) with {args.model} in {time.monotonic() - started:.1f} s "
           f"-> {args.out}", file=sys.stderr)
     return 0
+
+
+def _with_links(args: argparse.Namespace, queries: list) -> list:  # type: ignore[type-arg]
+    """The queries with their links from ``--links`` (only the ELR models take them)."""
+    from dataclasses import replace
+
+    from elquery.retrieval.links import check_links, read_links
+
+    if args.links is None:
+        raise ElqueryError(f"--model {args.model} needs --links FILE (the queries' linked entities)")
+    if not args.model.endswith("-elr"):
+        raise ElqueryError(f"--links goes with the ELR models (sdm-elr, fsdm-elr, mlm-elr), not {args.model}")
+    if args.engine == "spark":
+        raise ElqueryError("--links goes with --engine local")
+    links = read_links(args.links)
+    check_links(links, args.index)
+    return [replace(q, links=tuple((link.entity, link.score) for link in links.get(q.qid, ()))) for q in queries]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,14 +12,23 @@ from pathlib import Path
 
 from elquery.base import ElqueryError
 from elquery.files import is_stdio, open_binary_input, text_lines
+from elquery.retrieval.scoring import LinkedQuery
 
 WHAT = "query file"
 
 
 @dataclass(frozen=True)
 class QueryRecord:
+    """A query of a query file, with its linked entities (entity, score) when a links file gave
+    them (``elquery rank --links``)."""
+
     qid: str
     text: str
+    links: tuple[tuple[str, float], ...] = ()
+
+    def query(self) -> str | LinkedQuery:
+        """What a searcher ranks: the text, or the text with its links."""
+        return LinkedQuery(self.text, self.links) if self.links else self.text
 
 
 def read_queries(path: Path | str) -> list[QueryRecord]:

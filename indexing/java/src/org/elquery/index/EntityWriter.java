@@ -118,7 +118,7 @@ public final class EntityWriter {
     for (String id : distinct) {
       document.add(new StringField(relations, id, Field.Store.NO));
     }
-    if (relationsStored) {
+    if (relationsStored && !distinct.isEmpty()) {  // a stored-only value would clash with the field's index options
       document.add(new StoredField(relations, String.join("\n", distinct)));
     }
     document.add(new NumericDocValuesField(relations + "_length", distinct.size()));
