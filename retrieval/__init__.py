@@ -16,6 +16,7 @@ Whole-index ranking::
         searcher.rank("obama family", BM25(k1=0.9, b=0.4))
         searcher.rank("obama family", prms())               # PRMS: P(f|t) field weights
         searcher.rank("obama family", fsdm())               # FSDM (sdm(): SDM on one field)
+        searcher.rank(LinkedQuery("obama family", (("<dbpedia:Barack_Obama>", 0.9),)), sdm_elr())  # ELR
         searcher.score("obama family", ids)                # [EntityScore(entity, log_score, score)]
 """
 
@@ -23,6 +24,7 @@ from elquery.retrieval.models import (
     BM25,
     BM25F,
     Dirichlet,
+    EntityLinkingRetrieval,
     FieldModel,
     JelinekMercer,
     LanguageModel,
@@ -30,16 +32,27 @@ from elquery.retrieval.models import (
     Rerank,
     SequentialDependence,
     fsdm,
+    fsdm_elr,
     lm,
     lm_dirichlet,
     mlm,
+    mlm_elr,
     model_from_name,
     prms,
     sdm,
+    sdm_elr,
 )
 from elquery.retrieval.queries import QueryRecord, read_queries
 from elquery.retrieval.runs import write_run
-from elquery.retrieval.scoring import AnalyzedQuery, EntityPrior, EntityScorer, MLMScorer, QueryLikelihood, analyze
+from elquery.retrieval.scoring import (
+    AnalyzedQuery,
+    EntityPrior,
+    EntityScorer,
+    LinkedQuery,
+    MLMScorer,
+    QueryLikelihood,
+    analyze,
+)
 from elquery.retrieval.searcher import EntityScore, RankedEntity, Searcher
 
 __all__ = [
@@ -47,12 +60,14 @@ __all__ = [
     "BM25F",
     "AnalyzedQuery",
     "Dirichlet",
+    "EntityLinkingRetrieval",
     "EntityPrior",
     "EntityScore",
     "EntityScorer",
     "FieldModel",
     "JelinekMercer",
     "LanguageModel",
+    "LinkedQuery",
     "MLMScorer",
     "Model",
     "QueryLikelihood",
@@ -63,12 +78,15 @@ __all__ = [
     "SequentialDependence",
     "analyze",
     "fsdm",
+    "fsdm_elr",
     "lm",
     "lm_dirichlet",
     "mlm",
+    "mlm_elr",
     "model_from_name",
     "prms",
     "read_queries",
     "sdm",
+    "sdm_elr",
     "write_run",
 ]
