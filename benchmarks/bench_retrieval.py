@@ -3,7 +3,8 @@
 Measures, on one index and in one run, per query:
 
 * candidate scoring (MLM, Eq. 16) of 50 and 200 candidates for 3-term queries;
-* whole-index exact top-1000 of MLM, PRMS, SDM (content) and FSDM next to Lucene BM25 top-1000
+* whole-index exact top-1000 of MLM, PRMS, SDM (content), FSDM and the ELR models (SDM+ELR,
+  FSDM+ELR, MLM+ELR, ``--models``; each query with two linked entities) next to Lucene BM25 top-1000
   (content), and next to Lucene's span queries for SDM/FSDM: BM25 terms plus SpanNearQuery of
   each adjacent pair, ordered with slop 0 and unordered with slop 6 (a window of 8), weighted
   0.8 / 0.1 / 0.1, as a Lucene user would write SDM (``rank-ratio`` lines: each model's
@@ -21,13 +22,17 @@ Synthetic shape: vocabulary of ``--vocabulary`` pronounceable words (consonant-v
 never an English stopword), term ranks drawn from a Zipf law (s = 1.0) bounded by the vocabulary;
 ``names`` holds 1-3 values of 1-4 words, ``content`` a log-normal number of words (median 90).
 Entity ids are ``<dbpedia:Entity_N>`` with N a seeded permutation, so docid order is not id order.
+With an ELR model among ``--models``, every entity also gets a log-normal number (median 10) of
+related entities ``<dbpedia:Entity_M>``, M drawn from a Zipf law (so a few are related to by many
+entities, as popular DBpedia entities are), and each query is linked to two entities drawn from
+the same law (scores 0.6 and 0.4).
 The synthetic index is written like the default index (``content`` not stored; a position gap
 between the values of a field, which keeps SDM/FSDM windows within a value). The ``dependence``
 line times the first SDM/FSDM query (an index without the gap would read value boundaries then).
 
 Usage:
     python benchmarks/bench_retrieval.py [--entities N] [--index PATH] [--keep PATH]
-        [--queries N] [--seed N] [--models mlm,prms,sdm,fsdm]
+        [--queries N] [--seed N] [--models mlm,prms,sdm,fsdm,sdm-elr,fsdm-elr,mlm-elr]
 """
 
 from __future__ import annotations
@@ -76,11 +81,17 @@ def _zipf_sampler(vocabulary: int, rng: np.random.Generator) -> Callable[[int], 
     return lambda size: np.minimum(np.searchsorted(cdf, rng.random(size)), vocabulary - 1)
 
 
-def synthetic_documents(entities: int, vocabulary: int, seed: int) -> Iterator[EntityDocument]:
-    """Seeded Zipfian :class:`EntityDocument` objects, in docid order."""
+ELR_MODELS = ("sdm-elr", "fsdm-elr", "mlm-elr")
+
+
+def synthetic_documents(entities: int, vocabulary: int, seed: int, relations: bool = False) -> Iterator[EntityDocument]:
+    """Seeded Zipfian :class:`EntityDocument` objects, in docid order (with ``relations``, each
+    with its related entities)."""
     from elquery.indexing.entity_documents import EntityDocument
 
     rng = np.random.default_rng(seed)
+    related_rng = np.random.default_rng(seed + 1)  # the text does not depend on ``relations``
+    related_sample = _zipf_sampler(entities, related_rng)
     sample = _zipf_sampler(vocabulary, rng)
     words = np.array([word(r) for r in range(vocabulary)], dtype=object)
     numbers = rng.permutation(entities)
@@ -101,27 +112,41 @@ def synthetic_documents(entities: int, vocabulary: int, seed: int) -> Iterator[E
                 v += 1
             content = " ".join(content_tokens[c : c + content_lengths[i]])
             c += content_lengths[i]
-            yield EntityDocument(f"<dbpedia:Entity_{numbers[start + i]}>", tuple(names), (content,))
+            related: tuple[str, ...] = ()
+            if relations:
+                count = max(1, int(related_rng.lognormal(math.log(10), 0.8)))
+                related = tuple(sorted({f"<dbpedia:Entity_{m}>" for m in related_sample(count)}))
+            yield EntityDocument(f"<dbpedia:Entity_{numbers[start + i]}>", tuple(names), (content,), related)
 
 
-def build_synthetic_index(out: Path, entities: int, vocabulary: int, seed: int) -> float:
-    """Write a single-segment elquery index of synthetic documents at ``out``; returns seconds."""
+def build_synthetic_index(out: Path, entities: int, vocabulary: int, seed: int, relations: bool = False) -> float:
+    """Write a single-segment elquery index of synthetic documents at ``out`` (with the
+    relations field if asked); returns seconds."""
     from tqdm import tqdm
 
     from elquery.indexing.entity_index import EntityIndex
-    from elquery.indexing.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, length_file
+    from elquery.indexing.index_format import (
+        ANALYZER_NAME,
+        FIELDS,
+        FORMAT_VERSION,
+        IDS_FILE,
+        METADATA_FILE,
+        RELATIONS_FIELD,
+        length_file,
+    )
     from elquery.indexing.lucene_writer import EntityIndexWriter
 
     started = time.monotonic()
     out.mkdir(parents=True)
-    writer = EntityIndexWriter(out)
-    documents = synthetic_documents(entities, vocabulary, seed)
+    writer = EntityIndexWriter(out, relations=relations)
+    documents = synthetic_documents(entities, vocabulary, seed, relations)
     writer.add_all(tqdm(documents, total=entities, desc="synthetic index", unit="doc", disable=None))
     writer.close(merge=True)
     (out / IDS_FILE).write_text("".join(e + "\n" for e in writer.written.entities), encoding="utf-8")
-    for name in FIELDS:
+    for name in (*FIELDS, RELATIONS_FIELD) if relations else FIELDS:
         np.save(out / length_file(name), np.asarray(writer.written.lengths[name], dtype=np.int32))
-    metadata = {"format": FORMAT_VERSION, "analyzer": ANALYZER_NAME, "entities": entities, "content_predicates": []}
+    metadata: dict[str, object] = {"format": FORMAT_VERSION, "analyzer": ANALYZER_NAME, "entities": entities,
+                                   "content_predicates": []}
     (out / METADATA_FILE).write_text(json.dumps(metadata), encoding="utf-8")
     with EntityIndex(out) as index:
         metadata["fields"] = index.field_statistics()
@@ -224,16 +249,28 @@ class Spans:
 
 def rank_models(names: list[str]) -> dict[str, object]:
     """The ranking models measured, BM25 first (the baseline), the span queries second."""
-    from elquery.retrieval import BM25, fsdm, mlm, prms, sdm
+    from elquery.retrieval import BM25, fsdm, fsdm_elr, mlm, mlm_elr, prms, sdm, sdm_elr
 
-    available = {"mlm": mlm(), "prms": prms(), "sdm": sdm(), "fsdm": fsdm()}
+    available = {"mlm": mlm(), "prms": prms(), "sdm": sdm(), "fsdm": fsdm(), "sdm-elr": sdm_elr(),
+                 "fsdm-elr": fsdm_elr(), "mlm-elr": mlm_elr()}
     return {"bm25": BM25(), "spans": Spans(), **{name: available[name] for name in names}}
+
+
+def query_links(index: EntityIndex, count: int, rng: np.random.Generator) -> list[tuple[tuple[str, float], ...]]:
+    """Two linked entities per query, drawn from the relations' Zipf law, scores 0.6 and 0.4."""
+    sample = _zipf_sampler(index.num_entities, rng)
+    links = []
+    for _ in range(count):
+        first, second = sample(2)
+        second = second if second != first else (first + 1) % index.num_entities
+        links.append(((f"<dbpedia:Entity_{first}>", 0.6), (f"<dbpedia:Entity_{second}>", 0.4)))
+    return links
 
 
 def run_band(searcher: Searcher, band: str, queries: list[str], k: int, candidate_sizes: list[int],
              rng: np.random.Generator, warmup: int, names: list[str]) -> Iterator[dict[str, object]]:
     """JSON records for one band: candidate scoring, then every model's top k (interleaved)."""
-    from elquery.retrieval import BM25, EntityScorer, mlm
+    from elquery.retrieval import BM25, EntityScorer, LinkedQuery, mlm
 
     index = searcher.index
     model, bm25 = mlm(), BM25()
@@ -254,11 +291,14 @@ def run_band(searcher: Searcher, band: str, queries: list[str], k: int, candidat
         yield {"task": "candidates", "band": band, "model": "mlm", "candidates": size, "queries": len(queries),
                **timer.figures()}
     models = rank_models(names)
+    links = dict(zip(queries, query_links(index, len(queries), rng))) if set(ELR_MODELS) & set(names) else {}
 
     def rank(name: str, query: str) -> int:
         ranking_model = models[name]
         if isinstance(ranking_model, Spans):
             return ranking_model.rank(searcher, query, k)
+        if name in ELR_MODELS:
+            return len(searcher.rank(LinkedQuery(query, links[query]), ranking_model, k))  # type: ignore[arg-type]
         return len(searcher.rank(query, ranking_model, k))  # type: ignore[arg-type]
 
     for query in queries[:warmup]:
@@ -276,7 +316,11 @@ def run_band(searcher: Searcher, band: str, queries: list[str], k: int, candidat
         yield {"task": "rank", "band": band, "model": name, "k": k, "queries": len(queries),
                "mean_results": round(results[name] / len(queries), 1), **figures[name]}
     for name in names:
-        baselines = ("bm25", "spans") if name in ("sdm", "fsdm") else ("bm25",)
+        baselines = ["bm25"]  # and SDM/FSDM over the span queries, an ELR model over its term model
+        if name in ("sdm", "fsdm"):
+            baselines.append("spans")
+        if name in ELR_MODELS and name.removesuffix("-elr") in names:
+            baselines.append(name.removesuffix("-elr"))
         yield {"task": "rank-ratio", "band": band, "model": name, **{
             f"over_{baseline}_{p}": round(figures[name][p] / figures[baseline][p], 2)
             for baseline in baselines for p in ("cpu_p50_ms", "cpu_p99_ms", "p50_ms", "p99_ms")
@@ -294,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--candidates", default="50,200", help="candidate set sizes (default 50,200)")
     parser.add_argument("--warmup", type=int, default=20, help="untimed queries per task first (default 20)")
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--models", default="mlm,prms,sdm,fsdm", help="models measured next to BM25 (default mlm,prms,sdm,fsdm)")
+    parser.add_argument("--models", default="mlm,prms,sdm,fsdm", help="models measured next to BM25 (default "
+                        "mlm,prms,sdm,fsdm; also sdm-elr, fsdm-elr, mlm-elr: the synthetic index then has relations)")
     args = parser.parse_args(argv)
     names = [m for m in args.models.split(",") if m]
 
@@ -307,7 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     if path is None:
         path = args.keep if args.keep is not None else Path(tempfile.mkdtemp(prefix="bench-retrieval-")) / "index"
         work = None if args.keep is not None else path.parent
-        build_seconds = round(build_synthetic_index(path, args.entities, args.vocabulary, args.seed), 1)
+        relations = bool(set(ELR_MODELS) & set(names))
+        build_seconds = round(build_synthetic_index(path, args.entities, args.vocabulary, args.seed, relations), 1)
     try:
         with EntityIndex(path) as index:
             searcher = Searcher(index)
@@ -317,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({
                 "benchmark": "retrieval", "index": str(path), "entities": index.num_entities,
                 "fields": index.field_statistics(), "build_seconds": build_seconds,
+                "relations": index.relation_statistics().as_dict() if index.has_relations else None,
                 "prepare_seconds": round(time.monotonic() - started, 1),
                 "band_terms": {name: len(terms) for name, terms in bands.items()},
                 "band_df_fractions": {**BANDS, "rare": [RARE_MIN_DF, max(RARE_MIN_MAX_DF, RARE_FRACTION * index.num_entities)]}, "load_average": [round(x, 2) for x in os.getloadavg()],

@@ -168,18 +168,18 @@ class Searcher:
 
         parts = plan(self.index, model, query)
         linked = parts.scores(self.index, parts.linked)
-        combined: dict[int, float] = {}
+        docids, scores = np.empty(0, dtype=np.int32), np.empty(0)
         if parts.text is not None and k:
             depth = k + len(parts.linked)
             if isinstance(parts.text, LanguageModel):
                 docids, scores = self._rank_language_model(parts.query, parts.text, depth, None)
             else:
                 docids, scores = self._rank_dependence(parts.query, parts.text, depth)
-            combined = dict(zip(docids.tolist(), (scores * parts.text_weight + parts.constant).tolist()))
+            unlinked = ~np.isin(docids, parts.linked, assume_unique=True)
+            docids, scores = docids[unlinked], scores[unlinked] * parts.text_weight + parts.constant
         if linked.known_terms:
-            combined.update(zip(parts.linked.tolist(), linked.scores.tolist()))
-        docids = np.fromiter(combined, dtype=np.int32, count=len(combined))
-        return self._best(docids, np.fromiter(combined.values(), dtype=np.float64, count=len(combined)), k)
+            docids, scores = np.concatenate([docids, parts.linked]), np.concatenate([scores, linked.scores])
+        return self._best(docids, scores, k)
 
     def _bm25(self, query: AnalyzedQuery, model: BM25 | BM25F, k: int) -> tuple[np.ndarray, np.ndarray]:
         request = [model.request_line(), f"k\t{k}", *(f"term\t{n}\t{t}" for t, n in query.counts())]
