@@ -9,8 +9,8 @@ to count predicates (for the top-N choice) and, in a second read, to build the d
 * ``names``: rdfs:label, foaf:name, and the labels of the redirect pages pointing at the entity;
 * ``content``: the values of the top-N predicates (by number of indexed entities having them,
   owl:sameAs excluded), object URIs resolved to their label, or else to the title in the URI;
-* ``relations`` (only when asked, for ELR): the ids of the DBpedia resources that are objects of
-  the top-N predicates, distinct and sorted;
+* ``relations`` (only when asked, for ELR): the (id, predicate) pairs of the DBpedia resources
+  that are objects of the top-N predicates, distinct and sorted;
 * only entities with both rdfs:label and rdfs:comment are kept.
 """
 
@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import functools
 import re
-import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from elquery.indexing.ntriples import DBPEDIA_RESOURCE, ObjectKind, ParseReport, entity_id, read_triples
+from elquery.indexing.ntriples import DBPEDIA_RESOURCE, ParseReport, dump_bytes, entity_id
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
@@ -54,6 +53,8 @@ _NAMESPACES = ("Category:", "File:", "Image:", "Template:", "Portal:", "Wikipedi
 
 # Partition record kinds.
 _LITERAL, _IRI, _REDIRECT = "L", "I", "R"
+_LABELS_FILE = "labels.tsv"
+"""Where the spill leaves its labels for a moment (``subject TAB escaped label`` lines)."""
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -72,25 +73,13 @@ def title_text(iri: str) -> str:
     return title
 
 
-def partition_of(subject: str, partitions: int) -> int:
-    """Stable (process-independent) partition of a subject IRI."""
-    return zlib.crc32(subject.encode("utf-8")) % partitions
-
-
-_SPILL_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
-_SPILL_ESCAPED = re.compile(r"[\\\t\n\r]")
-_SPILL_UNESCAPES = {v: k for k, v in _SPILL_ESCAPES.items()}
+_SPILL_UNESCAPES = {"\\\\": "\\", "\\t": "\t", "\\n": "\n", "\\r": "\r"}
 _SPILL_UNESCAPED = re.compile(r"\\[\\tnr]")
 
 
-def _spill_escape(text: str) -> str:
-    """A literal value on one line of a partition file, the characters the format reserves
-    (backslash, tab, line ends) escaped; :func:`_spill_unescape` gives it back unchanged. IRIs
-    need none: the reader refuses IRIs holding them."""
-    return _SPILL_ESCAPED.sub(lambda m: _SPILL_ESCAPES[m.group()], text)
-
-
 def _spill_unescape(text: str) -> str:
+    """A literal value of a partition file as it was read: DumpSpiller escapes backslash, tab
+    and line ends (as ``\\\\ \\t \\n \\r``) so that it stays on one line."""
     return _SPILL_UNESCAPED.sub(lambda m: _SPILL_UNESCAPES[m.group()], text) if "\\" in text else text
 
 
@@ -109,46 +98,51 @@ class SpillResult:
 
 def spill(files: Iterable[Path], out_dir: Path, partitions: int) -> SpillResult:
     """Read dump files once, appending each statement about a DBpedia resource to its subject's
-    partition file ``out_dir/part-NNNN.tsv`` (lines ``subject TAB kind TAB predicate TAB value``).
-    Redirects are filed under their *target*, carrying the redirect page's IRI."""
+    partition file ``out_dir/part-NNNN.tsv`` (lines ``subject TAB kind TAB predicate TAB value``,
+    partition ``crc32(UTF-8 subject) mod partitions``, literal values escaped as
+    :func:`_spill_unescape` reads them back).
+    Redirects are filed under their *target*, carrying the redirect page's IRI; owl:sameAs,
+    blank-node objects and redirects to anything but a DBpedia resource are left out.
+
+    The files are decompressed here (:func:`~elquery.indexing.ntriples.dump_bytes`, a thread
+    ahead); the lines are parsed and checked (as :func:`~elquery.indexing.ntriples.read_triples`
+    does: the same malformed lines and reasons) and written in Java, by
+    ``org.elquery.index.DumpSpiller``, at the same time."""
+    from elquery.indexing.jvm import java_class
+
     out_dir.mkdir(parents=True, exist_ok=True)
-    handles = [open(out_dir / f"part-{p:04d}.tsv", "w", encoding="utf-8", newline="\n") for p in range(partitions)]
     result = SpillResult()
+    spiller = java_class("org.elquery.index.DumpSpiller")(str(out_dir), partitions)
     try:
         for path in files:
-            for triple in read_triples(path, result.report):
-                subject, predicate, value = triple.subject, triple.predicate, triple.object
-                if not subject.startswith(DBPEDIA_RESOURCE) or predicate == OWL_SAME_AS:
-                    continue
-                if triple.kind is ObjectKind.LITERAL:
-                    if predicate == RDFS_LABEL and value != title_text(subject):
-                        result.labels[subject] = value
-                    record = (subject, _LITERAL, predicate, _spill_escape(value))
-                elif predicate == REDIRECTS:
-                    if triple.kind is not ObjectKind.IRI or not value.startswith(DBPEDIA_RESOURCE):
-                        continue  # a redirect to anything but a DBpedia resource names no entity
-                    record = (value, _REDIRECT, predicate, subject)
-                elif triple.kind is ObjectKind.IRI:
-                    record = (subject, _IRI, predicate, value)
-                else:
-                    continue  # blank-node objects carry no text
-                handles[partition_of(record[0], partitions)].write("\t".join(record) + "\n")
-                result.spilled += 1
+            file_report = result.report.file(path)
+            spiller.begin(str(path), result.report.max_errors)
+            for piece in dump_bytes(path):
+                spiller.feed(piece, len(piece))
+            triples, malformed, *errors = spiller.end()
+            file_report.triples, file_report.malformed, file_report.errors = int(triples), int(malformed), errors
+        labels_file = out_dir / _LABELS_FILE
+        spiller.writeLabels(str(labels_file))
+        result.spilled = spiller.spilled()
     finally:
-        for handle in handles:
-            handle.close()
+        spiller.close()
+    with open(labels_file, encoding="utf-8", newline="\n") as handle:
+        for line in handle:
+            subject, label = line.rstrip("\n").split("\t", 1)
+            result.labels[subject] = _spill_unescape(label)
+    labels_file.unlink()
     return result
 
 
 @dataclass(frozen=True, slots=True)
 class EntityDocument:
     """One entity's fielded document; field values are kept apart (one string per value).
-    ``relations``: the ids of related entities (an index built with ``--relations``)."""
+    ``relations``: (related entity id, predicate IRI) pairs (an index built with ``--relations``)."""
 
     entity: str
     names: tuple[str, ...]
     content: tuple[str, ...]
-    relations: tuple[str, ...] = ()
+    relations: tuple[tuple[str, str], ...] = ()
 
 
 class _Statements:
@@ -212,8 +206,8 @@ def build_documents(
     partition_files: Iterable[Path], labels: dict[str, str], predicates: frozenset[str], *, relations: bool = False
 ) -> Iterator[EntityDocument]:
     """The documents of one partition's indexable entities, sorted by entity id; with
-    ``relations``, each also lists the distinct ids of the DBpedia resources that are objects of
-    its top predicates (sorted)."""
+    ``relations``, each also lists the distinct (id, predicate) pairs of the DBpedia resources
+    that are objects of its top predicates (sorted)."""
 
     def resolve(iri: str) -> str:
         return labels.get(iri) or title_text(iri)
@@ -232,7 +226,7 @@ def build_documents(
         content += [resolve(v) for p, v in iris if p in predicates]
         eid = entity_id(subject)
         assert eid is not None  # spill() keeps DBpedia resources only
-        related = sorted({r for p, v in iris if p in predicates and (r := entity_id(v)) is not None}) if relations else ()
+        related = sorted({(r, p) for p, v in iris if p in predicates and (r := entity_id(v)) is not None}) if relations else ()
         documents.append(EntityDocument(eid, tuple(names), tuple(content), tuple(related)))
     documents.sort(key=lambda d: d.entity)
     return iter(documents)

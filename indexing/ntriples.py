@@ -10,7 +10,9 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import queue
 import re
+import threading
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -209,14 +211,64 @@ def open_text(path: Path) -> IO[str]:
     end at CR, LF or CR LF (the N-Triples EOL), and invalid bytes stay visible (as lone
     surrogates): an IRI holding them is malformed (an entity id is never changed), a literal gets
     U+FFFD in their place."""
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", errors="surrogateescape", newline=None)
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    """Open a plain, ``.bz2`` or ``.gz`` file for reading its (decompressed) bytes."""
     name = path.name
     if name.endswith(".bz2"):
-        raw: IO[bytes] = bz2.open(path, "rb")
-    elif name.endswith(".gz"):
-        raw = gzip.open(path, "rb")
-    else:
-        raw = open(path, "rb")
-    return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="surrogateescape", newline=None)
+        return bz2.open(path, "rb")
+    if name.endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+_END = object()
+CHUNK_BYTES = 1 << 20
+
+
+def dump_bytes(path: Path | str, chunk_bytes: int = CHUNK_BYTES, ahead: int = 4) -> Iterator[bytes]:
+    """The decompressed bytes of a dump file, in pieces of ``chunk_bytes``, read (and
+    decompressed) by a thread up to ``ahead`` pieces ahead of the caller: bz2/zlib decompression
+    releases the GIL, so it runs while the caller works on the previous piece (in Java, say). A
+    missing, truncated or corrupt file is the :class:`ElqueryError` that :func:`read_triples`
+    raises for it."""
+    path = Path(path)
+    pieces: queue.Queue[object] = queue.Queue(ahead)
+    stop = threading.Event()
+
+    def put(item: object) -> bool:
+        while not stop.is_set():
+            try:
+                pieces.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read() -> None:
+        try:
+            with open_binary(path) as handle:
+                for piece in iter(lambda: handle.read(chunk_bytes), b""):
+                    if not put(piece):
+                        return
+            put(_END)
+        except FileNotFoundError:
+            put(ElqueryError(f"{path}: no such file"))
+        except (EOFError, OSError, zlib.error) as exc:
+            put(ElqueryError(f"{path}: truncated or corrupt file ({exc})"))
+
+    reader = threading.Thread(target=read, name=f"read {path.name}", daemon=True)
+    reader.start()
+    try:
+        while (item := pieces.get()) is not _END:
+            if isinstance(item, ElqueryError):
+                raise item
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        reader.join()
 
 
 def read_triples(path: Path | str, report: ParseReport | None = None) -> Iterator[Triple]:
