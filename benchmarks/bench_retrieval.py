@@ -24,8 +24,8 @@ never an English stopword), term ranks drawn from a Zipf law (s = 1.0) bounded b
 Entity ids are ``<dbpedia:Entity_N>`` with N a seeded permutation, so docid order is not id order.
 With an ELR model among ``--models``, every entity also gets a log-normal number (median 10) of
 related entities ``<dbpedia:Entity_M>``, M drawn from a Zipf law (so a few are related to by many
-entities, as popular DBpedia entities are), and each query is linked to two entities drawn from
-the same law (scores 0.6 and 0.4).
+entities, as popular DBpedia entities are), each through one of 20 predicates (Zipf too), and
+each query is linked to two entities drawn from the same law (scores 0.6 and 0.4).
 The synthetic index is written like the default index (``content`` not stored; a position gap
 between the values of a field, which keeps SDM/FSDM windows within a value). The ``dependence``
 line times the first SDM/FSDM query (an index without the gap would read value boundaries then).
@@ -82,6 +82,7 @@ def _zipf_sampler(vocabulary: int, rng: np.random.Generator) -> Callable[[int], 
 
 
 ELR_MODELS = ("sdm-elr", "fsdm-elr", "mlm-elr")
+PREDICATES = 20
 
 
 def synthetic_documents(entities: int, vocabulary: int, seed: int, relations: bool = False) -> Iterator[EntityDocument]:
@@ -92,6 +93,7 @@ def synthetic_documents(entities: int, vocabulary: int, seed: int, relations: bo
     rng = np.random.default_rng(seed)
     related_rng = np.random.default_rng(seed + 1)  # the text does not depend on ``relations``
     related_sample = _zipf_sampler(entities, related_rng)
+    predicate_sample = _zipf_sampler(PREDICATES, related_rng)
     sample = _zipf_sampler(vocabulary, rng)
     words = np.array([word(r) for r in range(vocabulary)], dtype=object)
     numbers = rng.permutation(entities)
@@ -112,10 +114,11 @@ def synthetic_documents(entities: int, vocabulary: int, seed: int, relations: bo
                 v += 1
             content = " ".join(content_tokens[c : c + content_lengths[i]])
             c += content_lengths[i]
-            related: tuple[str, ...] = ()
+            related: tuple[tuple[str, str], ...] = ()
             if relations:
                 count = max(1, int(related_rng.lognormal(math.log(10), 0.8)))
-                related = tuple(sorted({f"<dbpedia:Entity_{m}>" for m in related_sample(count)}))
+                related = tuple(sorted({(f"<dbpedia:Entity_{m}>", f"http://dbpedia.org/ontology/p{p}")
+                                        for m, p in zip(related_sample(count), predicate_sample(count))}))
             yield EntityDocument(f"<dbpedia:Entity_{numbers[start + i]}>", tuple(names), (content,), related)
 
 

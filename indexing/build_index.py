@@ -269,18 +269,24 @@ def _merge(
     (index / METADATA_FILE).write_text(json.dumps(metadata, indent=1), encoding="utf-8")
     metadata["fields"], relation_statistics = executor.submit(_merge_task, sub_indexes, index).result()
     if relations:
-        metadata["relation_statistics"] = relation_statistics
+        metadata["relation_statistics"], metadata["relation_predicates"] = relation_statistics
     (index / METADATA_FILE).write_text(json.dumps(metadata, indent=1), encoding="utf-8")
 
 
-def _merge_task(sub_indexes: list[Path], index: Path) -> tuple[dict[str, dict[str, int]], dict[str, int] | None]:
+def _merge_task(
+    sub_indexes: list[Path], index: Path
+) -> tuple[dict[str, dict[str, int]], tuple[dict[str, int], dict[str, list[int]]] | None]:
     """Merge the sub-indexes, in order, into ``index`` (one segment; Lucene leaves the files
-    beside it alone); returns its per-field statistics and those of its relations (or None)."""
+    beside it alone); returns its per-field statistics and those of its relations (or None):
+    the field's, and per predicate [N_f, |C_f|]."""
     from elquery.indexing.entity_index import EntityIndex
 
     writer = EntityIndexWriter(index)
     writer.add_indexes(sub_indexes)
     writer.close(merge=True)
     with EntityIndex(index) as opened:
-        relations = opened.relation_statistics().as_dict() if opened.has_relations else None
+        relations = None
+        if opened.has_relations:
+            predicates = {p: [s.entities, s.links] for p, s in opened.predicate_statistics().items()}
+            relations = (opened.relation_statistics().as_dict(), predicates)
         return opened.field_statistics(), relations

@@ -42,9 +42,9 @@ def register_artefacts(index_commands: argparse._SubParsersAction) -> None:
                          "(default: link and bookkeeping datasets: %(default)s)")
     dbpedia.add_argument("--overwrite", action="store_true", help="replace an existing index at --out")
     dbpedia.add_argument("--relations", action="store_true",
-                         help="also index the field relations: the ids of the entities each entity links to "
-                         "through URI-valued objects of the top predicates (for the ELR models sdm-elr, "
-                         "fsdm-elr, mlm-elr)")
+                         help="also index the fields relations and typed_relations: the ids of the entities each "
+                         "entity links to through URI-valued objects of the top predicates, in all and per predicate "
+                         "(for the ELR models sdm-elr, fsdm-elr, mlm-elr)")
     dbpedia.set_defaults(func=_index_dbpedia)
 
     stats = index_commands.add_parser("stats", help="print an index's statistics as JSON")

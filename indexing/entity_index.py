@@ -33,6 +33,7 @@ from elquery.indexing.index_format import (
     METADATA_FILE,
     RELATIONS_FIELD,
     STORED_FIELDS,
+    TYPED_RELATIONS_FIELD,
     analyzer,
     length_field,
     length_file,
@@ -248,12 +249,43 @@ class EntityIndex:
             raise ElqueryError(f"{self.path}: the index has no relations field; rebuild it with "
                                "`elquery index dbpedia --relations` for the ELR models")
 
-    def related_docids(self, entity: str) -> np.ndarray:
+    def related_docids(self, entity: str, predicate: str | None = None) -> np.ndarray:
         """Docids (ascending, int32) of the entities whose relations hold ``entity`` (its id
-        ``<dbpedia:Title>``): one static Java call, safe from several threads."""
+        ``<dbpedia:Title>``), through any predicate or through ``predicate``: one static Java
+        call, safe from several threads."""
         self._check_relations()
-        raw = self._access.docids(self.leaf, RELATIONS_FIELD, entity)
+        if predicate is None:
+            raw = self._access.docids(self.leaf, RELATIONS_FIELD, entity)
+        else:
+            raw = self._access.docids(self.leaf, TYPED_RELATIONS_FIELD, f"{entity}\t{predicate}")
         return np.frombuffer(raw.tostring() if raw is not None else b"", dtype="<i4").astype(np.int32)
+
+    def relating_predicates(self, entity: str) -> list[str]:
+        """The predicates through which some entity relates to ``entity``, in IRI order (one
+        static Java call)."""
+        self._check_relations()
+        return list(self._access.termsAfter(self.leaf, TYPED_RELATIONS_FIELD, f"{entity}\t"))
+
+    @cached_property
+    def _predicate_statistics(self) -> dict[str, RelationStatistics]:
+        self._check_relations()
+        recorded = self.metadata.get("relation_predicates")
+        if recorded is not None:
+            return {p: RelationStatistics(n, links, 0) for p, (n, links) in recorded.items()}
+        with _JAVA_SETUP:
+            lines = list(self._access.predicateStatistics(self.leaf, TYPED_RELATIONS_FIELD))
+        statistics = {}
+        for line in lines:
+            predicate, n, links = line.split("\t")
+            statistics[predicate] = RelationStatistics(int(n), int(links), 0)
+        return statistics
+
+    def predicate_statistics(self) -> dict[str, RelationStatistics]:
+        """Per predicate f: N_f (``entities`` relating to some entity through f) and |C_f|
+        (``links``: the (entity, related id) pairs through f); ``targets`` is not counted (0).
+        Read from ``elquery.json``, or, for an index without them there, from the typed field's
+        terms (once)."""
+        return self._predicate_statistics
 
     def relation_lengths(self) -> np.ndarray:
         """|R(e)|, the number of distinct related entities, for every docid (int32; the

@@ -10,11 +10,14 @@ the fields ``id`` (entity id, stored, not analyzed), ``names`` and ``content`` (
 * ``entity_ids.txt``: entity ids in Lucene docid order;
 * ``names_length.npy`` / ``content_length.npy``: exact field lengths |e_f| in docid order.
 
-An index built with ``--relations`` also holds :data:`RELATIONS_FIELD` (ELR, methods.md §4): per
-entity, the distinct ids ``<dbpedia:Title>`` of the DBpedia resources it links to through the
-URI-valued objects of its top predicates, each an unanalyzed term (documents only), with the
-number of ids as doc values ``relations_length`` and in ``relations_length.npy``; ``elquery.json``
-then records ``"relations": true`` and the field's statistics.
+An index built with ``--relations`` also holds two keyword fields (ELR, methods.md §4):
+:data:`RELATIONS_FIELD`, per entity the distinct ids ``<dbpedia:Title>`` of the DBpedia resources
+it links to through the URI-valued objects of its top predicates, each an unanalyzed term
+(documents only), with the number of ids as doc values ``relations_length`` and in
+``relations_length.npy``; and :data:`TYPED_RELATIONS_FIELD`, the same per predicate: a term
+``id TAB predicate`` per distinct pair and ``TAB predicate`` per distinct predicate.
+``elquery.json`` then records ``"relations": true``, the field's statistics and, per predicate,
+N_f and |C_f| (``relation_predicates``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ postings."""
 ID_FIELD = "id"
 RELATIONS_FIELD = "relations"
 """The keyword field of related entity ids (``elquery index dbpedia --relations``); not a text field."""
+TYPED_RELATIONS_FIELD = "typed_relations"
+"""The keyword field of (related entity id, predicate) pairs and predicates, beside :data:`RELATIONS_FIELD`."""
 METADATA_FILE = "elquery.json"
 IDS_FILE = "entity_ids.txt"
 ANALYZER_NAME = "standard-english-stopwords"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from elquery.indexing.entity_documents import EntityDocument
-from elquery.indexing.index_format import FIELDS, ID_FIELD, RELATIONS_FIELD, STORED_FIELDS, analyzer
+from elquery.indexing.index_format import FIELDS, ID_FIELD, RELATIONS_FIELD, STORED_FIELDS, TYPED_RELATIONS_FIELD, analyzer
 from elquery.indexing.jvm import java_class
 
 RAM_BUFFER_MB = 256.0
@@ -43,8 +43,9 @@ class EntityIndexWriter:
     Documents go to ``org.elquery.index.EntityWriter`` (``indexing/java``) a batch at a time; it
     analyzes each field once, counting the exact field length on the very tokens it indexes, and
     stores the length as doc values. Only :data:`STORED_FIELDS` (and the id) are stored. With
-    ``relations``, each document's related entity ids go into the keyword field
-    :data:`RELATIONS_FIELD` (stored if it is one of :data:`STORED_FIELDS`)."""
+    ``relations``, each document's (related entity id, predicate) pairs go into the keyword
+    fields :data:`RELATIONS_FIELD` and :data:`TYPED_RELATIONS_FIELD` (the pairs stored, one
+    ``id TAB predicate`` per line, if :data:`RELATIONS_FIELD` is one of :data:`STORED_FIELDS`)."""
 
     def __init__(self, path: Path, *, relations: bool = False) -> None:
         self._writer = java_class("org.elquery.index.EntityWriter")(
@@ -52,7 +53,7 @@ class EntityIndexWriter:
         )
         self._fields: tuple[str, ...] = FIELDS
         if relations:
-            self._writer.setRelations(RELATIONS_FIELD, RELATIONS_FIELD in STORED_FIELDS)
+            self._writer.setRelations(RELATIONS_FIELD, TYPED_RELATIONS_FIELD, RELATIONS_FIELD in STORED_FIELDS)
             self._fields = (*FIELDS, RELATIONS_FIELD)
         self._ids: list[str] = []
         self._texts: list[str] = []
@@ -62,7 +63,7 @@ class EntityIndexWriter:
         self._ids.append(document.entity)
         self._texts += (field_text(document.names), field_text(document.content))
         if len(self._fields) > len(FIELDS):
-            self._texts.append(field_text(document.relations))
+            self._texts.append("\n".join(f"{entity}\t{predicate}" for entity, predicate in document.relations))
         if len(self._ids) >= BATCH:
             self._flush()
 

@@ -4,11 +4,13 @@ component of a term-based model (methods.md §4, :class:`~elquery.retrieval.mode
 For a query q with linked entities E(q) and scores s(e_i), entity e scores
 
     lambda_T/|T| sum f_T + lambda_O/|O| sum f_O + lambda_U/|U| sum f_U
-      + lambda_E sum_{e_i in E(q)} w(e_i) log [(1 - alpha) 1(e_i in R(e)) + alpha df(e_i) / N_R],
+      + lambda_E sum_{e_i in E(q)} w(e_i) log sum_{f in F(e_i)} P(f|e_i) [(1 - alpha) 1(e_i in f(e)) + alpha df_f(e_i) / N_f],
 
-w(e_i) = s(e_i) / sum_j s(e_j). The term part is SDM/FSDM with its lambdas divided by the number
-of cliques (or lambda_T times Eq. 16 for a language model), computed by the exact scorers; the
-entity part needs, per linked entity, the entities whose relations hold it (one postings list).
+w(e_i) = s(e_i) / sum_j s(e_j); F(e_i) the top predicates relating to e_i (or the one field of all
+related entities), P(f|e_i) their mapping probabilities (:class:`EntityLinkingRetrieval`). The
+term part is SDM/FSDM with its lambdas divided by the number of cliques (or lambda_T times Eq. 16
+for a language model), computed by the exact scorers; the entity part needs, per linked entity
+and field, the entities relating to it (one postings list each).
 A linked entity no entity relates to (df = 0) gives every entity the same log 0 and is left out,
 like a term component with no collection frequency; so is the term part when no query term is
 in the collection. With neither left, the query ranks nothing (its log scores are -inf).
@@ -78,28 +80,52 @@ def plan(index: EntityIndex, model: EntityLinkingRetrieval, query: Query) -> Elr
     elif n:
         lambdas = (lambda_t / n, lambda_o / (n - 1), lambda_u / (n - 1)) if n > 1 else (lambda_t, 0.0, 0.0)
         text = replace(model.text, lambdas=lambdas) if any(lambdas) else None
-    constant = 0.0
-    linked = np.empty(0, dtype=np.int32)
-    kept = 0
     total = sum(score for _, score in links)
-    related: list[tuple[float, float, np.ndarray]] = []  # (w, alpha df / N_R, docids)
+    related: list[tuple[float, list[_Field]]] = []  # (w(e_i), its fields)
     if links and lambda_e:
-        with_relations = index.relation_statistics().entities  # an index without relations: an error
         for entity, score in links:
             if index.find_docid(entity) is None:
                 raise ElqueryError(f"linked entity {entity} is not in the index {index.path}")
-            docids = index.related_docids(entity)
-            if len(docids):
-                related.append((score / total, model.alpha * len(docids) / with_relations, docids))
-        kept = len(related)
-        constant = lambda_e * sum(w * math.log(background) for w, background, _ in related)
-        if related:
-            linked = np.unique(np.concatenate([d for _, _, d in related]))
+            fields = _fields(index, entity, model)
+            if fields:
+                related.append((score / total, fields))
+    linked = np.empty(0, dtype=np.int32)
+    if related:
+        linked = np.unique(np.concatenate([f.docids for _, fields in related for f in fields]))
+    constant = 0.0
     part = np.zeros(len(linked))
-    for w, background, docids in related:
-        holds = np.isin(linked, docids, assume_unique=True)
-        part += w * np.where(holds, math.log((1 - model.alpha) + background), math.log(background))
-    return ElrPlan(analyzed, text, weight, constant, linked, lambda_e * part, kept)
+    for w, fields in related:
+        constant += w * math.log(sum(f.weight * f.background for f in fields))
+        mixture = np.zeros(len(linked))
+        for f in fields:
+            holds = np.isin(linked, f.docids, assume_unique=True)
+            mixture += f.weight * np.where(holds, (1 - model.alpha) + f.background, f.background)
+        part += w * np.log(mixture)
+    return ElrPlan(analyzed, text, weight, lambda_e * constant, linked, lambda_e * part, len(related))
+
+
+@dataclass(frozen=True, eq=False)
+class _Field:
+    """One field f of a linked entity e_i: P(f|e_i), alpha df_f(e_i) / N_f and the docids
+    whose f holds e_i."""
+
+    weight: float
+    background: float
+    docids: np.ndarray
+
+
+def _fields(index: EntityIndex, entity: str, model: EntityLinkingRetrieval) -> list[_Field]:
+    """The fields F(e_i) of a linked entity (none when no entity relates to it)."""
+    if not model.predicates:
+        docids = index.related_docids(entity)  # an index without relations: an error
+        if not len(docids):
+            return []
+        return [_Field(1.0, model.alpha * len(docids) / index.relation_statistics().entities, docids)]
+    statistics = index.predicate_statistics()
+    found = [(p, index.related_docids(entity, p)) for p in index.relating_predicates(entity)]
+    top = sorted(found, key=lambda item: (-len(item[1]), item[0]))[:model.predicates]
+    mapping = [len(d) / statistics[p].links * statistics[p].entities for p, d in top]
+    return [_Field(m / sum(mapping), model.alpha * len(d) / statistics[p].entities, d) for m, (p, d) in zip(mapping, top)]
 
 
 def elr_scores(index: EntityIndex, model: EntityLinkingRetrieval, query: Query, docids: np.ndarray) -> lucene.Scores:

@@ -220,6 +220,7 @@ class SequentialDependence:
 DEFAULT_ELR_LAMBDAS = (0.8, 0.05, 0.05, 0.1)
 DEFAULT_MLM_ELR_LAMBDAS = (0.9, 0.0, 0.0, 0.1)
 DEFAULT_ALPHA = 0.1
+DEFAULT_PREDICATES = 10
 
 
 @dataclass(frozen=True)
@@ -232,13 +233,18 @@ class EntityLinkingRetrieval:
     f_T, f_O, f_U those of SDM/FSDM (``text``'s own lambdas are replaced by these), |T| = n query
     terms, |O| = |U| = n - 1; for a language model ``text``, the first three are lambda_T times its
     Eq. 16 score (lambda_O = lambda_U = 0). w(e_i) = s(e_i) / sum_j s(e_j), s the linker's score;
-    f_E(e_i, e) = log [(1 - alpha) 1(e_i in R(e)) + alpha df(e_i) / N_R], R(e) the entity's
-    related entities (the ``relations`` field), df(e_i) the entities whose R holds e_i, N_R those
-    with a non-empty R (methods.md §4)."""
+
+    f_E(e_i, e) = log sum_{f in F(e_i)} P(f|e_i) [(1 - alpha) 1(e_i in f(e)) + alpha df_f(e_i) / N_f],
+
+    f(e) the entities e relates to through predicate f, df_f(e_i) the entities whose f holds e_i,
+    N_f those with a non-empty f, F(e_i) the ``predicates`` predicates of highest df_f(e_i) (ties
+    in IRI order), P(f|e_i) proportional to df_f(e_i) / |C_f| * N_f (|C_f| = sum_e |f(e)|). With
+    ``predicates`` 0, one field instead: R(e), all the related entities, P = 1 (methods.md §4)."""
 
     text: LanguageModel | SequentialDependence
     lambdas: tuple[float, float, float, float] = DEFAULT_ELR_LAMBDAS
     alpha: float = DEFAULT_ALPHA
+    predicates: int = 0
     name: str = "sdm-elr"
 
     def __post_init__(self) -> None:
@@ -248,6 +254,8 @@ class EntityLinkingRetrieval:
             raise ElqueryError("a language model has no window components: lambda.O and lambda.U must be 0")
         if not 0 < self.alpha <= 1:
             raise ElqueryError(f"the ELR smoothing alpha must be in (0, 1], got {self.alpha}")
+        if isinstance(self.predicates, bool) or not isinstance(self.predicates, int) or self.predicates < 0:
+            raise ElqueryError(f"the number of ELR predicate fields must be a whole number >= 0, got {self.predicates}")
 
 
 ExactModel = LanguageModel | SequentialDependence | EntityLinkingRetrieval
@@ -307,22 +315,25 @@ def fsdm(
 
 
 def sdm_elr(text: SequentialDependence | None = None, lambdas: tuple[float, float, float, float] = DEFAULT_ELR_LAMBDAS,
-            alpha: float = DEFAULT_ALPHA) -> EntityLinkingRetrieval:
-    """SDM+ELR: :func:`sdm` (its lambdas replaced) plus the entity component (0.8/0.05/0.05/0.1)."""
-    return EntityLinkingRetrieval(text or sdm(), lambdas, alpha, name="sdm-elr")
+            alpha: float = DEFAULT_ALPHA, predicates: int = 0) -> EntityLinkingRetrieval:
+    """SDM+ELR: :func:`sdm` (its lambdas replaced) plus the entity component (0.8/0.05/0.05/0.1)
+    on the one field of all related entities, as SDM matches one text field."""
+    return EntityLinkingRetrieval(text or sdm(), lambdas, alpha, predicates, name="sdm-elr")
 
 
 def fsdm_elr(text: SequentialDependence | None = None, lambdas: tuple[float, float, float, float] = DEFAULT_ELR_LAMBDAS,
-             alpha: float = DEFAULT_ALPHA) -> EntityLinkingRetrieval:
-    """FSDM+ELR: :func:`fsdm` (its lambdas replaced) plus the entity component."""
-    return EntityLinkingRetrieval(text or fsdm(), lambdas, alpha, name="fsdm-elr")
+             alpha: float = DEFAULT_ALPHA, predicates: int = DEFAULT_PREDICATES) -> EntityLinkingRetrieval:
+    """FSDM+ELR: :func:`fsdm` (its lambdas replaced) plus the entity component over each linked
+    entity's top 10 predicate fields."""
+    return EntityLinkingRetrieval(text or fsdm(), lambdas, alpha, predicates, name="fsdm-elr")
 
 
 def mlm_elr(text: LanguageModel | None = None, lambda_t: float = DEFAULT_MLM_ELR_LAMBDAS[0],
-            lambda_e: float = DEFAULT_MLM_ELR_LAMBDAS[3], alpha: float = DEFAULT_ALPHA) -> EntityLinkingRetrieval:
+            lambda_e: float = DEFAULT_MLM_ELR_LAMBDAS[3], alpha: float = DEFAULT_ALPHA,
+            predicates: int = DEFAULT_PREDICATES) -> EntityLinkingRetrieval:
     """MLM+ELR: lambda_T (0.9) times Eq. 16 of :func:`mlm` plus lambda_E (0.1) times the entity
-    component."""
-    return EntityLinkingRetrieval(text or mlm(), (lambda_t, 0.0, 0.0, lambda_e), alpha, name="mlm-elr")
+    component over each linked entity's top 10 predicate fields."""
+    return EntityLinkingRetrieval(text or mlm(), (lambda_t, 0.0, 0.0, lambda_e), alpha, predicates, name="mlm-elr")
 
 
 def lm(field: str = "content", lambda_: float = DEFAULT_LAMBDA) -> LanguageModel:
@@ -351,10 +362,11 @@ MODEL_HELP = {
     "fsdm": "FSDM; params weight.FIELD (names 0.2, content 0.8; all components), weight.T|O|U.FIELD, "
     "mu.FIELD (average field length), lambda.T/O/U (0.8/0.1/0.1), window (8)",
     "sdm-elr": "SDM+ELR (needs --links and an index built with --relations); the sdm params, "
-    "lambda.T/O/U/E (0.8/0.05/0.05/0.1), alpha (0.1)",
+    "lambda.T/O/U/E (0.8/0.05/0.05/0.1), alpha (0.1), predicates (0: one field of all related entities)",
     "fsdm-elr": "FSDM+ELR (needs --links, --relations index); the fsdm params, lambda.T/O/U/E (0.8/0.05/0.05/0.1), "
-    "alpha (0.1)",
-    "mlm-elr": "MLM+ELR (needs --links, --relations index); the mlm params, lambda.T/E (0.9/0.1), alpha (0.1)",
+    "alpha (0.1), predicates (10 predicate fields per linked entity)",
+    "mlm-elr": "MLM+ELR (needs --links, --relations index); the mlm params, lambda.T/E (0.9/0.1), alpha (0.1), "
+    "predicates (10)",
 }
 
 
@@ -424,10 +436,12 @@ def model_from_name(name: str, params: Mapping[str, str]) -> Model:
         lambdas = tuple(p.number(f"lambda.{c}", x) for c, x in zip("TOUE", DEFAULT_ELR_LAMBDAS))
         text = (sdm(p.text("field", "content"), p.number("mu", DEFAULT_MU), window=p.whole("window", DEFAULT_WINDOW))
                 if name == "sdm-elr" else _fsdm(p))
-        model = EntityLinkingRetrieval(text, lambdas, p.number("alpha", DEFAULT_ALPHA), name=name)  # type: ignore[arg-type]
+        predicates = p.whole("predicates", 0 if name == "sdm-elr" else DEFAULT_PREDICATES)
+        model = EntityLinkingRetrieval(text, lambdas, p.number("alpha", DEFAULT_ALPHA), predicates, name=name)  # type: ignore[arg-type]
     elif name == "mlm-elr":
         lambda_t, lambda_e = p.number("lambda.T", DEFAULT_MLM_ELR_LAMBDAS[0]), p.number("lambda.E", DEFAULT_MLM_ELR_LAMBDAS[3])
-        model = mlm_elr(_mlm(p), lambda_t, lambda_e, p.number("alpha", DEFAULT_ALPHA))
+        model = mlm_elr(_mlm(p), lambda_t, lambda_e, p.number("alpha", DEFAULT_ALPHA),
+                        p.whole("predicates", DEFAULT_PREDICATES))
     else:
         first = BM25(p.text("bm25.field", "content"), p.number("bm25.k1", 0.9), p.number("bm25.b", 0.4))
         model = Rerank(first, _mlm(p), p.whole("depth", 1000))

@@ -1,10 +1,11 @@
 """ELR (SDM+ELR, FSDM+ELR, MLM+ELR; methods.md §4) against an independent brute-force computation,
 and the ``relations`` field of ``elquery index dbpedia --relations``.
 
-The reference reads every entity's stored text and stored relations (the indexes here store
-every field), recomputes the term statistics as ``test_retrieval_dependence.Reference`` does, and
-the entity component from the sets of related entities: df, N_R and the indicator counted in
-Python. The real sample's relations are checked against the dump triples themselves.
+The reference reads every entity's stored text and stored (related entity, predicate) pairs
+(the indexes here store every field), recomputes the term statistics as
+``test_retrieval_dependence.Reference`` does, and the entity component from the sets of pairs:
+df, N_R, N_f, |C_f|, the top predicates, their mapping probabilities and the indicator counted
+in Python. The real sample's relations are checked against the dump triples themselves.
 """
 
 from __future__ import annotations
@@ -54,11 +55,29 @@ class ElrReference(Reference):
     def __init__(self, index: EntityIndex) -> None:
         super().__init__(index)
         stored = java_class("org.elquery.index.IndexAccess").storedValues
-        self.relations = {
-            e: {r for r in stored(index.reader, docid, [RELATIONS_FIELD])[0].split("\n") if r}
+        self.pairs = {
+            e: {tuple(line.split("\t")) for line in stored(index.reader, docid, [RELATIONS_FIELD])[0].split("\n") if line}
             for docid, e in enumerate(index.entity_ids)
         }
+        self.relations = {e: {r for r, _ in pairs} for e, pairs in self.pairs.items()}
         self.with_relations = sum(1 for r in self.relations.values() if r)
+        predicates = {p for pairs in self.pairs.values() for _, p in pairs}
+        self.with_predicate = {p: sum(1 for pairs in self.pairs.values() if any(q == p for _, q in pairs)) for p in predicates}
+        self.predicate_links = {p: sum(1 for pairs in self.pairs.values() for _, q in pairs if q == p) for p in predicates}
+
+    def fields(self, entity: str, model: EntityLinkingRetrieval) -> list[tuple[float, float, set[str]]]:
+        """(P(f|e_i), df_f(e_i) / N_f, the entities whose f holds e_i) of each field of F(e_i)."""
+        if not model.predicates:
+            holders = {e for e, r in self.relations.items() if entity in r}
+            return [(1.0, len(holders) / self.with_relations, holders)] if holders else []
+        holders_by = defaultdict(set)
+        for e, pairs in self.pairs.items():
+            for r, p in pairs:
+                if r == entity:
+                    holders_by[p].add(e)
+        top = sorted(holders_by, key=lambda p: (-len(holders_by[p]), p))[:model.predicates]
+        mapping = {p: len(holders_by[p]) / self.predicate_links[p] * self.with_predicate[p] for p in top}
+        return [(mapping[p] / sum(mapping.values()), len(holders_by[p]) / self.with_predicate[p], holders_by[p]) for p in top]
 
     def _mixture(self, entity: str, kind: str, args: tuple, weights: dict[str, float], mu: dict[str, float],
                  cf: dict[str, int]) -> float:
@@ -120,15 +139,16 @@ class ElrReference(Reference):
         alpha, lambda_e = model.alpha, model.lambdas[3]
         kept = []
         for entity, score in links:
-            df = sum(1 for r in self.relations.values() if entity in r)
-            if df and lambda_e:
-                kept.append((entity, score / total, df / self.with_relations))
+            fields = self.fields(entity, model)
+            if fields and lambda_e:
+                kept.append((score / total, fields))
         if text_scores is None and not kept:
             return {}
-        ranked |= {e for e, r in self.relations.items() if any(entity in r for entity, _, _ in kept)}
+        ranked |= {e for _, fields in kept for _, _, holders in fields for e in holders}
         return {
             e: (text_scores[e] if text_scores is not None else 0.0)
-            + lambda_e * sum(w * math.log((1 - alpha) * (entity in self.relations[e]) + alpha * p) for entity, w, p in kept)
+            + lambda_e * sum(w * math.log(sum(pf * ((1 - alpha) * (e in holders) + alpha * p) for pf, p, holders in fields))
+                             for w, fields in kept)
             for e in ranked
         }
 
@@ -180,6 +200,7 @@ def write_relations_index(out: Path, documents: list[EntityDocument]) -> EntityI
 
 
 SYNTHETIC_ENTITIES = [f"<dbpedia:E{i:02d}>" for i in range(60)]
+SYNTHETIC_PREDICATES = [f"http://dbpedia.org/ontology/p{i}" for i in range(5)]
 
 
 @pytest.fixture(scope="module")
@@ -195,9 +216,11 @@ def synthetic_index(tmp_path_factory: pytest.TempPathFactory, all_stored: None) 
     for i, entity in enumerate(SYNTHETIC_ENTITIES):
         names = tuple(value() for _ in range(rng.randint(0, 2)))
         content = tuple(value() for _ in range(rng.randint(0, 5)))
-        related = set(rng.sample(SYNTHETIC_ENTITIES[:20], rng.randint(0, 4))) if i % 7 else set()
+        related = {(r, rng.choice(SYNTHETIC_PREDICATES)) for r in rng.sample(SYNTHETIC_ENTITIES[:20], rng.randint(0, 4))} \
+            if i % 7 else set()
         if i % 3 == 0:
-            related |= {"<dbpedia:E00>", "<dbpedia:Outside>"}
+            related |= {("<dbpedia:E00>", SYNTHETIC_PREDICATES[0]), ("<dbpedia:E00>", rng.choice(SYNTHETIC_PREDICATES)),
+                        ("<dbpedia:Outside>", SYNTHETIC_PREDICATES[1])}
         documents.append(EntityDocument(entity, names, content, tuple(sorted(related))))
         if i % 15 == 0:
             documents.append(EntityDocument(f"<dbpedia:Twin{i:02d}>", names, content, tuple(sorted(related))))
@@ -214,6 +237,9 @@ MODELS: dict[str, EntityLinkingRetrieval] = {
     "fsdm-elr-params": fsdm_elr(fsdm({"names": 0.5, "content": 0.5}, mu={"names": 2.0}), (0.6, 0.1, 0.1, 0.2), alpha=1.0),
     "mlm-elr-params": mlm_elr(mlm({"names": 0.6, "content": 0.4}, 0.3), 0.5, 0.5, alpha=0.05),
     "elr-only": sdm_elr(lambdas=(0.0, 0.0, 0.0, 1.0)),
+    "sdm-elr-predicates": sdm_elr(predicates=2),
+    "fsdm-elr-one-field": fsdm_elr(predicates=0),
+    "mlm-elr-one-predicate": mlm_elr(predicates=1),
 }
 
 SAMPLE_QUERIES = [
@@ -271,24 +297,27 @@ def test_linked_entities_change_the_ranking(sample_index: EntityIndex) -> None:
         assert searcher.rank(LinkedQuery("zzzqqqx", ()), sdm_elr(), 100) == []
 
 
-def dump_relations(sample: Path, predicates: set[str]) -> dict[str, set[str]]:
-    """Straight from the dumps: the DBpedia resources that are objects of an indexed predicate, per
-    subject with rdfs:label and rdfs:comment."""
+def dump_relations(sample: Path, predicates: set[str]) -> dict[str, set[tuple[str, str]]]:
+    """Straight from the dumps: the (DBpedia resource, predicate) pairs of the objects of an
+    indexed predicate, per subject with rdfs:label and rdfs:comment."""
     literals: dict[str, set[str]] = defaultdict(set)
-    related: dict[str, set[str]] = defaultdict(set)
+    related: dict[str, set[tuple[str, str]]] = defaultdict(set)
     report = ParseReport()
     for path in dump_files([sample]):
         for triple in read_triples(path, report):
             if triple.kind is ObjectKind.LITERAL:
                 literals[triple.subject].add(triple.predicate)
             elif triple.kind is ObjectKind.IRI and triple.predicate in predicates and triple.object.startswith(DBPEDIA_RESOURCE):
-                related[triple.subject].add(str(entity_id(triple.object)))
+                related[triple.subject].add((str(entity_id(triple.object)), triple.predicate))
     return {str(entity_id(s)): related.get(s, set()) for s, p in literals.items() if {RDFS_LABEL, RDFS_COMMENT} <= p}
 
 
 def test_sample_relations_are_the_dump_objects(sample_index: EntityIndex, dbpedia_sample: Path) -> None:
-    expected = dump_relations(dbpedia_sample, set(sample_index.metadata["content_predicates"]))
+    pairs = dump_relations(dbpedia_sample, set(sample_index.metadata["content_predicates"]))
     reference = ElrReference(sample_index)
+    assert reference.pairs == {e: pairs[e] for e in sample_index.entity_ids}
+    assert len({p for related in pairs.values() for _, p in related}) > 5
+    expected = {e: {r for r, _ in related} for e, related in pairs.items()}
     assert reference.relations == {e: expected[e] for e in sample_index.entity_ids}
     lengths = sample_index.relation_lengths()
     assert lengths.tolist() == [len(expected[e]) for e in sample_index.entity_ids]
@@ -301,6 +330,14 @@ def test_sample_relations_are_the_dump_objects(sample_index: EntityIndex, dbpedi
     for target in ("<dbpedia:Saab_Automobile>", "<dbpedia:Rome>", "<dbpedia:Not_a_target>"):
         holders = [sample_index.docid(e) for e in sample_index.entity_ids if target in expected[e]]
         assert sample_index.related_docids(target).tolist() == sorted(holders)
+        through = sorted({p for e in sample_index.entity_ids for r, p in pairs[e] if r == target})
+        assert sample_index.relating_predicates(target) == through
+        for predicate in through:
+            holders = [sample_index.docid(e) for e in sample_index.entity_ids if (target, predicate) in pairs[e]]
+            assert sample_index.related_docids(target, predicate).tolist() == sorted(holders)
+    predicates = {p: [reference.with_predicate[p], reference.predicate_links[p]] for p in reference.with_predicate}
+    assert sample_index.metadata["relation_predicates"] == predicates
+    assert {p: [s.entities, s.links] for p, s in sample_index.predicate_statistics().items()} == predicates
 
 
 def test_relations_leave_the_rest_of_the_index_unchanged(dbpedia_sample: Path, sample_index: EntityIndex,

@@ -41,10 +41,12 @@ import org.apache.lucene.store.FSDirectory;
  * text fields in the document, reads the count when Lucene indexes it (Lucene indexes a
  * document's fields one after the other, in order).
  *
- * <p>With {@link #setRelations}, each document also holds a keyword field of entity ids (ELR,
- * methods.md §4): every distinct id of the field's text (one per line) is one unanalyzed term
- * (documents only, no frequencies or positions), its length {@code <field>_length} the number of
- * distinct ids; the ids, one per line, are stored only when asked.
+ * <p>With {@link #setRelations}, each document also holds two keyword fields for ELR (methods.md
+ * §4), from a text of {@code entity TAB predicate} lines: the relations field, each distinct
+ * entity id one unanalyzed term (documents only, no frequencies or positions), its length
+ * {@code <field>_length} the number of distinct ids; and the typed field, each distinct
+ * {@code entity TAB predicate} line one term and each distinct predicate one term
+ * {@code TAB predicate}. The distinct lines are stored (in the relations field) only when asked.
  *
  * <p>Docids follow the order of addition: a log merge policy merges adjacent segments only, and
  * {@link #addIndexes} merges whole indexes, in the given order, into one new segment.
@@ -55,6 +57,7 @@ public final class EntityWriter {
   private final String[] fields;
   private final boolean[] stored;
   private String relations;
+  private String typedRelations;
   private boolean relationsStored;
 
   public EntityWriter(String path, Analyzer analyzer, double ramBufferMb, String[] fields, boolean[] stored)
@@ -70,9 +73,10 @@ public final class EntityWriter {
     this.stored = stored.clone();
   }
 
-  /** Adds the keyword field {@code field} of entity ids after the text fields (see above). */
-  public void setRelations(String field, boolean stored) {
+  /** Adds the keyword fields {@code field} and {@code typedField} after the text fields (see above). */
+  public void setRelations(String field, String typedField, boolean stored) {
     this.relations = field;
+    this.typedRelations = typedField;
     this.relationsStored = stored;
   }
 
@@ -107,22 +111,37 @@ public final class EntityWriter {
     return lengths;
   }
 
-  /** The distinct ids of {@code text} (one per line) as terms of the relations field; returns their number. */
+  /**
+   * The {@code entity TAB predicate} lines of {@code text} as terms of the relations and typed
+   * fields (see above); returns the number of distinct entities.
+   */
   private int addRelations(Document document, String text) {
-    LinkedHashSet<String> distinct = new LinkedHashSet<>();
-    for (String id : text.split("\n")) {
-      if (!id.isEmpty()) {
-        distinct.add(id);
+    LinkedHashSet<String> lines = new LinkedHashSet<>();
+    LinkedHashSet<String> entities = new LinkedHashSet<>();
+    LinkedHashSet<String> predicates = new LinkedHashSet<>();
+    for (String line : text.split("\n")) {
+      int tab = line.indexOf('\t');
+      if (tab <= 0 || tab == line.length() - 1) {
+        continue;
       }
+      lines.add(line);
+      entities.add(line.substring(0, tab));
+      predicates.add(line.substring(tab));
     }
-    for (String id : distinct) {
+    for (String id : entities) {
       document.add(new StringField(relations, id, Field.Store.NO));
     }
-    if (relationsStored && !distinct.isEmpty()) {  // a stored-only value would clash with the field's index options
-      document.add(new StoredField(relations, String.join("\n", distinct)));
+    for (String line : lines) {
+      document.add(new StringField(typedRelations, line, Field.Store.NO));
     }
-    document.add(new NumericDocValuesField(relations + "_length", distinct.size()));
-    return distinct.size();
+    for (String predicate : predicates) {
+      document.add(new StringField(typedRelations, predicate, Field.Store.NO));
+    }
+    if (relationsStored && !lines.isEmpty()) {  // a stored-only value would clash with the field's index options
+      document.add(new StoredField(relations, String.join("\n", lines)));
+    }
+    document.add(new NumericDocValuesField(relations + "_length", entities.size()));
+    return entities.size();
   }
 
   /** Appends whole indexes, in the given order, after the documents added so far, as one segment. */

@@ -105,4 +105,55 @@ public final class IndexAccess {
     }
     return out.array();
   }
+
+  /**
+   * The rest of every term of {@code field} that begins with {@code prefix}, in term order (ELR:
+   * the predicates through which entities relate to one entity, terms {@code entity TAB predicate}).
+   */
+  public static String[] termsAfter(LeafReader leaf, String field, String prefix) throws IOException {
+    List<String> found = new ArrayList<>();
+    Terms terms = leaf.terms(field);
+    if (terms == null) {
+      return new String[0];
+    }
+    TermsEnum walk = terms.iterator();
+    BytesRef start = new BytesRef(prefix);
+    if (walk.seekCeil(start) == TermsEnum.SeekStatus.END) {
+      return new String[0];
+    }
+    for (BytesRef term = walk.term(); term != null; term = walk.next()) {
+      String text = term.utf8ToString();
+      if (!text.startsWith(prefix)) {
+        break;
+      }
+      found.add(text.substring(prefix.length()));
+    }
+    return found.toArray(new String[0]);
+  }
+
+  /**
+   * Per predicate of the typed relations field (terms {@code entity TAB predicate} and
+   * {@code TAB predicate}): {@code predicate TAB N_f TAB |C_f|} lines, N_f the documents with the
+   * predicate, |C_f| the sum of the document frequencies of its {@code entity TAB predicate}
+   * terms. Walks every term of the field: once per index.
+   */
+  public static String[] predicateStatistics(LeafReader leaf, String field) throws IOException {
+    java.util.TreeMap<String, long[]> statistics = new java.util.TreeMap<>();
+    Terms terms = leaf.terms(field);
+    if (terms == null) {
+      return new String[0];
+    }
+    TermsEnum walk = terms.iterator();
+    for (BytesRef term = walk.next(); term != null; term = walk.next()) {
+      String text = term.utf8ToString();
+      int tab = text.indexOf('\t');
+      long[] counts = statistics.computeIfAbsent(text.substring(tab + 1), p -> new long[2]);
+      counts[tab == 0 ? 0 : 1] += walk.docFreq();
+    }
+    List<String> lines = new ArrayList<>();
+    for (java.util.Map.Entry<String, long[]> entry : statistics.entrySet()) {
+      lines.add(entry.getKey() + "\t" + entry.getValue()[0] + "\t" + entry.getValue()[1]);
+    }
+    return lines.toArray(new String[0]);
+  }
 }
