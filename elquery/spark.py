@@ -24,7 +24,9 @@ import shutil
 import stat
 import tempfile
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -102,17 +104,41 @@ def worker_cached(key: tuple[Any, ...], make: Callable[[], T]) -> T:
     return _cached[key]
 
 
+SLICE = 1_000
+"""Items of one Spark task at most (a fraction of a second to a few seconds of linking or ranking)."""
+GROUP_ITEMS = 50_000
+"""Items of one Spark job at most, beyond one slice per core: with two jobs in flight, what the
+driver holds at a time."""
+
+
 def ordered_partitions(items: list[Any], master: str | None, work: Callable[[Iterable[Any]], Iterator[T]],
                        progress: Callable[[int], Any] | None = None) -> Iterator[T]:
-    """``work`` applied to consecutive slices of ``items`` on the executors (a few slices per
-    core), its results streamed back here in input order, one slice in memory at a time;
-    ``progress(1)`` is called per result."""
+    """``work`` applied to consecutive slices of ``items`` (at most :data:`SLICE` each) on the
+    executors, its results streamed back here in input order; ``progress(1)`` is called per result.
+
+    The slices run as a sequence of Spark jobs over consecutive groups of them (a few per core, at
+    most :data:`GROUP_ITEMS` items unless the cluster has more cores than that), two jobs in flight:
+    while one group's results are handed on, the next one's tasks keep every core busy, and the
+    driver holds no more than two groups' results (``toLocalIterator`` would run one slice at a
+    time, on one core)."""
     context = session(master).sparkContext
-    slices = max(1, min(len(items), context.defaultParallelism * 4))
-    for result in context.parallelize(items, slices).mapPartitions(work).toLocalIterator():
-        if progress is not None:
-            progress(1)
-        yield result
+    cores = max(1, context.defaultParallelism)
+    slices = max(1, min(len(items), max(cores, -(-len(items) // SLICE))))
+    slice_items = -(-len(items) // slices) if items else 1
+    group = max(cores, min(4 * cores, GROUP_ITEMS // slice_items))
+    rdd = context.parallelize(items, slices)
+    starts = iter(range(0, slices, group))
+    with ThreadPoolExecutor(2, thread_name_prefix="elquery-spark-job") as jobs:
+        running: deque[Future[list[T]]] = deque()
+        while True:
+            while len(running) < 2 and (start := next(starts, None)) is not None:
+                running.append(jobs.submit(context.runJob, rdd, work, list(range(start, min(start + group, slices)))))
+            if not running:
+                return
+            for result in running.popleft().result():
+                if progress is not None:
+                    progress(1)
+                yield result
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser, spark_note: str) -> None:

@@ -30,13 +30,15 @@ T = TypeVar("T")
 
 MIN_QUERIES_PER_WORKER = 25_000
 """Queries a worker process must have to pay for itself. A worker starts Python, a JVM and the
-artefacts (about half a second), then spends its first thousands of queries in the JVM's JIT
-warm-up, and each result travels back pickled; on 100k-entity artefacts 20,000 queries took 4.8 s
-with 2 workers and 2.6 s in one warm process (benchmarks/bench_linking.py), so a batch needs
-tens of thousands of queries per worker before extra processes help."""
+artefacts (about a second), then spends its first thousands of queries in the JVM's JIT warm-up,
+so a batch needs thousands of queries per extra process before it helps (benchmarks/bench_batch.py)."""
 
 CHUNK = 256
 """Queries sent to a worker at a time."""
+
+AHEAD = 32
+"""Chunks this process may link ahead of the one it waits for (while a worker warms up), and so
+the most results held here at any time, with two chunks per worker in flight."""
 
 _worker_linker: ResultLinker | None = None
 
@@ -67,13 +69,14 @@ def _same(result: LinkResult) -> LinkResult:
 
 def link_many(linker: ResultLinker, factory: Factory | None, queries: Iterable[tuple[str, str]], workers: int,
               encode: Callable[[LinkResult], T] = _same) -> Iterator[T]:  # type: ignore[assignment]
-    """``encode(result)`` of every ``(qid, query)`` pair, in input order: with ``linker`` when
-    ``workers`` is 1, else in that many spawned processes, each holding a linker made by
-    ``factory`` and encoding its results itself (a run's text costs this process far less to
-    receive than the results it is made of). Chunks of :data:`CHUNK` queries are sent, at most
-    two per worker in flight, so memory stays bounded whatever the batch size. A batch of known
-    size gets no more workers than it has :data:`MIN_QUERIES_PER_WORKER` queries for (a smaller
-    batch is linked here, in this process)."""
+    """``encode(result)`` of every ``(qid, query)`` pair, in input order, by ``workers`` linking
+    processes: this one, with ``linker``, and ``workers - 1`` spawned workers, each holding a
+    linker made by ``factory`` and encoding its results itself (a run's text costs this process far
+    less to receive than the results it is made of). Queries go out in chunks of :data:`CHUNK`,
+    two per worker in flight; while the chunk next in order is still being linked elsewhere, this
+    process links the following chunks itself (at most :data:`AHEAD` of them), so every core
+    works and memory stays bounded whatever the batch size. A batch of known size gets no more
+    processes than it has :data:`MIN_QUERIES_PER_WORKER` queries for."""
     workers = worker_count(queries, workers)
     if workers == 1:
         for qid, query in queries:
@@ -83,14 +86,36 @@ def link_many(linker: ResultLinker, factory: Factory | None, queries: Iterable[t
         raise ElqueryError("linking in other processes needs a factory of the linker")
     work = partial(_link_chunk, encode=encode)
     chunks = _chunks(queries, CHUNK)
-    with process_pool(workers, _start_worker, (factory,)) as pool:
-        pending: deque[Future[list[T]]] = deque(pool.submit(work, chunk) for chunk in islice(chunks, 2 * workers))
-        while pending:
-            done = pending.popleft().result()
-            following = next(chunks, None)
-            if following is not None:
-                pending.append(pool.submit(work, following))
-            yield from done
+    in_flight_limit = 2 * (workers - 1)
+    with process_pool(workers - 1, _start_worker, (factory,)) as pool:
+        pending: deque[Future[list[T]] | list[T]] = deque()  # chunks in input order: sent, or linked here
+        in_flight = linked_here = 0
+        exhausted = False
+        while True:
+            while not exhausted and in_flight < in_flight_limit:
+                chunk = next(chunks, None)
+                if chunk is None:
+                    exhausted = True
+                else:
+                    pending.append(pool.submit(work, chunk))
+                    in_flight += 1
+            if not pending:
+                return
+            head = pending[0]
+            if isinstance(head, list):
+                linked_here -= 1
+            elif not (head.done() or exhausted or linked_here >= AHEAD):
+                chunk = next(chunks, None)
+                if chunk is None:
+                    exhausted = True
+                else:
+                    pending.append([encode(linker.result(query, qid)) for qid, query in chunk])
+                    linked_here += 1
+                continue
+            else:
+                in_flight -= 1
+            pending.popleft()
+            yield from head if isinstance(head, list) else head.result()
 
 
 def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:

@@ -69,8 +69,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     link.add_argument("--out", metavar="RUN", help="file to write (default, or -: standard output)")
     link.add_argument("--tag", help="run tag of the trec format (default elquery-METHOD)")
     link.add_argument("--workers", type=int, default=1, metavar="N",
-                      help="at most N worker processes for a query file (default 1); a file gets one per "
-                      "25,000 queries, a smaller one is linked in this process, which is faster")
+                      help="link a query file in at most N processes, this one and N-1 workers (default 1); "
+                      "a file gets one per 25,000 queries (a worker's start-up and JIT warm-up cost more than it "
+                      "saves on fewer)")
     add_engine_arguments(link, "each executor builds the linker once; every node must see the artefacts at their paths")
     link.add_argument("--max-query-tokens", type=int, default=DEFAULT_MAX_QUERY_TOKENS, metavar="N",
                       help="refuse a query longer than N normalized tokens, with a one-line error "
