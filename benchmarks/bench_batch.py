@@ -12,6 +12,9 @@ Engines, per batch size (``--sizes``), each producing the elq run text of every 
 * ``local``: ``Linker.link_many(..., workers=N, encode=RunFormat)`` with ``--workers`` processes
   (start-up included: the pool is part of the job), and ``local-results``: the same returning the
   ``LinkResult`` objects (the Python API), to show what sending results instead of text costs;
+* ``cli-1`` and ``cli-N``: the command itself, ``elquery link --queries FILE --out FILE`` with
+  ``--workers 1`` and ``--workers N`` in a new process each (JVM start, loading and JIT warm-up
+  included, as a user runs it; ``ratio_to_cli_1`` compares the two);
 * ``spark``: ``link_spark`` on a ``local[N]`` Spark session (``--spark``; the session is started
   before the clock, each executor's start-up is inside it), with the peak RSS of the Spark driver JVM
   and of its Python workers.
@@ -29,8 +32,10 @@ import argparse
 import json
 import os
 import resource
+import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -101,6 +106,16 @@ def timed(run, count: int) -> dict[str, object]:
             "queries_per_s": round(count / seconds, 1), "cpu_ms_per_query": round(1000 * used / count, 3)}
 
 
+def command_run(index: Path, surface_forms: Path, queries: Path, out: Path, workers: int) -> list[str]:
+    """``elquery link`` over a query file in a new process; the lines of the ``jsonl`` run it wrote
+    (one per query, which the caller counts)."""
+    subprocess.run([sys.executable, "-m", "elquery", "link", "--index", str(index), "--surface-forms",
+                    str(surface_forms), "--queries", str(queries), "--format", "jsonl", "--out", str(out),
+                    "--workers", str(workers)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with out.open(encoding="utf-8") as lines:
+        return [line for line in lines]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/elquery-bench-linking"))
@@ -109,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000], help="batch sizes measured")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--spark", action="store_true", help="also Spark local[--workers]")
-    parser.add_argument("--engines", nargs="+", default=["in-process", "local", "local-results"],
+    parser.add_argument("--engines", nargs="+", default=["in-process", "local", "local-results", "cli-1", "cli-N"],
                         help="engines measured (spark is added by --spark)")
     args = parser.parse_args(argv)
 
@@ -140,11 +155,20 @@ def main(argv: list[str] | None = None) -> int:
         }
         if args.spark:
             runs["spark"] = lambda: link_spark(linker.factory(), batch, run_format, master)
-        baseline = None
+        query_file = args.work / f"queries-{size}.tsv"
+        query_file.write_text("".join(f"{qid}\t{query}\n" for qid, query in batch), encoding="utf-8")
+        for workers, engine in ((1, "cli-1"), (args.workers, "cli-N")):
+            runs[engine] = partial(command_run, index, surface_forms, query_file, args.work / "run.jsonl", workers)
+        baseline = cli_one = None
         for engine in [e for e in args.engines if e in runs] + (["spark"] if args.spark else []):
             record = timed(runs[engine], size)
             baseline = baseline or (record["queries_per_s"] if engine == "in-process" else None)
             extra = {"workers": args.workers} if engine != "in-process" else {}
+            if engine.startswith("cli"):
+                extra = {"workers": 1 if engine == "cli-1" else args.workers}
+                cli_one = record["queries_per_s"] if engine == "cli-1" else cli_one
+                if engine == "cli-N" and cli_one:
+                    extra["ratio_to_cli_1"] = round(record["queries_per_s"] / cli_one, 2)
             if engine == "spark":
                 extra = {"master": master, "peak_rss_mb": peak_rss_mb(descendants(os.getpid()))}
             emit({"bench": "batch_linking", "engine": engine, "entities": args.entities, **record, **extra,

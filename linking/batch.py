@@ -36,7 +36,7 @@ so a batch needs thousands of queries per extra process before it helps (benchma
 CHUNK = 256
 """Queries sent to a worker at a time."""
 
-AHEAD = 32
+AHEAD = 64
 """Chunks this process may link ahead of the one it waits for (while a worker warms up), and so
 the most results held here at any time, with two chunks per worker in flight."""
 
@@ -89,9 +89,10 @@ def link_many(linker: ResultLinker, factory: Factory | None, queries: Iterable[t
     in_flight_limit = 2 * (workers - 1)
     with process_pool(workers - 1, _start_worker, (factory,)) as pool:
         pending: deque[Future[list[T]] | list[T]] = deque()  # chunks in input order: sent, or linked here
-        in_flight = linked_here = 0
+        linked_here = 0
         exhausted = False
         while True:
+            in_flight = sum(1 for item in pending if isinstance(item, Future) and not item.done())
             while not exhausted and in_flight < in_flight_limit:
                 chunk = next(chunks, None)
                 if chunk is None:
@@ -112,8 +113,6 @@ def link_many(linker: ResultLinker, factory: Factory | None, queries: Iterable[t
                     pending.append([encode(linker.result(query, qid)) for qid, query in chunk])
                     linked_here += 1
                 continue
-            else:
-                in_flight -= 1
             pending.popleft()
             yield from head if isinstance(head, list) else head.result()
 
