@@ -17,7 +17,7 @@ Engines, per batch size (``--sizes``), each producing the elq run text of every 
   included, as a user runs it; ``ratio_to_cli_1`` compares the two);
 * ``spark``: ``link_spark`` on a ``local[N]`` Spark session (``--spark``; the session is started
   before the clock, each executor's start-up is inside it), with the peak RSS of the Spark driver JVM
-  and of its Python workers.
+  and of its Python workers, and its rate as a ratio to the ``local`` pool's (``ratio_to_local``).
 
 Each line: queries/s, wall and CPU seconds (all processes of the job), the ratio to in-process
 queries/s, and the peak RSS in MB of this process and its children.
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         query_file.write_text("".join(f"{qid}\t{query}\n" for qid, query in batch), encoding="utf-8")
         for workers, engine in ((1, "cli-1"), (args.workers, "cli-N")):
             runs[engine] = partial(command_run, index, surface_forms, query_file, args.work / "run.jsonl", workers)
-        baseline = cli_one = None
+        baseline = cli_one = local_rate = None
         for engine in [e for e in args.engines if e in runs] + (["spark"] if args.spark else []):
             record = timed(runs[engine], size)
             baseline = baseline or (record["queries_per_s"] if engine == "in-process" else None)
@@ -169,8 +169,11 @@ def main(argv: list[str] | None = None) -> int:
                 cli_one = record["queries_per_s"] if engine == "cli-1" else cli_one
                 if engine == "cli-N" and cli_one:
                     extra["ratio_to_cli_1"] = round(record["queries_per_s"] / cli_one, 2)
+            local_rate = record["queries_per_s"] if engine == "local" else local_rate
             if engine == "spark":
                 extra = {"master": master, "peak_rss_mb": peak_rss_mb(descendants(os.getpid()))}
+                if local_rate:
+                    extra["ratio_to_local"] = round(record["queries_per_s"] / local_rate, 2)
             emit({"bench": "batch_linking", "engine": engine, "entities": args.entities, **record, **extra,
                   "ratio_to_in_process": round(record["queries_per_s"] / baseline, 2) if baseline else None,
                   "self_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
