@@ -16,8 +16,9 @@
 * Rerank: BM25 top ``depth``, re-scored exactly by the language model or SDM/FSDM.
 * ELR (SDM+ELR, FSDM+ELR, MLM+ELR; :mod:`elquery.retrieval.elr`): the entities the term model
   ranks and every entity whose relations hold a linked entity. The entity part is the same for
-  all entities holding no linked entity, so the term ranking's top k + |linked| (those holding
-  one set aside) holds every one that can make the top k; the linked ones are scored exactly.
+  all entities holding no linked entity, so their top k is the term ranking's top k once those
+  holding one are set aside: the term ranking is read to depth 2k, doubled until it holds k
+  entities holding none (or is complete); the linked ones are scored exactly.
 
 Ties are ordered by entity id, always.
 """
@@ -169,14 +170,17 @@ class Searcher:
         parts = plan(self.index, model, query)
         linked = parts.scores(self.index, parts.linked)
         docids, scores = np.empty(0, dtype=np.int32), np.empty(0)
-        if parts.text is not None and k:
-            depth = k + len(parts.linked)
+        depth = 2 * k
+        while parts.text is not None and k:
             if isinstance(parts.text, LanguageModel):
                 docids, scores = self._rank_language_model(parts.query, parts.text, depth, None)
             else:
                 docids, scores = self._rank_dependence(parts.query, parts.text, depth)
             unlinked = ~np.isin(docids, parts.linked, assume_unique=True)
-            docids, scores = docids[unlinked], scores[unlinked] * parts.text_weight + parts.constant
+            if unlinked.sum() >= k or len(docids) < depth:
+                docids, scores = docids[unlinked], scores[unlinked] * parts.text_weight + parts.constant
+                break
+            depth *= 2
         if linked.known_terms:
             docids, scores = np.concatenate([docids, parts.linked]), np.concatenate([scores, linked.scores])
         return self._best(docids, scores, k)
