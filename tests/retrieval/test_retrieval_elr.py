@@ -459,6 +459,35 @@ def test_rank_command_with_links(sample_index: EntityIndex, tmp_path: Path, caps
         assert message in err and len(err.splitlines()) == 1, err
 
 
+def test_index_command_relations_and_parallel_rank(dbpedia_sample: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`elquery index dbpedia --relations` records the option and the statistics; `elquery rank
+    --links` with worker processes writes the run one process writes."""
+    index = tmp_path / "index"
+    assert elquery(["index", "dbpedia", "--dumps", str(dbpedia_sample), "--out", str(index), "--relations",
+                    "--threads", "2"]) == 0
+    assert json.loads((index / "provenance.json").read_text(encoding="utf-8"))["options"]["relations"] is True
+    capsys.readouterr()
+    assert elquery(["index", "stats", str(index)]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["relations"] == json.loads((index / METADATA_FILE).read_text(encoding="utf-8"))["relation_statistics"]
+    assert stats["relations"]["entities"] > 0
+    queries = tmp_path / "queries.tsv"
+    words = ["saab", "cars", "airlines", "rome", "air", "bank", "river", "castle"]
+    targets = ["<dbpedia:Saab_Automobile>", "<dbpedia:Saab_900>", "<dbpedia:Rome>", "<dbpedia:Lufthansa>"]
+    rng = random.Random(1)
+    queries.write_text("".join(f"q{i}\t{' '.join(rng.sample(words, 2))}\n" for i in range(45)), encoding="utf-8")
+    links = tmp_path / "links.tsv"
+    links.write_text("".join(f"q{i}\t{rng.choice(targets)}\t{rng.random() + 0.1}\n" for i in range(45)), encoding="utf-8")
+    runs = []
+    for threads in ("1", "2"):
+        run = tmp_path / f"run-{threads}.trec"
+        assert elquery(["rank", "--index", str(index), "--queries", str(queries), "--links", str(links),
+                        "--model", "fsdm-elr", "--k", "20", "--out", str(run), "--threads", threads]) == 0
+        runs.append(run.read_text(encoding="utf-8"))
+    assert runs[0] == runs[1] and len(runs[0].splitlines()) > 45
+
+
 def test_link_then_rank(sample_index: EntityIndex, dbpedia_sample: Path, tmp_path: Path) -> None:
     """The two-step use of elquery's own linker: `elquery link --format jsonl`, then
     `elquery rank --links` on its output."""
