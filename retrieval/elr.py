@@ -56,10 +56,8 @@ class ElrPlan:
                 scores = result.scores * self.text_weight
                 components += 1
         entity_part = np.full(len(docids), self.constant)
-        where = np.searchsorted(self.linked, docids)
-        found = where < len(self.linked)
-        found[found] = self.linked[where[found]] == docids[found]
-        entity_part[found] = self.linked_part[where[found]]
+        found = contains(self.linked, docids)
+        entity_part[found] = self.linked_part[np.searchsorted(self.linked, docids[found])]
         scores = scores + entity_part
         if not components:
             scores[:] = -math.inf
@@ -89,19 +87,33 @@ def plan(index: EntityIndex, model: EntityLinkingRetrieval, query: Query) -> Elr
             fields = _fields(index, entity, model)
             if fields:
                 related.append((score / total, fields))
-    linked = np.empty(0, dtype=np.int32)
-    if related:
-        linked = np.unique(np.concatenate([f.docids for _, fields in related for f in fields]))
+    linked = _union([f.docids for _, fields in related for f in fields])
     constant = 0.0
     part = np.zeros(len(linked))
     for w, fields in related:
-        constant += w * math.log(sum(f.weight * f.background for f in fields))
-        mixture = np.zeros(len(linked))
-        for f in fields:
-            holds = np.isin(linked, f.docids, assume_unique=True)
-            mixture += f.weight * np.where(holds, (1 - model.alpha) + f.background, f.background)
+        background = sum(f.weight * f.background for f in fields)
+        constant += w * math.log(background)
+        mixture = np.full(len(linked), background)
+        for f in fields:  # f.docids are among the linked ones
+            mixture[np.searchsorted(linked, f.docids)] += f.weight * (1 - model.alpha)
         part += w * np.log(mixture)
     return ElrPlan(analyzed, text, weight, lambda_e * constant, linked, lambda_e * part, len(related))
+
+
+def _union(sorted_docids: list[np.ndarray]) -> np.ndarray:
+    """The union of ascending docid arrays, ascending (sorting, not hashing: a few times faster)."""
+    if len(sorted_docids) == 1:
+        return sorted_docids[0]
+    merged = np.sort(np.concatenate(sorted_docids)) if sorted_docids else np.empty(0, dtype=np.int32)
+    return merged[np.concatenate(([True], merged[1:] != merged[:-1]))] if len(merged) else merged
+
+
+def contains(sorted_docids: np.ndarray, docids: np.ndarray) -> np.ndarray:
+    """Whether each of ``docids`` is in the ascending ``sorted_docids``."""
+    where = np.searchsorted(sorted_docids, docids)
+    found = where < len(sorted_docids)
+    found[found] = sorted_docids[where[found]] == docids[found]
+    return found
 
 
 @dataclass(frozen=True, eq=False)

@@ -165,7 +165,7 @@ class Searcher:
         return top.docids, top.scores
 
     def _rank_elr(self, query: Query, model: EntityLinkingRetrieval, k: int) -> tuple[np.ndarray, np.ndarray]:
-        from elquery.retrieval.elr import plan
+        from elquery.retrieval.elr import contains, plan
 
         parts = plan(self.index, model, query)
         linked = parts.scores(self.index, parts.linked)
@@ -176,7 +176,7 @@ class Searcher:
                 docids, scores = self._rank_language_model(parts.query, parts.text, depth, None)
             else:
                 docids, scores = self._rank_dependence(parts.query, parts.text, depth)
-            unlinked = ~np.isin(docids, parts.linked, assume_unique=True)
+            unlinked = ~contains(parts.linked, docids)
             if unlinked.sum() >= k or len(docids) < depth:
                 docids, scores = docids[unlinked], scores[unlinked] * parts.text_weight + parts.constant
                 break
