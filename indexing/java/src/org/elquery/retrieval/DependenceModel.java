@@ -293,6 +293,8 @@ final class DependenceModel {
       unigramUsed[i] = present(0, cfT[termOf[i]], collectionLength);
     }
     LogProduct product = new LogProduct();
+    Bound bound = top != null && k > 0 && known > 0 && boundApplies(nf, mu) ? new Bound(termOf, unigramUsed,
+        orderedUsed, unorderedUsed, backgroundT, backgroundW, windows) : null;
     SingleField single = nf == 1 ? new SingleField(termOf, cfT, collectionLength, backgroundT, backgroundW, orderedUsed,
         unorderedUsed) : null;
     for (int c = 0; ; c++) {
@@ -320,6 +322,9 @@ final class DependenceModel {
           freqs[j] = postings[j].freq();
           current[j] = postings[j].nextDoc();
         }
+      }
+      if (bound != null && top.full() && bound.below(doc, freqs, lengths, top.worstScore())) {
+        continue;
       }
       for (int f = 0; f < nf; f++) {
         denominator[f] = lengths[f][doc] + mu[f];
@@ -454,6 +459,190 @@ final class DependenceModel {
       }
       return score - lengthWeight * Math.log(denominator);
     }
+  }
+
+  private static final int BUCKETS = 240;
+  private static final int TABULATED = 64;
+
+  /**
+   * An upper bound of the score of an entity without any window row, costing no log and no
+   * division, to pass over entities that cannot enter the top k. With m_X(e) a component's
+   * mixture sum_f w_f^X (n_X + b_f) / (|e_f| + m_f), b_f = m_f cf_X / |C_f|, and m0_X(e) the same
+   * with n_X = 0: score(e) = B(e) + lambda_T sum over the query terms i that e holds of log(m_i(e)
+   * / m0_i(e)), B(e) = sum_X lambda_X log m0_X(e) being e's score without any query term. B falls
+   * with every field length, so B(e) <= B at the lower ends of e's length buckets (a table filled
+   * on demand, one or two fields); m_i / m0_i, a weighted mean of the fields' (n_f + b_f) / b_f,
+   * is at most their maximum over the fields holding the term (logs tabulated for small n).
+   */
+  private final class Bound {
+    private final int[] termOf;
+    private final boolean[] unigramUsed;
+    private final boolean[] orderedUsed;
+    private final boolean[] unorderedUsed;
+    private final double[][] backgroundT;
+    private final double[][][] backgroundW;
+    private final Windows[][] windows;
+    /** B at the lower ends of the length buckets, NaN until computed. */
+    private final double[] base;
+    /** log((n + b) / b) of the (term, field) pairs in the unigram mixture, [t * nf + f][n], n < 64. */
+    private final double[][] logRatio;
+    private final int[] lowest;
+    /** B at length 0 in every field: at least B of any entity. */
+    private final double highest;
+    /** The entities with a window row of a used pair, ascending, and the reading position. */
+    private final int[] windowDocs;
+    private int nextWindow;
+
+    Bound(int[] termOf, boolean[] unigramUsed, boolean[] orderedUsed, boolean[] unorderedUsed,
+        double[][] backgroundT, double[][][] backgroundW, Windows[][] windows) {
+      this.termOf = termOf;
+      this.unigramUsed = unigramUsed;
+      this.orderedUsed = orderedUsed;
+      this.unorderedUsed = unorderedUsed;
+      this.backgroundT = backgroundT;
+      this.backgroundW = backgroundW;
+      this.windows = windows;
+      int nf = fields.length;
+      base = new double[nf == 1 ? BUCKETS : BUCKETS * BUCKETS];
+      Arrays.fill(base, Double.NaN);
+      lowest = new int[nf];
+      logRatio = new double[backgroundT.length * nf][];
+      for (int t = 0; t < backgroundT.length; t++) {
+        for (int f = 0; f < nf; f++) {
+          double b = backgroundT[t][f];
+          if (weights[0][f] > 0 && b > 0) {
+            double[] row = new double[TABULATED];
+            for (int freq = 1; freq < TABULATED; freq++) {
+              row[freq] = Math.log((freq + b) / b);
+            }
+            logRatio[t * nf + f] = row;
+          }
+        }
+      }
+      highest = base(0);
+      int size = 0;
+      for (int i = 0; i < orderedUsed.length; i++) {
+        for (int f = 0; f < nf && (orderedUsed[i] || unorderedUsed[i]); f++) {
+          size += windows[i][f] == null ? 0 : windows[i][f].size;
+        }
+      }
+      int[] docs = new int[size];
+      size = 0;
+      for (int i = 0; i < orderedUsed.length; i++) {
+        for (int f = 0; f < nf && (orderedUsed[i] || unorderedUsed[i]); f++) {
+          if (windows[i][f] != null) {
+            System.arraycopy(windows[i][f].docs, 0, docs, size, windows[i][f].size);
+            size += windows[i][f].size;
+          }
+        }
+      }
+      Arrays.sort(docs);
+      windowDocs = docs;
+    }
+
+    /** Whether e scores below {@code worst} by more than a margin (never for an entity with a window row;
+     * entities come in ascending order): B at length 0 first, then B at e's length buckets. */
+    boolean below(int doc, int[] freqs, int[][] lengths, double worst) {
+      while (nextWindow < windowDocs.length && windowDocs[nextWindow] < doc) {
+        nextWindow++;
+      }
+      if (nextWindow < windowDocs.length && windowDocs[nextWindow] == doc) {
+        return false;
+      }
+      int nf = fields.length;
+      double bonus = 0;
+      for (int i = 0; i < termOf.length; i++) {
+        if (!unigramUsed[i]) {
+          continue;
+        }
+        int t = termOf[i];
+        double best = 0;
+        for (int f = 0; f < nf; f++) {
+          int freq = freqs[t * nf + f];
+          double[] row = logRatio[t * nf + f];
+          if (freq > 0 && row != null) {
+            double b = backgroundT[t][f];
+            best = Math.max(best, freq < TABULATED ? row[freq] : Math.log((freq + b) / b));
+          }
+        }
+        bonus += lambda[0] * best;
+      }
+      double margin = 1e-9 * (1 + Math.abs(worst));
+      if (highest + bonus + margin < worst) {
+        return true;
+      }
+      int key = bucket(lengths[0][doc]);
+      if (nf == 2) {
+        key = key * BUCKETS + bucket(lengths[1][doc]);
+      }
+      double base = this.base[key];
+      if (base != base) {
+        base = this.base[key] = base(key);
+      }
+      return base + bonus + margin < worst;
+    }
+
+    /** B at the lower ends of the buckets of {@code key}. */
+    private double base(int key) {
+      int nf = fields.length;
+      lowest[nf - 1] = lowest(key % BUCKETS);
+      if (nf == 2) {
+        lowest[0] = lowest(key / BUCKETS);
+      }
+      double score = 0;
+      for (int i = 0; i < termOf.length; i++) {
+        if (unigramUsed[i]) {
+          score += lambda[0] * Math.log(mixture(weights[0], backgroundT[termOf[i]]));
+        }
+      }
+      for (int i = 0; i < orderedUsed.length; i++) {
+        if (orderedUsed[i]) {
+          score += lambda[1] * Math.log(mixture(weights[1], backgroundW[0][i]));
+        }
+        if (unorderedUsed[i]) {
+          score += lambda[2] * Math.log(mixture(weights[2], backgroundW[1][i]));
+        }
+      }
+      return score;
+    }
+
+    /** sum_f w_f b_f / (lowest_f + m_f). */
+    private double mixture(double[] w, double[] background) {
+      double sum = 0;
+      for (int f = 0; f < fields.length; f++) {
+        if (w[f] > 0) {
+          sum += w[f] * background[f] / (lowest[f] + mu[f]);
+        }
+      }
+      return sum;
+    }
+  }
+
+  /** Whether {@link Bound} holds: one or two fields, every prior m_f positive (so b_f > 0 when cf_X > 0). */
+  private static boolean boundApplies(int fields, double[] mu) {
+    for (double m : mu) {
+      if (!(m > 0)) {
+        return false;
+      }
+    }
+    return fields == 1 || fields == 2;
+  }
+
+  /** Length buckets of {@link Bound}: exact below 32, then 8 per power of 2. */
+  private static int bucket(int length) {
+    if (length < 32) {
+      return length;
+    }
+    int e = 31 - Integer.numberOfLeadingZeros(length);
+    return 32 + ((e - 5) << 3) + ((length >>> (e - 3)) & 7);
+  }
+
+  /** The smallest length of a bucket. */
+  private static int lowest(int bucket) {
+    if (bucket < 32) {
+      return bucket;
+    }
+    return (8 + ((bucket - 32) & 7)) << (((bucket - 32) >>> 3) + 2);
   }
 
   /** Per component, a sum of logs kept as a log plus a product not yet taken the log of. */

@@ -332,12 +332,16 @@ public final class EntityScores {
     int maxDoc = leaf.maxDoc();
     PostingsEnum[][] postings = new PostingsEnum[nt][nf];
     ImpactsEnum[][] impacts = new ImpactsEnum[nt][nf];
+    TermsEnum[] termsEnums = new TermsEnum[nf]; // one per field, seeked to each term
     for (int t = 0; t < nt; t++) {
       for (int f = 0; f < nf; f++) {
         if (!model.hasForeground(t, f) || leaf.terms(model.fields[f]) == null) {
           continue;
         }
-        TermsEnum terms = leaf.terms(model.fields[f]).iterator();
+        if (termsEnums[f] == null) {
+          termsEnums[f] = leaf.terms(model.fields[f]).iterator();
+        }
+        TermsEnum terms = termsEnums[f];
         if (terms.seekExact(new BytesRef(model.terms[t]))) {
           postings[t][f] = terms.postings(null, PostingsEnum.FREQS);
           postings[t][f].nextDoc();
