@@ -42,7 +42,7 @@ def _facc_counts(args: argparse.Namespace) -> int:
         from elquery.indexing.surface_forms.facc_spark import count_annotations_spark
 
         report = count_annotations_spark(args.annotations, args.out, min_posterior=args.min_posterior,
-                                         master=args.master)
+                                         memory_mb=args.memory, master=args.master)
     else:
         report = count_annotations(args.annotations, args.out, min_posterior=args.min_posterior,
                                    memory_mb=args.memory, workers=args.workers)

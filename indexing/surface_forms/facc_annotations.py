@@ -359,27 +359,32 @@ def _sum(summed: pa.Table | None, rows: list[pa.Table]) -> pa.Table:
     return pa.table({"mention": table["mention"], "mid": table["mid"], "count_all": table["count_all_sum"]})
 
 
-def _merge_into(runs: list[Path], sink: IO[str]) -> int:
-    """Merge sorted run files into ``sink``, summing the counts of equal (form, mid); returns the
-    number of pairs written."""
+def merged_pairs(runs: list[Path]) -> Iterator[tuple[str, int]]:
+    """``(form<TAB>mid, count)`` of sorted run files merged, in line order, the counts of equal
+    (form, mid) summed."""
     files = [open(run, encoding="utf-8", newline="\n") for run in runs]
-    pairs = 0
     try:
         key, total = None, 0
         for line in heapq.merge(*files):
             cut = line.rindex("\t")
             if line[:cut] != key:
                 if key is not None:
-                    sink.write(f"{key}\t{total}\n")
-                    pairs += 1
+                    yield key, total
                 key, total = line[:cut], 0
             total += int(line[cut + 1:])
         if key is not None:
-            sink.write(f"{key}\t{total}\n")
-            pairs += 1
+            yield key, total
     finally:
         for handle in files:
             handle.close()
+
+
+def _merge_into(runs: list[Path], sink: IO[str]) -> int:
+    """Merge sorted run files into ``sink`` (:func:`merged_pairs`); returns the number of pairs written."""
+    pairs = 0
+    for key, total in merged_pairs(runs):
+        sink.write(f"{key}\t{total}\n")
+        pairs += 1
     return pairs
 
 

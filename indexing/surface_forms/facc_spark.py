@@ -4,18 +4,19 @@ for inputs larger than one machine, with the same output bytes and the same repo
 
 One task per annotation file or archive (the same formats: plain, ``.gz``, ``.bz2``, ``.tar``,
 ``.tgz``; so every executor must see the files at the paths given, on a shared file system). A
-task applies :func:`~elquery.indexing.surface_forms.facc_annotations.annotation_pair` (the local
-engine's rules, one line at a time) to each line in order, sums its (form, mid) pairs in a table of
-at most :data:`PAIRS_PER_FLUSH` entries (emitted and cleared when full, so memory is bounded), and
-tallies the file's :class:`~elquery.indexing.surface_forms.facc_annotations.FileCounts` with the
-first malformed lines quoted. Spark sums the pairs over the files (``reduceByKey``, spilling to
-disk as it needs), sorts them by line, and the driver streams them, one partition at a time, into
-``out`` (written atomically).
+task counts its file exactly as a local worker does,
+:func:`~elquery.indexing.surface_forms.facc_annotations.count_file` (pyarrow's parsing, checks and
+hash aggregation, the same normalization, sorted run files on the executor's local disk within
+``memory_mb``), and hands Spark its merged (form, mid) sums followed by the file's
+:class:`~elquery.indexing.surface_forms.facc_annotations.FileCounts`. Spark adds the sums up over
+the files (``reduceByKey``, spilling to disk as it needs) and sorts them by line; the driver
+streams them, one partition at a time, into ``out`` (written atomically).
 """
 
 from __future__ import annotations
 
 import operator
+import tempfile
 from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
@@ -24,58 +25,43 @@ from typing import Any
 from elquery.base import ElqueryError
 from elquery.files import atomic_output
 from elquery.indexing.surface_forms.facc_annotations import (
+    DEFAULT_MEMORY_MB,
     CountReport,
-    FileCounts,
-    Rejected,
-    annotation_streams,
     annotation_files,
-    annotation_pair,
+    count_file,
+    merged_pairs,
 )
 from elquery.spark import session
 
-PAIRS_PER_FLUSH = 1_000_000
-"""Distinct (form, mid) pairs a task sums in memory before handing them to Spark."""
 _PAIR, _REPORT = 0, 1
 
 
-def _file_records(path: str, min_posterior: float) -> Iterator[tuple[tuple[Any, ...], Any]]:
-    """``((0, form, mid), count)`` records of one file, then ``((1, path), FileCounts)``."""
-    counts = FileCounts(path)
-    pairs: dict[tuple[str, str], int] = {}
-    for stream in annotation_streams(Path(path)):
-        for line in stream:
-            counts.lines += 1
-            pair = annotation_pair(line, min_posterior)
-            if isinstance(pair, Rejected):
-                if pair is Rejected.MALFORMED:
-                    counts.malformed_line(counts.lines, line.rstrip(b"\r\n"))
-                else:
-                    setattr(counts, pair.value, getattr(counts, pair.value) + 1)
-                continue
-            counts.counted += 1
-            pairs[pair] = pairs.get(pair, 0) + 1
-            if len(pairs) >= PAIRS_PER_FLUSH:
-                yield from (((_PAIR, form, mid), n) for (form, mid), n in pairs.items())
-                pairs.clear()
-    yield from (((_PAIR, form, mid), n) for (form, mid), n in pairs.items())
+def _file_records(path: str, min_posterior: float, memory_mb: int) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """``((0, form<TAB>mid), count)`` records of one file, then ``((1, path), FileCounts)``."""
+    with tempfile.TemporaryDirectory(prefix="elquery-facc-") as directory:
+        counts, runs = count_file(Path(path), min_posterior, memory_mb, Path(directory))
+        yield from (((_PAIR, key), total) for key, total in merged_pairs(runs))
     yield (_REPORT, path), counts
 
 
 def _line(record: tuple[tuple[Any, ...], int]) -> str:
-    (_, form, mid), count = record
-    return f"{form}\t{mid}\t{count}\n"
+    (_, key), count = record
+    return f"{key}\t{count}\n"
 
 
 def count_annotations_spark(paths: Iterable[Path | str], out: Path | str, *, min_posterior: float = 0.0,
-                            master: str | None = None) -> CountReport:
+                            memory_mb: int = DEFAULT_MEMORY_MB, master: str | None = None) -> CountReport:
     """Count the raw FACC1 annotations under ``paths`` into ``out`` on Spark (``master``, or the
-    session of ``spark-submit``): the counts file and report of the local engine."""
+    session of ``spark-submit``), each task within ``memory_mb`` of pairs: the counts file and
+    report of the local engine."""
     if not 0.0 <= min_posterior <= 1.0:
         raise ElqueryError(f"--min-posterior must be between 0 and 1, not {min_posterior:g}")
+    if memory_mb < 1:
+        raise ElqueryError("--memory must be at least 1")
     files = [str(f) for f in annotation_files(paths)]
     context = session(master).sparkContext
     summed = (context.parallelize(files, len(files))
-              .flatMap(partial(_file_records, min_posterior=min_posterior))
+              .flatMap(partial(_file_records, min_posterior=min_posterior, memory_mb=memory_mb))
               .reduceByKey(operator.add)
               .persist())
     try:
