@@ -7,7 +7,9 @@ Prints JSON lines:
 2. ``index_build``: the whole build, ``build_dbpedia_index`` with default threads: wall time,
    indexed entities/s, CPU time, peak RSS (``resource.getrusage`` of the process and of its
    worker processes), index size, and the wall time of each builder phase (spill / count / write /
-   merge), measured from outside by wrapping the builder's phase runner, without changing it;
+   merge), measured from outside by wrapping the builder's phase runner, without changing it, and
+   the CPU time of the whole process tree in each phase (``/proc/PID/stat``) with the cores it
+   kept busy (CPU / wall: a phase that leaves a core idle shows below the number of cores);
 3. ``entity_documents``: the same documents made with the public functions of
    :mod:`elquery.indexing.entity_documents` (spill, count_predicates, build_documents), each phase timed on
    its own with the builder's parallelism, and written as an Anserini JsonCollection
@@ -94,7 +96,8 @@ class PeakRss:
         self._thread.join()
         self._sample()
 
-    def _descendants(self) -> list[int]:
+    @staticmethod
+    def _descendants() -> list[int]:
         parents: dict[int, int] = {}
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit():
@@ -137,32 +140,54 @@ def _machine() -> dict[str, Any]:
 _PHASES = {"reading dumps": "spill", "counting predicates": "count", "indexing entities": "write"}
 
 
-def _timed_phases(phases: dict[str, float]) -> Callable[[], None]:
-    """Wrap the builder's phase runner and merge step to time them; returns an undo function."""
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_seconds() -> float:
+    """CPU time (user + system, all threads) of this process, of its living descendants, and of
+    the children it has waited for: read from ``/proc/PID/stat`` at a phase's start and end, the
+    difference is the phase's CPU over every process of the build (the worker processes live
+    through all phases)."""
+    total = 0
+    for pid in PeakRss._descendants():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+        if pid == os.getpid():
+            total += int(fields[13]) + int(fields[14])  # cutime, cstime
+    return total / _TICKS
+
+
+def _timed_phases(phases: dict[str, float], cpu: dict[str, float]) -> Callable[[], None]:
+    """Wrap the builder's phase runner and merge step to time them (wall in ``phases``, CPU of
+    the process tree in ``cpu``); returns an undo function."""
     import elquery.indexing.build_index as builder
 
     originals: dict[str, Any] = {}
+
+    def timed(name: str, run: Callable[[], Any]) -> Any:
+        started, cpu_started = time.monotonic(), tree_cpu_seconds()
+        try:
+            return run()
+        finally:
+            phases[name] = phases.get(name, 0.0) + time.monotonic() - started
+            cpu[name] = cpu.get(name, 0.0) + tree_cpu_seconds() - cpu_started
+
     if hasattr(builder, "_map_ordered"):
         original_map = originals["_map_ordered"] = builder._map_ordered
 
         def map_ordered(executor: Executor, fn: Any, argument_lists: Any, description: str, **kwargs: Any) -> Any:
-            started = time.monotonic()
-            try:
-                return original_map(executor, fn, argument_lists, description, **kwargs)
-            finally:
-                name = _PHASES.get(description, description)
-                phases[name] = phases.get(name, 0.0) + time.monotonic() - started
+            return timed(_PHASES.get(description, description),
+                         lambda: original_map(executor, fn, argument_lists, description, **kwargs))
 
         builder._map_ordered = map_ordered
     if hasattr(builder, "_merge"):
         original_merge = originals["_merge"] = builder._merge
 
         def merge(*args: Any, **kwargs: Any) -> Any:
-            started = time.monotonic()
-            try:
-                return original_merge(*args, **kwargs)
-            finally:
-                phases["merge"] = phases.get("merge", 0.0) + time.monotonic() - started
+            return timed("merge", lambda: original_merge(*args, **kwargs))
 
         builder._merge = merge
 
@@ -177,7 +202,8 @@ def stage_build(dumps: Path, out: Path, threads: int | None) -> dict[str, Any]:
     from elquery.indexing.build_index import build_dbpedia_index
 
     phases: dict[str, float] = {}
-    undo = _timed_phases(phases)
+    phases_cpu: dict[str, float] = {}
+    undo = _timed_phases(phases, phases_cpu)
     machine = _machine()
     started = time.monotonic()
     try:
@@ -211,6 +237,9 @@ def stage_build(dumps: Path, out: Path, threads: int | None) -> dict[str, Any]:
         },
         "index_bytes": _tree_bytes(out),
         "phases_s": {k: round(v, 2) for k, v in phases.items()} or None,
+        # CPU of the whole process tree in each phase, and the cores it kept busy (CPU / wall).
+        "phases_cpu_s": {k: round(v, 2) for k, v in phases_cpu.items()} or None,
+        "phases_cores_busy": {k: round(phases_cpu[k] / phases[k], 2) for k in phases_cpu if phases[k] > 0} or None,
         "machine": machine,
     }
 

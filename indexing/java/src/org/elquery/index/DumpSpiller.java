@@ -36,7 +36,12 @@ public final class DumpSpiller implements Closeable {
     "Category:", "File:", "Image:", "Template:", "Portal:", "Wikipedia:", "Help:", "Book:", "Draft:"
   };
 
-  private final OutputStream[] parts;
+  private final Part[] parts;
+  private String lastKey;
+  private byte[] lastKeyBytes;
+  private Part lastPart;
+  private String lastPredicate;
+  private byte[] lastPredicateBytes;
   private final Map<String, String> labels = new LinkedHashMap<>();
   private final CRC32 crc = new CRC32();
   private final NTriples.Statement statement = new NTriples.Statement();
@@ -52,9 +57,9 @@ public final class DumpSpiller implements Closeable {
   public DumpSpiller(String outDir, int partitions) throws IOException {
     Path dir = Paths.get(outDir);
     Files.createDirectories(dir);
-    parts = new OutputStream[partitions];
+    parts = new Part[partitions];
     for (int p = 0; p < partitions; p++) {
-      parts[p] = new BufferedOutputStream(Files.newOutputStream(dir.resolve(String.format("part-%04d.tsv", p))), 1 << 16);
+      parts[p] = new Part(dir.resolve(String.format("part-%04d.tsv", p)));
     }
   }
 
@@ -112,7 +117,8 @@ public final class DumpSpiller implements Closeable {
       reason = "line longer than " + MAX_LINE_CHARS + " characters";
     } else {
       try {
-        parsed = NTriples.parse(lines.text(), statement);
+        String text = lines.text();
+        parsed = NTriples.parse(text, lines.invalid[0], statement);
       } catch (NTriples.Malformed exc) {
         reason = exc.getMessage();
       }
@@ -159,19 +165,75 @@ public final class DumpSpiller implements Closeable {
     } else {
       return;  // blank-node objects carry no text
     }
-    byte[] keyBytes = key.getBytes(StandardCharsets.UTF_8);
-    crc.reset();
-    crc.update(keyBytes, 0, keyBytes.length);
-    OutputStream out = parts[(int) (crc.getValue() % parts.length)];
-    out.write(keyBytes);
-    out.write('\t');
-    out.write(kind);
-    out.write('\t');
-    out.write(predicate.getBytes(StandardCharsets.UTF_8));
-    out.write('\t');
-    out.write(last.getBytes(StandardCharsets.UTF_8));
-    out.write('\n');
+    if (!key.equals(lastKey)) {  // consecutive statements often share their subject
+      lastKey = key;
+      lastKeyBytes = key.getBytes(StandardCharsets.UTF_8);
+      crc.reset();
+      crc.update(lastKeyBytes, 0, lastKeyBytes.length);
+      lastPart = parts[(int) (crc.getValue() % parts.length)];
+    }
+    if (!predicate.equals(lastPredicate)) {  // and their predicate
+      lastPredicate = predicate;
+      lastPredicateBytes = predicate.getBytes(StandardCharsets.UTF_8);
+    }
+    lastPart.line(lastKeyBytes, kind, lastPredicateBytes, last.getBytes(StandardCharsets.UTF_8));
     spilled++;
+  }
+
+  /** One partition file, written through its own buffer (no lock per write). */
+  private static final class Part implements Closeable {
+    private final OutputStream out;
+    private final byte[] buffer = new byte[1 << 16];
+    private int used;
+
+    Part(Path path) throws IOException {
+      out = Files.newOutputStream(path);
+    }
+
+    /** Appends {@code key TAB kind TAB predicate TAB value LF}. */
+    void line(byte[] key, char kind, byte[] predicate, byte[] value) throws IOException {
+      put(key);
+      put((byte) '\t');
+      put((byte) kind);
+      put((byte) '\t');
+      put(predicate);
+      put((byte) '\t');
+      put(value);
+      put((byte) '\n');
+    }
+
+    private void put(byte b) throws IOException {
+      if (used == buffer.length) {
+        flush();
+      }
+      buffer[used++] = b;
+    }
+
+    private void put(byte[] bytes) throws IOException {
+      if (bytes.length > buffer.length - used) {
+        flush();
+        if (bytes.length > buffer.length) {
+          out.write(bytes);
+          return;
+        }
+      }
+      System.arraycopy(bytes, 0, buffer, used, bytes.length);
+      used += bytes.length;
+    }
+
+    private void flush() throws IOException {
+      out.write(buffer, 0, used);
+      used = 0;
+    }
+
+    @Override
+    public void close() throws IOException {
+      try {
+        flush();
+      } finally {
+        out.close();
+      }
+    }
   }
 
   /** Writes the labels kept, {@code subject TAB escaped label} per line, in first-seen order. */
@@ -186,9 +248,9 @@ public final class DumpSpiller implements Closeable {
   @Override
   public void close() throws IOException {
     IOException first = null;
-    for (OutputStream out : parts) {
+    for (Part part : parts) {
       try {
-        out.close();
+        part.close();
       } catch (IOException exc) {
         first = first == null ? exc : first;
       }
@@ -308,6 +370,8 @@ public final class DumpSpiller implements Closeable {
     private boolean overflow;
     private boolean terminated;
     private char[] chars = new char[1 << 12];
+    /** Whether the line {@link #text} gave last held bytes that are not valid UTF-8. */
+    final boolean[] invalid = new boolean[1];
     /** Whether the last {@link #take} ended a line (then {@link #text} is that line). */
     boolean complete;
 
@@ -396,13 +460,14 @@ public final class DumpSpiller implements Closeable {
           break;
         }
       }
+      invalid[0] = false;
       if (ascii) {
         return new String(line, 0, length, StandardCharsets.ISO_8859_1);
       }
       if (chars.length < length) {
         chars = new char[Math.max(chars.length * 2, length)];
       }
-      return new String(chars, 0, Utf8.decode(line, 0, length, chars, false));
+      return new String(chars, 0, Utf8.decode(line, 0, length, chars, false, invalid));
     }
   }
 }

@@ -31,6 +31,8 @@ final class NTriples {
     String predicate;
     String object;
     int kind;
+    /** Scratch: whether the IRI body scanned last may need {@link #iri}'s full check. */
+    boolean suspect;
   }
 
   private static final Malformed NOT_STATEMENT = new Malformed(NOT_A_STATEMENT);
@@ -47,17 +49,18 @@ final class NTriples {
         || c == 0x202f || c == 0x205f || c == 0x3000;
   }
 
+  /** Which ASCII characters are plain IRI characters: {@code [^\x00-\x20<>"{}|^`\\]}. */
+  private static final boolean[] IRI_ASCII = new boolean[128];
+
+  static {
+    for (char c = 0x21; c < 128; c++) {
+      IRI_ASCII[c] = "<>\"{}|^`\\".indexOf(c) < 0;
+    }
+  }
+
   /** {@code [^\x00-\x20<>"{}|^`\\]}: a plain IRI character (and a blank-node label's). */
   private static boolean isIriChar(char c) {
-    if (c <= 0x20) {
-      return false;
-    }
-    switch (c) {
-      case '<': case '>': case '"': case '{': case '}': case '|': case '^': case '`': case '\\':
-        return false;
-      default:
-        return true;
-    }
+    return c >= 128 || IRI_ASCII[c];
   }
 
   private static boolean isHex(char c) {
@@ -76,20 +79,34 @@ final class NTriples {
     return true;
   }
 
-  /** The end of the longest IRIREF body from {@code i}: plain characters and \\u / \\U escapes. */
-  private static int iriEnd(String s, int i, int end) {
+  /**
+   * The end of the longest IRIREF body from {@code i}: plain characters and \\u / \\U escapes.
+   * Notes in {@code scratch.suspect} whether the body may need resolving or refusing by {@link
+   * #iri} ({@code _IRI_SUSPECT}: an escape, U+0085, U+2028, U+2029, or a low surrogate that may
+   * be an escaped byte; a false alarm only costs the full check).
+   */
+  private static int iriEnd(String s, int i, int end, Statement scratch) {
+    boolean suspect = false;
     while (i < end) {
       char c = s.charAt(i);
-      if (isIriChar(c)) {
-        i++;
-      } else if (c == '\\' && i + 1 < end && s.charAt(i + 1) == 'u' && hexAt(s, i + 2, 4, end)) {
-        i += 6;
-      } else if (c == '\\' && i + 1 < end && s.charAt(i + 1) == 'U' && hexAt(s, i + 2, 8, end)) {
-        i += 10;
+      if (c < 128) {
+        if (IRI_ASCII[c]) {
+          i++;
+        } else if (c == '\\' && i + 1 < end && s.charAt(i + 1) == 'u' && hexAt(s, i + 2, 4, end)) {
+          suspect = true;
+          i += 6;
+        } else if (c == '\\' && i + 1 < end && s.charAt(i + 1) == 'U' && hexAt(s, i + 2, 8, end)) {
+          suspect = true;
+          i += 10;
+        } else {
+          break;
+        }
       } else {
-        break;
+        suspect |= c == 0x85 || c == 0x2028 || c == 0x2029 || (c >= 0xDC80 && c <= 0xDCFF);
+        i++;
       }
     }
+    scratch.suspect = suspect;
     return i;
   }
 
@@ -145,10 +162,12 @@ final class NTriples {
 
   /**
    * Parses one line (without its line end) into {@code out}; false for a blank or comment line.
+   * {@code maybeInvalid} false promises that the line holds no escaped byte (it was valid UTF-8),
+   * which spares looking for them.
    *
    * @throws Malformed with the reason {@code parse_line} gives
    */
-  static boolean parse(String line, Statement out) throws Malformed {
+  static boolean parse(String line, boolean maybeInvalid, Statement out) throws Malformed {
     int b = 0;
     int e = line.length();
     while (b < e && isPythonSpace(line.charAt(b))) {
@@ -164,12 +183,14 @@ final class NTriples {
     int i = b;
     String subjectIri = null;
     String subjectBlank = null;
+    boolean subjectSuspect = false;
     if (s.charAt(i) == '<') {
-      int close = iriEnd(s, i + 1, e);
+      int close = iriEnd(s, i + 1, e, out);
       if (close >= e || s.charAt(close) != '>') {
         throw NOT_STATEMENT;
       }
       subjectIri = s.substring(i + 1, close);
+      subjectSuspect = out.suspect;
       i = close + 1;
     } else if (s.startsWith("_:", i)) {
       int close = labelRunEnd(s, i + 2, e);
@@ -185,11 +206,12 @@ final class NTriples {
     if (i >= e || s.charAt(i) != '<') {
       throw NOT_STATEMENT;
     }
-    int close = iriEnd(s, i + 1, e);
+    int close = iriEnd(s, i + 1, e, out);
     if (close >= e || s.charAt(close) != '>') {
       throw NOT_STATEMENT;
     }
     String predicateIri = s.substring(i + 1, close);
+    boolean predicateSuspect = out.suspect;
     i = skipSpaceTab(s, close + 1, e);
     if (i >= e) {
       throw NOT_STATEMENT;
@@ -199,12 +221,14 @@ final class NTriples {
     String objectBlank = null;
     String literal = null;
     String datatype = null;
+    boolean objectSuspect = false;
     if (first == '<') {
-      close = iriEnd(s, i + 1, e);
+      close = iriEnd(s, i + 1, e, out);
       if (close >= e || s.charAt(close) != '>' || !endsStatement(s, close + 1, e)) {
         throw NOT_STATEMENT;
       }
       objectIri = s.substring(i + 1, close);
+      objectSuspect = out.suspect;
     } else if (s.startsWith("_:", i)) {
       objectBlank = blankObject(s, i + 2, e);
     } else if (first == '"') {
@@ -238,11 +262,12 @@ final class NTriples {
         }
         k = languageEnd;
       } else if (s.startsWith("^^<", k)) {
-        close = iriEnd(s, k + 3, e);
+        close = iriEnd(s, k + 3, e, out);
         if (close >= e || s.charAt(close) != '>') {
           throw NOT_STATEMENT;
         }
         datatype = s.substring(k + 3, close);
+        objectSuspect = out.suspect;
         k = close + 1;
       }
       if (!endsStatement(s, k, e)) {
@@ -251,19 +276,19 @@ final class NTriples {
     } else {
       throw NOT_STATEMENT;
     }
-    out.subject = subjectIri != null ? iri(subjectIri) : subjectBlank;
-    out.predicate = iri(predicateIri);
+    out.subject = subjectIri != null ? iri(subjectIri, subjectSuspect) : subjectBlank;
+    out.predicate = iri(predicateIri, predicateSuspect);
     if (objectIri != null) {
-      out.object = iri(objectIri);
+      out.object = iri(objectIri, objectSuspect);
       out.kind = IRI;
     } else if (objectBlank != null) {
       out.object = objectBlank;
       out.kind = BLANK;
     } else {
       if (datatype != null) {
-        iri(datatype);
+        iri(datatype, objectSuspect);
       }
-      if (Utf8.hasEscapedByte(literal)) {
+      if (maybeInvalid && Utf8.hasEscapedByte(literal)) {
         literal = Utf8.replaceEscapedBytes(literal);
       }
       out.object = unescape(literal);
@@ -287,26 +312,15 @@ final class NTriples {
     throw NOT_STATEMENT;
   }
 
-  /** Whether an IRI may need resolving or refusing ({@code _IRI_SUSPECT}). */
-  private static boolean suspect(String text) {
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
-      if (c == '\\' || c == 0x85 || c == 0x2028 || c == 0x2029 || (c >= 0xDC80 && c <= 0xDCFF && Utf8.isEscapedByte(text, i))) {
-        return true;
-      }
-    }
-    return false;
-  }
-
   /** {@code _NOT_IN_IRI}: what an IRI may not hold once unescaped. */
   private static boolean notInIri(int c) {
     return c <= 0x20 || c == '<' || c == '>' || c == '"' || c == '{' || c == '}' || c == '|' || c == '^' || c == '`'
         || c == '\\' || c == 0x85 || c == 0x2028 || c == 0x2029;
   }
 
-  /** An IRI unescaped and checked ({@code _iri}). */
-  static String iri(String text) throws Malformed {
-    if (!suspect(text) && !text.equals(DBPEDIA_RESOURCE)) {
+  /** An IRI unescaped and checked ({@code _iri}); {@code suspect} as {@link #iriEnd} notes it. */
+  static String iri(String text, boolean suspect) throws Malformed {
+    if (!suspect && !text.equals(DBPEDIA_RESOURCE)) {
       return text;
     }
     if (Utf8.hasEscapedByte(text)) {

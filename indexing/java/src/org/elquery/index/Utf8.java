@@ -19,6 +19,12 @@ final class Utf8 {
    * U+FFFD, otherwise each of its bytes becomes U+DC00 + byte.
    */
   static int decode(byte[] b, int off, int len, char[] out, boolean replace) {
+    return decode(b, off, len, out, replace, new boolean[1]);
+  }
+
+  /** As {@link #decode(byte[], int, int, char[], boolean)}; sets {@code invalid[0]} when some
+   * bytes were not valid UTF-8. */
+  static int decode(byte[] b, int off, int len, char[] out, boolean replace, boolean[] invalid) {
     int i = off;
     int end = off + len;
     int o = 0;
@@ -75,6 +81,7 @@ final class Utf8 {
         }
         i += need + 1;
       } else {
+        invalid[0] = true;
         if (replace) {
           out[o++] = '\uFFFD';
         } else {
