@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -67,17 +67,32 @@ def baseline(paths: list[Path]) -> tuple[float, float, int]:
     return time.perf_counter() - started, time.process_time() - cpu, len(counts)
 
 
-def tree_sample(pid: int, cpu: dict[int, float]) -> float:
-    """Resident memory of a process and all its descendants (MB), from /proc; records each one's
-    CPU seconds so far in ``cpu`` (the Spark JVM and its Python workers are not always reaped by
-    their parents, so ``RUSAGE_CHILDREN`` can miss them)."""
+@dataclass
+class TreeCpu:
+    """CPU seconds of a process tree from /proc samples: each process's own time and the time of
+    the children it reaped, as last seen. A process that ended before its parent's last sample was
+    reaped into that parent's children time and counts only there; the Spark JVM and its Python
+    workers are not always reaped, so ``RUSAGE_CHILDREN`` alone misses them."""
+
+    seen: dict[int, tuple[int, int, float, float]] = field(default_factory=dict)  # pid: parent, sample, own, reaped
+    samples: int = 0
+
+    def total(self) -> float:
+        return sum(own + reaped for pid, (parent, sample, own, reaped) in self.seen.items()
+                   if not (parent in self.seen and sample < self.seen[parent][1]))
+
+
+def tree_sample(pid: int, cpu: TreeCpu) -> float:
+    """Resident memory of a process and all its descendants (MB), from /proc; records their CPU in ``cpu``."""
     total, frontier, ticks = 0, [pid], os.sysconf("SC_CLK_TCK")
+    cpu.samples += 1
     while frontier:
         current = frontier.pop()
         try:
             total += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
             fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-            cpu[current] = (int(fields[11]) + int(fields[12])) / ticks
+            cpu.seen[current] = (int(fields[1]), cpu.samples, (int(fields[11]) + int(fields[12])) / ticks,
+                                 (int(fields[13]) + int(fields[14])) / ticks)
             frontier += [int(c) for c in Path(f"/proc/{current}/task/{current}/children").read_text().split()]
         except OSError:
             continue
@@ -88,7 +103,7 @@ def elquery_counts(paths: list[Path], out: Path, workers: int, memory: int,
                    spark: bool = False) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds and peak RSS (MB, all processes) of `elquery index facc-counts`
     (``spark``: with ``--engine spark --master local[workers]``). CPU is the larger of the reaped
-    children's and the sum of what every process of the tree had used when last sampled."""
+    children's and the sampled tree's (:class:`TreeCpu`)."""
     command = [sys.executable, "-m", "elquery", "index", "facc-counts", *map(str, paths), "--out", str(out)]
     if spark:
         command += ["--engine", "spark", "--master", f"local[{workers}]"]
@@ -96,14 +111,14 @@ def elquery_counts(paths: list[Path], out: Path, workers: int, memory: int,
         command += ["--workers", str(workers), "--memory", str(memory)]
     started, cpu = time.perf_counter(), _children_cpu()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    peak, sampled = 0.0, {}
+    peak, sampled = 0.0, TreeCpu()
     while process.poll() is None:
         peak = max(peak, tree_sample(process.pid, sampled))
         time.sleep(0.2)
     seconds = time.perf_counter() - started
     if process.returncode:
         raise SystemExit(f"facc-counts failed: {process.stderr.read() if process.stderr else ''}")
-    return seconds, max(_children_cpu() - cpu, sum(sampled.values())), peak
+    return seconds, max(_children_cpu() - cpu, sampled.total()), peak
 
 
 def main() -> int:
