@@ -33,6 +33,19 @@ def elq_data() -> Path:
     return require_data("elq")
 
 
+@pytest.fixture(scope="session")
+def sample_link_artefacts(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The index and the surface forms (KB names and anchor texts) of the real DBpedia sample,
+    built once for every test that links against it."""
+    from elquery.indexing.build_index import build_dbpedia_index
+    from elquery.indexing.surface_forms.build import BuildOptions, build_store
+
+    root = tmp_path_factory.mktemp("linking-sample")
+    build_dbpedia_index([dbpedia_sample], root / "index", threads=2)
+    build_store(root / "sf.db", BuildOptions((dbpedia_sample,), anchors=True, workers=2, progress=False))
+    return root / "index", root / "sf.db"
+
+
 SPARK_MASTER = "local[2]"
 
 

@@ -11,23 +11,13 @@ import pytest
 
 from elquery.cli import main as elquery
 from elquery.evaluation.readers import read_elq, read_jsonl
-from elquery.indexing.build_index import build_dbpedia_index
-from elquery.indexing.surface_forms.build import BuildOptions, build_store
-
-
-@pytest.fixture(scope="module")
-def sample_artefacts(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("linking-sample")
-    build_dbpedia_index([dbpedia_sample], root / "index", threads=2)
-    build_store(root / "sf.db", BuildOptions((dbpedia_sample,), anchors=True, workers=2, progress=False))
-    return root / "index", root / "sf.db"
 
 
 @pytest.mark.parametrize("collection", ["y-erd", "erd-dev"])
-def test_every_query_is_linked(collection: str, elq_data: Path, sample_artefacts: tuple[Path, Path], tmp_path: Path) -> None:
+def test_every_query_is_linked(collection: str, elq_data: Path, sample_link_artefacts: tuple[Path, Path], tmp_path: Path) -> None:
     queries = elq_data / collection / "queries.json"
     qids = set(json.loads(queries.read_text(encoding="utf-8")))
-    index, sf = sample_artefacts
+    index, sf = sample_link_artefacts
     common = ["link", "--index", str(index), "--surface-forms", str(sf), "--queries", str(queries)]
     # s = 0.25: the sample's collection is tiny, so exp-scores are far below the full-KB default
     assert elquery([*common, "--gif-threshold", "0.25", "--out", str(tmp_path / "run.elq")]) == 0

@@ -15,19 +15,9 @@ import pytest
 from conftest import SPARK_MASTER as MASTER  # tests/conftest.py, on the path as pytest loads it
 from elquery.cli import main as elquery
 from elquery.evaluation.readers import read_jsonl
-from elquery.indexing.build_index import build_dbpedia_index
-from elquery.indexing.surface_forms.build import BuildOptions, build_store
 from elquery.linking import batch
 from elquery.linking.linker import Linker
 from elquery.linking.output import RunFormat
-
-
-@pytest.fixture(scope="module")
-def artefacts(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("spark-sample")
-    build_dbpedia_index([dbpedia_sample], root / "index", threads=2)
-    build_store(root / "sf.db", BuildOptions((dbpedia_sample,), anchors=True, workers=2, progress=False))
-    return root / "index", root / "sf.db"
 
 
 @pytest.fixture(scope="module")
@@ -35,28 +25,28 @@ def yerd(elq_data: Path) -> list[tuple[str, str]]:
     return list(json.loads((elq_data / "y-erd" / "queries.json").read_text(encoding="utf-8")).items())
 
 
-def _link(artefacts: tuple[Path, Path], out: Path, *extra: str) -> None:
-    index, sf = artefacts
+def _link(sample_link_artefacts: tuple[Path, Path], out: Path, *extra: str) -> None:
+    index, sf = sample_link_artefacts
     assert elquery(["link", "--index", str(index), "--surface-forms", str(sf), "--gif-threshold", "0.25",
                     "--out", str(out), *extra]) == 0
 
 
 @pytest.mark.parametrize(("method", "fmt"), [("mlmcg", "elq"), ("cmns", "jsonl"), ("mlm", "trec")])
-def test_link_runs_equal_the_local_engine(spark, artefacts, elq_data: Path, tmp_path: Path, method: str, fmt: str) -> None:
+def test_link_runs_equal_the_local_engine(spark, sample_link_artefacts, elq_data: Path, tmp_path: Path, method: str, fmt: str) -> None:
     queries = str(elq_data / "y-erd" / "queries.json")
     common = ["--queries", queries, "--method", method, "--format", fmt]
-    _link(artefacts, tmp_path / "local", *common)
-    _link(artefacts, tmp_path / "spark", *common, "--engine", "spark", "--master", MASTER)
+    _link(sample_link_artefacts, tmp_path / "local", *common)
+    _link(sample_link_artefacts, tmp_path / "spark", *common, "--engine", "spark", "--master", MASTER)
     local = (tmp_path / "local").read_bytes()
     assert local and (tmp_path / "spark").read_bytes() == local
-    if fmt != "jsonl":  # the sidecar of the run's artefacts and parameters, the same from both engines
+    if fmt != "jsonl":  # the sidecar of the run's sample_link_artefacts and parameters, the same from both engines
         assert (tmp_path / "spark.meta.json").read_text() == (tmp_path / "local.meta.json").read_text()
 
 
-def test_worker_pool_text_equals_in_process(artefacts, yerd, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_worker_pool_text_equals_in_process(sample_link_artefacts, yerd, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(batch, "MIN_QUERIES_PER_WORKER", 1)  # two workers for a small batch
     monkeypatch.setattr(batch, "CHUNK", 7)  # many chunks, several in flight
-    linker = Linker(*artefacts, gif_threshold=0.25)
+    linker = Linker(*sample_link_artefacts, gif_threshold=0.25)
     run_format = RunFormat("elq", "t")
     serial = [run_format(linker.result(query, qid)) for qid, query in yerd]
     assert list(linker.link_many(yerd, workers=2, encode=run_format)) == serial
@@ -66,10 +56,10 @@ def test_worker_pool_text_equals_in_process(artefacts, yerd, monkeypatch: pytest
 
 
 @pytest.mark.parametrize("level", ["mentions", "interpretations", "ranking"])
-def test_link_dataframe_rows_are_the_jsonl_records(spark, artefacts, yerd, tmp_path: Path, level: str) -> None:
+def test_link_dataframe_rows_are_the_jsonl_records(spark, sample_link_artefacts, yerd, tmp_path: Path, level: str) -> None:
     from elquery.linking.spark import link_dataframe
 
-    linker = Linker(*artefacts, gif_threshold=0.25)
+    linker = Linker(*sample_link_artefacts, gif_threshold=0.25)
     frame = link_dataframe(spark.createDataFrame(yerd, "qid string, query string"), linker, level)
     rows = [row.asDict(recursive=True) for row in frame.collect()]
     records = [json.loads(RunFormat("jsonl", "t")(linker.result(query, qid))) for qid, query in yerd]
@@ -92,26 +82,26 @@ def _rank(index: Path, queries: Path, out: Path, *extra: str) -> None:
 
 
 @pytest.mark.parametrize("model", ["mlm", "bm25", "sdm"])
-def test_rank_runs_equal_the_local_engine(spark, artefacts, yerd, tmp_path: Path, model: str) -> None:
+def test_rank_runs_equal_the_local_engine(spark, sample_link_artefacts, yerd, tmp_path: Path, model: str) -> None:
     queries = tmp_path / "queries.tsv"
     queries.write_text("".join(f"{qid}\t{query}\n" for qid, query in yerd), encoding="utf-8")
-    _rank(artefacts[0], queries, tmp_path / "local.run", "--model", model, "--threads", "2")
-    _rank(artefacts[0], queries, tmp_path / "spark.run", "--model", model, "--engine", "spark", "--master", MASTER)
+    _rank(sample_link_artefacts[0], queries, tmp_path / "local.run", "--model", model, "--threads", "2")
+    _rank(sample_link_artefacts[0], queries, tmp_path / "spark.run", "--model", model, "--engine", "spark", "--master", MASTER)
     local = (tmp_path / "local.run").read_text()
     assert local and (tmp_path / "spark.run").read_text() == local
 
 
-def test_rank_dataframe_rows_are_the_run_lines(spark, artefacts, yerd, tmp_path: Path) -> None:
+def test_rank_dataframe_rows_are_the_run_lines(spark, sample_link_artefacts, yerd, tmp_path: Path) -> None:
     from elquery.retrieval.spark import rank_dataframe
 
     queries = tmp_path / "queries.tsv"
     queries.write_text("".join(f"{qid}\t{query}\n" for qid, query in yerd), encoding="utf-8")
-    _rank(artefacts[0], queries, tmp_path / "local.run", "--threads", "1")
+    _rank(sample_link_artefacts[0], queries, tmp_path / "local.run", "--threads", "1")
     expected = []
     for line in (tmp_path / "local.run").read_text().splitlines():
         qid, _, entity, rank, score, _ = line.split()
         expected.append((qid, int(rank), entity, score))
-    frame = rank_dataframe(spark.createDataFrame(yerd, "qid string, query string"), artefacts[0], k=20)
+    frame = rank_dataframe(spark.createDataFrame(yerd, "qid string, query string"), sample_link_artefacts[0], k=20)
     rows = [(r.qid, r.rank, r.entity, r.score) for r in frame.collect()]
     assert len(rows) == len(expected) > 0
     assert [row[:3] for row in rows] == [row[:3] for row in expected]
@@ -124,10 +114,10 @@ def test_rank_dataframe_rows_are_the_run_lines(spark, artefacts, yerd, tmp_path:
     ("link", ["--engine", "spark", "--workers", "2"], "--workers goes with --engine local"),
     ("rank", ["--engine", "spark", "--threads", "2"], "--threads goes with --engine local"),
 ])
-def test_engine_flag_errors(artefacts, tmp_path: Path, command: str, flags: list[str], message: str) -> None:
+def test_engine_flag_errors(sample_link_artefacts, tmp_path: Path, command: str, flags: list[str], message: str) -> None:
     queries = tmp_path / "q.tsv"
     queries.write_text("q1\tmanhattan\n", encoding="utf-8")
-    index, sf = artefacts
+    index, sf = sample_link_artefacts
     given = ["--index", str(index), "--queries", str(queries), "--out", str(tmp_path / "out")]
     if command == "link":
         given += ["--surface-forms", str(sf)]
@@ -138,7 +128,7 @@ def test_engine_flag_errors(artefacts, tmp_path: Path, command: str, flags: list
     assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
 
 
-def test_spark_submit_runs_the_documented_command(spark, artefacts, elq_data: Path, tmp_path: Path) -> None:
+def test_spark_submit_runs_the_documented_command(spark, sample_link_artefacts, elq_data: Path, tmp_path: Path) -> None:
     """The README's cluster command, ``spark-submit ... elquery/__main__.py link --engine spark``, on
     a local master: the driver joins spark-submit's session and writes the local engine's run."""
     import os
@@ -151,8 +141,8 @@ def test_spark_submit_runs_the_documented_command(spark, artefacts, elq_data: Pa
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     main = Path(elquery.__file__).with_name("__main__.py")
     queries = str(elq_data / "y-erd" / "queries.json")
-    _link(artefacts, tmp_path / "local", "--queries", queries)
-    index, sf = artefacts
+    _link(sample_link_artefacts, tmp_path / "local", "--queries", queries)
+    index, sf = sample_link_artefacts
     environment = {**os.environ, "JAVA_HOME": str(java_home()), "PYSPARK_PYTHON": sys.executable,
                    "PYSPARK_DRIVER_PYTHON": sys.executable}
     done = subprocess.run([str(submit), "--master", MASTER, str(main), "link", "--index", str(index),
