@@ -91,11 +91,18 @@ def _parse_json(where: str, line: str) -> list[tuple[str, Any, Any]]:
         raise ElqueryError(f"{where}: expected a JSON object")
     qid = record.get("qid")
     _check_qid(where, qid)
+    return [(qid, entity, score) for entity, score in record_links(record, where)]
+
+
+def record_links(record: dict[str, Any], where: str) -> list[tuple[Any, Any]]:
+    """The ``(entity, score)`` links of one JSON record, by the module docstring's rules: its
+    ``links`` list, or the entities of the interpretations of an ``elquery link --format jsonl``
+    record (also the service's ``/link`` answer), each with its highest annotation score."""
     if "links" in record:
         items = record["links"]
         if not isinstance(items, list) or not all(isinstance(i, dict) and {"entity", "score"} <= i.keys() for i in items):
             raise ElqueryError(f"{where}: \"links\" must be a list of {{\"entity\": ..., \"score\": ...}}")
-        return [(qid, i["entity"], i["score"]) for i in items]
+        return [(i["entity"], i["score"]) for i in items]
     if "interpretations" in record:
         best: dict[str, float] = {}
         try:
@@ -107,7 +114,7 @@ def _parse_json(where: str, line: str) -> list[tuple[str, Any, Any]]:
                     best[entity] = max(best.get(entity, score), score)
         except (TypeError, KeyError):
             raise ElqueryError(f"{where}: \"interpretations\" is not that of `elquery link --format jsonl`") from None
-        return [(qid, entity, score) for entity, score in best.items()]
+        return list(best.items())
     raise ElqueryError(f"{where}: a JSON line needs \"links\" (or \"interpretations\", from `elquery link --format jsonl`)")
 
 

@@ -32,7 +32,9 @@ from elquery.linking.linker import Linker
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
 from elquery.linking.mlm_scores import IndexScorer
 from elquery.linking.output import jsonl_record
-from elquery.retrieval.models import MODEL_HELP, model_from_name, parse_params
+from elquery.retrieval.links import record_links
+from elquery.retrieval.models import MODEL_HELP, EntityLinkingRetrieval, model_from_name, parse_params
+from elquery.retrieval.scoring import LinkedQuery
 from elquery.retrieval.searcher import Searcher
 
 PAGE = Path(__file__).with_name("page.html")
@@ -252,21 +254,25 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
     def link_batch(linker: Any, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
         return [jsonl_record(linker.result(text, qid)) for qid, text in pairs]
 
+    def linker_of(values: dict[str, Any]) -> tuple[str, Any]:
+        """The ``method`` of a request (default mlmcg) and its linker, with the request's
+        commonness_threshold, gif_threshold and top_ranked, as ``elquery link``."""
+        method = values.get("method", "mlmcg")
+        if method == "tagme":
+            if artefacts.tagme_linker is None:
+                raise RequestError(422, "method tagme: the service was started without --tagme")
+            return method, artefacts.tagme_linker
+        top_ranked = str(values.get("top_ranked", "false")).lower() in ("1", "true", "yes")
+        return method, artefacts.linker(method, number(values, "commonness_threshold"),
+                                        number(values, "gif_threshold"), top_ranked, limits.max_query_tokens)
+
     @app.api_route("/link", methods=["GET", "POST"])
     async def link(request: Request) -> JSONResponse:
         """Link one query (``q``) or several (``queries``): method, commonness_threshold,
         gif_threshold, top_ranked as ``elquery link``; answers as its jsonl format."""
         values = await parameters(request)
         pairs = queries_of(values)
-        method = values.get("method", "mlmcg")
-        if method == "tagme":
-            if artefacts.tagme_linker is None:
-                raise RequestError(422, "method tagme: the service was started without --tagme")
-            linker: Any = artefacts.tagme_linker
-        else:
-            top_ranked = str(values.get("top_ranked", "false")).lower() in ("1", "true", "yes")
-            linker = artefacts.linker(method, number(values, "commonness_threshold"), number(values, "gif_threshold"),
-                                      top_ranked, limits.max_query_tokens)
+        method, linker = linker_of(values)
         if len(pairs) == 1 and method != "tagme":
             # GIF's work on one query is bounded by its length (a few ms at the limit): doing it here
             # costs less than the hand-off to a thread, which took most of a request's CPU.
@@ -287,12 +293,35 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
             raise RequestError(422, f"k must be between 1 and {limits.max_k}, got {k}")
         params = values.get("params", [])
         model = model_from_name(name, parse_params(params if isinstance(params, list) else [params]))
+        linked = isinstance(model, EntityLinkingRetrieval)
+        if not linked and "links" in values:
+            raise RequestError(422, f"links go with the ELR models (sdm-elr, fsdm-elr, mlm-elr), not {name}")
 
         def ranked() -> list[dict[str, Any]]:
+            queries: list[Any] = [text for _, text in pairs]
+            if linked:
+                queries = [LinkedQuery(text, tuple(links)) for text, links in zip(queries, query_links(values, pairs))]
             return [{"qid": qid, "query": text, "ranking": [{"rank": r.rank, "entity": r.entity, "score": r.score}
-                                                              for r in artefacts.searcher.rank(text, model, k)]}
-                    for qid, text in pairs]
+                                                              for r in artefacts.searcher.rank(query, model, k)]}
+                    for (qid, text), query in zip(pairs, queries)]
         return JSONResponse({"results": await bounded(ranked)})
+
+    def query_links(values: dict[str, Any], pairs: list[tuple[str, str]]) -> list[list[tuple[Any, Any]]]:
+        """The linked entities of each query of an ELR ``/rank`` request: the request's ``links``
+        (a list of ``{"entity", "score"}`` for one query, or an object of such lists by qid), else
+        what the service's linker finds (``method``, default mlmcg, as ``/link``), by the rules of
+        ``elquery rank --links`` over ``elquery link --format jsonl`` output."""
+        given = values.get("links")
+        if given is None:
+            linker = artefacts.linker(values.get("method", "mlmcg"), number(values, "commonness_threshold"),
+                                      number(values, "gif_threshold"), False, limits.max_query_tokens)
+            return [record_links(jsonl_record(linker.result(text, qid)), f"query {qid!r}") for qid, text in pairs]
+        if isinstance(given, list) and len(pairs) == 1:
+            given = {pairs[0][0]: given}
+        if not isinstance(given, dict):
+            raise RequestError(422, "links: expected a list of {\"entity\", \"score\"} (one query) or an object of "
+                               "such lists by qid")
+        return [record_links({"links": given.get(qid, [])}, f"links of query {qid!r}") for qid, _ in pairs]
 
     @app.get("/entity/{entity:path}")
     async def entity(entity: str) -> JSONResponse:
