@@ -97,9 +97,14 @@ class SearcherBackend:
     def identity(self) -> Any:
         return {"index": file_identity(self.index)}
 
-    def rank(self, model: Model, queries: Mapping[str, str], k: int, progress: Progress
+    def rank(self, model: Model, queries: Mapping[str, str], k: int, progress: Progress, links: Path | None = None
              ) -> Iterator[tuple[str, list[RankedEntity]]]:
         from elquery.retrieval.batch import rank_many
+        from elquery.retrieval.links import check_links, read_links
 
-        records = [QueryRecord(qid, text) for qid, text in queries.items()]
+        linked = {} if links is None else read_links(links)
+        if linked:
+            check_links(linked, self.index)
+        records = [QueryRecord(qid, text, tuple((link.entity, link.score) for link in linked.get(qid, ())))
+                   for qid, text in queries.items()]
         yield from rank_many(str(self.index), records, model, k, self.workers, progress)

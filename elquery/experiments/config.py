@@ -55,6 +55,7 @@ reported in one line naming the file and the config key. Keys (defaults in brack
     model = "bm25"                  # any model of `elquery rank --model` (the retrieval registry)
     label = "BM25"                  # [the model name]
     params = { k1 = [0.9, 1.2], b = 0.4 }   # its --param values; a list is swept
+    # links = "links.jsonl": the ELR models' linked entities (a links file of `elquery rank --links`)
     # run = "path", label = "...": a given TREC run, evaluated as it is
 
     [mention_detection]             # optional; recall per source: KB, Web, KB+Web
@@ -118,6 +119,9 @@ class MethodSpec:
     """A given run file (``method = "run"``), evaluated as it is instead of linking."""
     params: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """Entity retrieval: each ``--param`` name of the model and the values to sweep."""
+    links: Path | None = None
+    """Entity retrieval with an ELR model: the queries' linked entities (a links file of
+    ``elquery rank --links``)."""
 
 
 @dataclass(frozen=True)
@@ -525,7 +529,12 @@ def _retrieval_method(table: _Table) -> MethodSpec:
         if len(set(texts)) != len(texts):
             raise params_table.error(name, "a value is given twice")  # type: ignore[union-attr]
         grid.append((name, texts))
-    spec = MethodSpec(_label(table, model), model, None, (), (None,), params=tuple(grid))
+    links = table.path("links", required=False)
+    if model.endswith("-elr") and links is None:
+        raise table.error("model", f"{model} needs links = FILE (the queries' linked entities, as `elquery rank --links`)")
+    if links is not None and not model.endswith("-elr"):
+        raise table.error("links", f"links go with the ELR models (sdm-elr, fsdm-elr, mlm-elr), not {model}")
+    spec = MethodSpec(_label(table, model), model, None, (), (None,), params=tuple(grid), links=links)
     table.check_unknown()
     from elquery.experiments.sweep import grid as settings
 

@@ -112,9 +112,10 @@ class Ranker(Protocol):
     def identity(self) -> Any:
         """A JSON-serializable identity of the index."""
 
-    def rank(self, model: Model, queries: Mapping[str, str], k: int, progress: Progress
+    def rank(self, model: Model, queries: Mapping[str, str], k: int, progress: Progress, links: Path | None = None
              ) -> Iterable[tuple[str, Sequence[RankedEntity]]]:
-        """The top ``k`` of every query, in query order; ``progress(n)`` as queries finish."""
+        """The top ``k`` of every query, in query order; ``progress(n)`` as queries finish; an ELR
+        model's linked entities from the links file ``links``."""
 
 
 def file_identity(path: Path) -> list[Any]:
@@ -239,12 +240,13 @@ class RunStore:
         with the parameters of ``setting``: the top ``depth`` entities of every query."""
         assert self.ranker is not None
         model = model_from_name(spec.method, dict(setting.params))
-        key = digest("ranking", self.ranker.identity(), self.queries, repr(model), depth)
+        links = None if spec.links is None else file_identity(spec.links)
+        key = digest("ranking", self.ranker.identity(), self.queries, repr(model), depth, links)
         path = self.out_dir / "runs" / spec.label / f"{setting.slug}.{key}.trec"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             with self._bar(f"ranking {spec.label} {setting}") as bar:
-                write_run(path, self.ranker.rank(model, self.queries, depth, bar.update), tag(spec.label))
+                write_run(path, self.ranker.rank(model, self.queries, depth, bar.update, spec.links), tag(spec.label))
         return path
 
     def candidates(self) -> dict[str, list[Candidate]]:

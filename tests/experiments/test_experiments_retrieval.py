@@ -61,7 +61,7 @@ class FakeRanker:
     def identity(self) -> object:
         return ["fake-index"]
 
-    def rank(self, model: BM25, queries: Mapping[str, str], k: int, progress):  # type: ignore[no-untyped-def]
+    def rank(self, model: BM25, queries: Mapping[str, str], k: int, progress, links=None):  # type: ignore[no-untyped-def]
         self.ranked.append((repr(model), k))
         for qid in queries:
             progress(1)
@@ -178,10 +178,12 @@ def test_config(setting: Path) -> None:
 @pytest.mark.parametrize("model", sorted(MODEL_HELP))
 def test_every_model_of_the_registry_is_accepted(model: str, tmp_path: Path) -> None:
     path = tmp_path / "experiment.toml"
+    links = 'links = "links.tsv"\n' if model.endswith("-elr") else ""  # the ELR models' linked entities
     path.write_text(f'index = "i"\nqueries = "q.tsv"\n[entity_retrieval]\nqrels = "r.txt"\n'
-                    f'[[entity_retrieval.methods]]\nmodel = "{model}"\n')
+                    f'[[entity_retrieval.methods]]\nmodel = "{model}"\n{links}')
     method = load_config(path).entity_retrieval.methods[0]  # type: ignore[union-attr]
     assert (method.label, method.method, grid(method)) == (model, model, [Setting()])
+    assert method.links == ((tmp_path / "links.tsv").resolve() if links else None)
 
 
 @pytest.mark.parametrize(("old", "new", "message"), [
@@ -202,6 +204,10 @@ def test_every_model_of_the_registry_is_accepted(model: str, tmp_path: Path) -> 
     ('files = ["alpha.json", "beta.json"]', "files = []", r"crossval\.files: expected a non-empty list of paths"),
     ('index = "index"\n', "", r"index: missing \(only an experiment that evaluates given runs goes without\)"),
     ('baseline = "BM25"', 'baseline = "BM26"', r"entity_retrieval\.baseline: 'BM26' is not a method label"),
+    ('model = "bm25"\nlabel = "BM25 tuned"', 'model = "sdm-elr"\nlabel = "BM25 tuned"',
+     r"entity_retrieval\.methods\[1\]\.model: sdm-elr needs links = FILE"),
+    ('label = "BM25"\n', 'label = "BM25"\nlinks = "given.trec"\n',
+     r"entity_retrieval\.methods\[0\]\.links: links go with the ELR models"),
 ])
 def test_errors_name_the_key(setting: Path, old: str, new: str, message: str) -> None:
     text = setting.read_text()
@@ -409,3 +415,28 @@ def test_shipped_retrieval_configs(name: str, dbpedia_entity: Path, monkeypatch:
     assert all(f.task == "er" and f.method in labels and f.metric in reported for f in config.expected)
     assert len(config.expected) == {"dbpedia-entity": 0, "dbpedia-entity-published": 120,
                                     "sample-dbpedia-entity": 56}[name]
+
+
+def test_searcher_backend_ranks_the_elr_models_with_the_links_file(tmp_path: Path) -> None:
+    """An ELR method's ``links`` file reaches the ranking: each query with its own linked
+    entities (a query the file does not name has none), as the searcher ranks them."""
+    from elquery.experiments.backend import SearcherBackend
+    from elquery.indexing.build_index import build_dbpedia_index
+    from elquery.indexing.demo import dumps
+    from elquery.retrieval import LinkedQuery, Searcher, sdm_elr
+
+    build_dbpedia_index(dumps(), tmp_path / "index", relations=True)
+    links = tmp_path / "links.tsv"
+    links.write_text("q1\tManhattan\t0.7\nq1\t<dbpedia:New_York_City>\t0.3\n", encoding="utf-8")
+    backend = SearcherBackend(tmp_path / "index")
+    queries = {"q1": "pizza", "q2": "obama mother"}
+    ranked = dict(backend.rank(sdm_elr(), queries, 5, lambda n: None, links))
+    unlinked = dict(backend.rank(sdm_elr(), queries, 5, lambda n: None))
+    with Searcher(tmp_path / "index") as searcher:
+        assert ranked["q1"] == searcher.rank(
+            LinkedQuery("pizza", (("<dbpedia:Manhattan>", 0.7), ("<dbpedia:New_York_City>", 0.3))), sdm_elr(), 5)
+        assert ranked["q2"] == unlinked["q2"] == searcher.rank("obama mother", sdm_elr(), 5)
+    assert ranked["q1"] != unlinked["q1"]
+    links.write_text("q1\tNo_such_entity_here\t1\n", encoding="utf-8")
+    with pytest.raises(ElqueryError, match="not in the index"):
+        list(backend.rank(sdm_elr(), queries, 5, lambda n: None, links))
