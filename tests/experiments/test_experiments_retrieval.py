@@ -16,6 +16,7 @@ from scipy import stats
 from elquery.base import ElqueryError, run
 from elquery.experiments import load_config, run_experiment
 from elquery.experiments.cli import register
+from elquery.linking.cli import register as register_link
 from elquery.experiments.config import GIVEN, Category, RetrievalTaskSpec
 from elquery.experiments.folds import given_folds
 from elquery.experiments.sweep import Setting, grid
@@ -370,30 +371,40 @@ def test_a_query_in_no_category_is_an_error(setting: Path, tmp_path: Path) -> No
 def test_sample_config_reproduces_its_pinned_figures(dbpedia_sample: Path, dbpedia_entity: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """sample-dbpedia-entity.toml end to end: the index of the real sample built here, every
-    model ranked over the 467 queries, `--check` OK on every pinned figure (the reproduction
-    matrix), and the paper's layout with its four categories."""
+    """sample-dbpedia-entity.toml end to end: the index of the real sample (with its relations)
+    built here, and the links of the 467 queries by elquery's CMNS linker as its header says, every
+    model ranked over them, `--check` OK on every pinned figure (the reproduction matrix), and the
+    paper's layout with its four categories."""
     from elquery.indexing.build_index import build_dbpedia_index
+    from elquery.indexing.surface_forms.build import BuildOptions, build_store
 
-    build_dbpedia_index([dbpedia_sample], tmp_path / "sample" / "index")
+    sample = tmp_path / "sample"
+    build_dbpedia_index([dbpedia_sample], sample / "index", relations=True)
+    build_store(sample / "sf.db", BuildOptions((dbpedia_sample,), anchors=True, workers=2, progress=False))
+    assert run([register_link], "elquery", ["link", "--index", str(sample / "index"), "--surface-forms",
+                                            str(sample / "sf.db"), "--method", "cmns", "--format", "jsonl",
+                                            "--queries", str(dbpedia_entity / "queries-v2_stopped.txt"),
+                                            "--out", str(sample / "links.jsonl")]) == 0
     monkeypatch.setenv("ELQUERY_SAMPLE", str(tmp_path / "sample"))
     monkeypatch.setenv("ELQUERY_DATA", str(data_root()))
     config = CONFIGS / "sample-dbpedia-entity.toml"
     assert run([register], "elquery", ["experiment", str(config), "--out", str(tmp_path / "out"), "--check"]) == 0
     out = capsys.readouterr().out
     checks = [line for line in out.splitlines() if line.startswith(("OK", "FAIL"))]
-    assert len(checks) == len(load_config(config).expected) == 56
+    assert len(checks) == len(load_config(config).expected) == 77
     assert all(line.startswith("OK   ") for line in checks), [c for c in checks if not c.startswith("OK")]
     assert "OK   er/BM25/ndcg@10: 0.010485 (expected 0.010485 ± 1e-06)" in checks
     assert "Queries: SemSearch ES 113, INEX-LD 99, ListSearch 115, QALD-2 140, Total 467." in out
     assert "| Model | SemSearch ES NDCG@10 | SemSearch ES NDCG@100 | SemSearch ES MAP@100 | INEX-LD NDCG@10 |" in out
     assert [line.split(" | ")[0] for line in out.splitlines() if line.startswith("| ") and " | " in line][1:9] == [
         "| BM25", "| LM", "| LM-Dirichlet", "| MLM", "| BM25F", "| PRMS", "| SDM", "| FSDM"]
+    assert [line.split(" | ")[0] for line in out.splitlines() if line.startswith("| ") and " | " in line][9:12] == [
+        "| MLM+ELR", "| SDM+ELR", "| FSDM+ELR"]
     assert "cross-validation: the 20 folds of `SemSearch-ES.json`, `INEX-LD.json`, `ListSearch.json`, `QALD2.json`" in out
     # --artefacts: an entity-retrieval config needs only the folder's index (its runs are reused)
     assert run([register], "elquery", ["experiment", str(config), "--out", str(tmp_path / "out"), "--check",
                                        "--artefacts", str(tmp_path / "sample")]) == 0
-    assert capsys.readouterr().out.count("\nOK   ") == 56
+    assert capsys.readouterr().out.count("\nOK   ") == 77
 
 
 @pytest.mark.parametrize("name", ["dbpedia-entity", "dbpedia-entity-published", "sample-dbpedia-entity"])
@@ -414,7 +425,7 @@ def test_shipped_retrieval_configs(name: str, dbpedia_entity: Path, monkeypatch:
     labels = {m.label for m in spec.methods}
     assert all(f.task == "er" and f.method in labels and f.metric in reported for f in config.expected)
     assert len(config.expected) == {"dbpedia-entity": 0, "dbpedia-entity-published": 120,
-                                    "sample-dbpedia-entity": 56}[name]
+                                    "sample-dbpedia-entity": 77}[name]
 
 
 def test_searcher_backend_ranks_the_elr_models_with_the_links_file(tmp_path: Path) -> None:
