@@ -15,6 +15,18 @@ def data_root() -> Path:
     return Path(os.environ.get("ELQUERY_DATA", REPO.parent / "shared" / "data"))
 
 
+def write_compressed(path: Path, data: bytes | str) -> Path:
+    """``data`` (text as UTF-8) written to ``path``, compressed as its name ends: ``.gz``,
+    ``.bz2``, or plain."""
+    import bz2
+    import gzip
+
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    compress = {".gz": gzip.compress, ".bz2": bz2.compress}.get(path.suffix, lambda b: b)
+    path.write_bytes(compress(raw))
+    return path
+
+
 def require_data(relative: str) -> Path:
     path = data_root() / relative
     if not path.exists():

@@ -5,7 +5,6 @@ line numbers), on the real DBpedia sample and on generated dumps full of tricky 
 
 from __future__ import annotations
 
-import bz2
 import gzip
 import random
 import re
@@ -18,6 +17,7 @@ from elquery.indexing.entity_documents import SpillResult, is_skipped_dataset, s
 from elquery.indexing.jvm import java_class
 from elquery.indexing.ntriples import MAX_LINE_CHARS, ParseReport, dump_files, read_triples
 from python_spill_reference import python_spill  # pytest puts this folder on sys.path
+from conftest import write_compressed as _compress  # tests/conftest.py, on the path as pytest loads it
 
 R = "http://dbpedia.org/resource/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -25,16 +25,6 @@ COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
 REDIRECTS = "http://dbpedia.org/ontology/wikiPageRedirects"
 SAME_AS = "http://www.w3.org/2002/07/owl#sameAs"
 FOAF_NAME = "http://xmlns.com/foaf/0.1/name"
-
-
-def _compress(path: Path, data: bytes) -> Path:
-    if path.name.endswith(".bz2"):
-        path.write_bytes(bz2.compress(data))
-    elif path.name.endswith(".gz"):
-        path.write_bytes(gzip.compress(data))
-    else:
-        path.write_bytes(data)
-    return path
 
 
 def _parts(directory: Path, partitions: int) -> list[bytes]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bz2
-import gzip
 import itertools
 import re
 from pathlib import Path
@@ -21,22 +20,12 @@ from elquery.indexing.ntriples import (
     parse_line,
     read_triples,
 )
+from conftest import write_compressed as _write  # tests/conftest.py, on the path as pytest loads it
 
 R = "http://dbpedia.org/resource/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
 XSD = "http://www.w3.org/2001/XMLSchema#"
-
-
-def _write(path: Path, text: str) -> Path:
-    data = text.encode("utf-8")
-    if path.name.endswith(".bz2"):
-        path.write_bytes(bz2.compress(data))
-    elif path.name.endswith(".gz"):
-        path.write_bytes(gzip.compress(data))
-    else:
-        path.write_bytes(data)
-    return path
 
 
 # --- tricky lines ---------------------------------------------------------------------------------

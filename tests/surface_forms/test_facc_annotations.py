@@ -22,6 +22,7 @@ from elquery.indexing.normalize import normalize
 from elquery.indexing.surface_forms import BuildOptions, build_store
 from elquery.indexing.surface_forms import facc_annotations
 from elquery.indexing.surface_forms.facc_annotations import Rejected, annotation_pair, count_annotations
+from conftest import write_compressed as _compressed  # tests/conftest.py, on the path as pytest loads it
 
 DOC = "clueweb09-en0000-00-00001\tUTF-8\t"
 
@@ -55,15 +56,6 @@ def _read_counts(path: Path) -> dict[tuple[str, str], int]:
         form, mid, count = line.split("\t")
         counts[(form, mid)] = int(count)
     return counts
-
-
-def _compressed(path: Path, data: bytes) -> Path:
-    if path.name.endswith(".gz"):
-        data = gzip.compress(data)
-    elif path.name.endswith(".bz2"):
-        data = bz2.compress(data)
-    path.write_bytes(data)
-    return path
 
 
 def test_hand_checked_sample(tmp_path: Path) -> None:

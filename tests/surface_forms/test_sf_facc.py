@@ -3,7 +3,6 @@ DBpedia through owl:sameAs, malformed rows and unmapped ids counted and reported
 
 from __future__ import annotations
 
-import bz2
 import gzip
 import sqlite3
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 from elquery.base import ElqueryError
 from elquery.indexing.surface_forms import BuildOptions, SurfaceFormStore, build_store
 from elquery.indexing.surface_forms.facc import FaccReport, canonical_mid, facc_files, read_facc
+from conftest import write_compressed as _write  # tests/conftest.py, on the path as pytest loads it
 
 SAME_AS = "<http://www.w3.org/2002/07/owl#sameAs>"
 LINKS = {
@@ -40,17 +40,6 @@ def _dumps(root: Path) -> Path:
         encoding="utf-8",
     )
     return dumps
-
-
-def _write(path: Path, text: str) -> Path:
-    data = text.encode("utf-8")
-    if path.name.endswith(".gz"):
-        path.write_bytes(gzip.compress(data))
-    elif path.name.endswith(".bz2"):
-        path.write_bytes(bz2.compress(data))
-    else:
-        path.write_bytes(data)
-    return path
 
 
 def _pairs(db: Path) -> dict[tuple[str, str], int]:
