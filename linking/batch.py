@@ -1,8 +1,8 @@
 """Linking a batch of queries, in this process or spread over worker processes.
 
-Shared by :class:`elquery.linking.linker.Linker` and :class:`elquery.linking.tagme.TagmeLinker`: each worker
-builds its own linker once (a JVM and open artefacts do not cross processes) from a picklable
-``factory``, and results come back in input order.
+Shared by :class:`elquery.linking.linker.Linker` and :class:`elquery.linking.tagme.TagmeLinker`: this process
+links with its own linker, each worker builds one once (a JVM and open artefacts do not cross
+processes) from a picklable ``factory``, and results come back in input order.
 """
 
 from __future__ import annotations
