@@ -153,6 +153,10 @@ class EntityIndex:
         or, if it is missing, read from the doc values into memory. Opening an index never writes
         into it (it may be read-only or shared)."""
         self._check_field(field)
+        return self._length_array(field)
+
+    def _length_array(self, field: str) -> np.ndarray:
+        """The lengths of ``field``: its ``.npy`` file (memory-mapped) or its doc values, loaded once."""
         cached = self._lengths.get(field)
         if cached is None:
             path = self.path / length_file(field)
@@ -291,12 +295,7 @@ class EntityIndex:
         """|R(e)|, the number of distinct related entities, for every docid (int32; the
         ``.npy`` file, or the doc values)."""
         self._check_relations()
-        cached = self._lengths.get(RELATIONS_FIELD)
-        if cached is None:
-            path = self.path / length_file(RELATIONS_FIELD)
-            loaded = np.load(path, mmap_mode="r") if path.is_file() else self._lengths_from_doc_values(RELATIONS_FIELD)
-            cached = self._lengths[RELATIONS_FIELD] = loaded
-        return cached
+        return self._length_array(RELATIONS_FIELD)
 
     @cached_property
     def _relation_statistics(self) -> RelationStatistics:

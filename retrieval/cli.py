@@ -93,9 +93,7 @@ def _rank(args: argparse.Namespace) -> int:
 
 def _with_links(args: argparse.Namespace, queries: list) -> list:  # type: ignore[type-arg]
     """The queries with their links from ``--links`` (only the ELR models take them)."""
-    from dataclasses import replace
-
-    from elquery.retrieval.links import check_links, read_links
+    from elquery.retrieval.links import with_links
 
     if args.links is None:
         raise ElqueryError(f"--model {args.model} needs --links FILE (the queries' linked entities)")
@@ -103,9 +101,7 @@ def _with_links(args: argparse.Namespace, queries: list) -> list:  # type: ignor
         raise ElqueryError(f"--links goes with the ELR models (sdm-elr, fsdm-elr, mlm-elr), not {args.model}")
     if args.engine == "spark":
         raise ElqueryError("--links goes with --engine local")
-    links = read_links(args.links)
-    check_links(links, args.index)
-    return [replace(q, links=tuple((link.entity, link.score) for link in links.get(q.qid, ()))) for q in queries]
+    return with_links(queries, args.links, args.index)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from elquery.base import ElqueryError
 from elquery.files import is_stdio, text_lines
 from elquery.indexing.index_format import IDS_FILE
 from elquery.indexing.ntriples import canonical_entity_id
+from elquery.retrieval.queries import QueryRecord
 
 WHAT = "links file"
 
@@ -116,6 +117,14 @@ def record_links(record: dict[str, Any], where: str) -> list[tuple[Any, Any]]:
             raise ElqueryError(f"{where}: \"interpretations\" is not that of `elquery link --format jsonl`") from None
         return list(best.items())
     raise ElqueryError(f"{where}: a JSON line needs \"links\" (or \"interpretations\", from `elquery link --format jsonl`)")
+
+
+def with_links(queries: list[QueryRecord], path: Path | str, index: Path | str) -> list[QueryRecord]:
+    """``queries`` with their linked entities from the links file ``path`` (a query the file
+    does not name has none), every entity checked against ``index``."""
+    links = read_links(path)
+    check_links(links, index)
+    return [replace(q, links=tuple((link.entity, link.score) for link in links.get(q.qid, ()))) for q in queries]
 
 
 def check_links(links: dict[str, tuple[Link, ...]], index: Path | str) -> None:

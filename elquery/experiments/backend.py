@@ -100,11 +100,9 @@ class SearcherBackend:
     def rank(self, model: Model, queries: Mapping[str, str], k: int, progress: Progress, links: Path | None = None
              ) -> Iterator[tuple[str, list[RankedEntity]]]:
         from elquery.retrieval.batch import rank_many
-        from elquery.retrieval.links import check_links, read_links
+        from elquery.retrieval.links import with_links
 
-        linked = {} if links is None else read_links(links)
-        if linked:
-            check_links(linked, self.index)
-        records = [QueryRecord(qid, text, tuple((link.entity, link.score) for link in linked.get(qid, ())))
-                   for qid, text in queries.items()]
+        records = [QueryRecord(qid, text) for qid, text in queries.items()]
+        if links is not None:
+            records = with_links(records, links, self.index)
         yield from rank_many(str(self.index), records, model, k, self.workers, progress)
