@@ -40,6 +40,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
+from process_tree import descendants, peak_rss_mb  # noqa: E402
 
 
 def emit(record: dict[str, object]) -> None:
@@ -54,46 +55,7 @@ def cpu_seconds() -> float:
 def process_tree_cpu(root: int) -> float:
     """CPU seconds of the live descendants of ``root`` (the Spark JVM and its Python workers are
     not reaped by this process while the session lives, so RUSAGE_CHILDREN misses them)."""
-    total = 0.0
-    ticks = os.sysconf("SC_CLK_TCK")
-    for pid in descendants(root):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
-
-
-def descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    found, stack = [], [root]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.append(child)
-            stack.append(child)
-    return found
-
-
-def peak_rss_mb(pids: list[int]) -> dict[str, int]:
-    peaks = {}
-    for pid in pids:
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-            name = Path(f"/proc/{pid}/comm").read_text().strip()
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("VmHWM:"):
-                peaks[f"{name}-{pid}"] = int(line.split()[1]) // 1024
-    return peaks
+    return sum(figures.own_cpu for figures in descendants(root).values())
 
 
 def timed(run, count: int) -> dict[str, object]:
@@ -171,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                     extra["ratio_to_cli_1"] = round(record["queries_per_s"] / cli_one, 2)
             local_rate = record["queries_per_s"] if engine == "local" else local_rate
             if engine == "spark":
-                extra = {"master": master, "peak_rss_mb": peak_rss_mb(descendants(os.getpid()))}
+                extra = {"master": master, "peak_rss_mb": peak_rss_mb(list(descendants(os.getpid())))}
                 if local_rate:
                     extra["ratio_to_local"] = round(record["queries_per_s"] / local_rate, 2)
             emit({"bench": "batch_linking", "engine": engine, "entities": args.entities, **record, **extra,

@@ -31,10 +31,11 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from process_tree import TreeCpu  # noqa: E402
 from synthetic_facc import SyntheticSpec, generate_annotations  # noqa: E402
 
 
@@ -67,38 +68,6 @@ def baseline(paths: list[Path]) -> tuple[float, float, int]:
     return time.perf_counter() - started, time.process_time() - cpu, len(counts)
 
 
-@dataclass
-class TreeCpu:
-    """CPU seconds of a process tree from /proc samples: each process's own time and the time of
-    the children it reaped, as last seen. A process that ended before its parent's last sample was
-    reaped into that parent's children time and counts only there; the Spark JVM and its Python
-    workers are not always reaped, so ``RUSAGE_CHILDREN`` alone misses them."""
-
-    seen: dict[int, tuple[int, int, float, float]] = field(default_factory=dict)  # pid: parent, sample, own, reaped
-    samples: int = 0
-
-    def total(self) -> float:
-        return sum(own + reaped for pid, (parent, sample, own, reaped) in self.seen.items()
-                   if not (parent in self.seen and sample < self.seen[parent][1]))
-
-
-def tree_sample(pid: int, cpu: TreeCpu) -> float:
-    """Resident memory of a process and all its descendants (MB), from /proc; records their CPU in ``cpu``."""
-    total, frontier, ticks = 0, [pid], os.sysconf("SC_CLK_TCK")
-    cpu.samples += 1
-    while frontier:
-        current = frontier.pop()
-        try:
-            total += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-            cpu.seen[current] = (int(fields[1]), cpu.samples, (int(fields[11]) + int(fields[12])) / ticks,
-                                 (int(fields[13]) + int(fields[14])) / ticks)
-            frontier += [int(c) for c in Path(f"/proc/{current}/task/{current}/children").read_text().split()]
-        except OSError:
-            continue
-    return total / 2**20
-
-
 def elquery_counts(paths: list[Path], out: Path, workers: int, memory: int,
                    spark: bool = False) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds and peak RSS (MB, all processes) of `elquery index facc-counts`
@@ -113,7 +82,7 @@ def elquery_counts(paths: list[Path], out: Path, workers: int, memory: int,
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak, sampled = 0.0, TreeCpu()
     while process.poll() is None:
-        peak = max(peak, tree_sample(process.pid, sampled))
+        peak = max(peak, sampled.sample(process.pid))
         time.sleep(0.2)
     seconds = time.perf_counter() - started
     if process.returncode:
