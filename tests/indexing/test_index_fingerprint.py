@@ -23,7 +23,14 @@ import pytest
 
 from elquery.indexing.build_index import BuildSummary, build_dbpedia_index
 from elquery.indexing.entity_index import EntityIndex
-from elquery.indexing.index_format import FIELDS, IDS_FILE, METADATA_FILE, length_file
+from elquery.indexing.index_format import (
+    FIELDS,
+    IDS_FILE,
+    METADATA_FILE,
+    RELATIONS_FIELD,
+    TYPED_RELATIONS_FIELD,
+    length_file,
+)
 from elquery.indexing.jvm import java_class
 
 REFERENCE: dict[str, Any] = {'summary': [97, 13, 4623, 0],
@@ -59,6 +66,21 @@ REFERENCE: dict[str, Any] = {'summary': [97, 13, 4623, 0],
              'term_statistics': 'a8f09df26e67a3c4025c2c087d95eccf338814f51fbcb14833abfb98f29bd6fa',
              'postings': '7f81394a254227cd75ea523ddffc80f93fbcc2773955798e6714076221925fab',
              'norms': 'cb73e1fa1e35687bc99d4db613a39e0e28ed6ba5f9c0fdb1c51d1b3f16aa66fa'}}
+
+RELATIONS_REFERENCE: dict[str, Any] = {
+    **REFERENCE,
+    'metadata': '26dd48240a8c4b4d3dc585faf678a9ecbed0457bad4d4a9b0d458cc8182c21a1',
+    'relations': {'lengths': 'b93d0b3a016b15f115bed8ead269484c1ee29667f137874d5095c1e040b783b6',
+                  'links': 1350,
+                  'terms': 1026,
+                  'postings': '901fcb0aa4aa0ff5a60eb8c9d9b8edd1013f33b20eea726de134c3cdf7e6e0d8',
+                  'typed_terms': 1479,
+                  'typed_postings': '505614cf2925c453bd7d1fe83ffe475c9da43b6a642a256caeb0adb5f470a946',
+                  'stored': '51579544fbc4f236eb5538556168a556f86b1e445b018b92c59e4228d672dcdc',
+                  'statistics': {'entities': 97, 'links': 1350, 'targets': 1026},
+                  'predicates': 'f3f59ce70ceec1c6a8f038b9f7703b8dfd6fadc9a1ced4766b157cb251ad0829'}}
+"""The same build with ``--relations`` (generated with the build code of a99148c, before the
+partition work moved to Java): the plain fingerprint but for ``metadata``, and the relation fields."""
 
 
 def _digest(parts: Any) -> str:
@@ -131,10 +153,57 @@ def fingerprint(out: Path, summary: BuildSummary) -> dict[str, Any]:
     return result
 
 
+def _keyword_terms(index: EntityIndex, field: str) -> tuple[str, int]:
+    """(digest of term/df and the docids of its postings, number of terms) of a keyword field."""
+    no_more = java_class("org.apache.lucene.search.DocIdSetIterator").NO_MORE_DOCS
+    walk = index.leaf.terms(field).iterator()
+    digest = hashlib.sha256()
+    count = 0
+    while (term := walk.next()) is not None:
+        enum = walk.postings(None, 0)
+        docids = []
+        while (docid := enum.nextDoc()) != no_more:
+            docids.append(docid)
+        digest.update(f"{term.utf8ToString()}\t{walk.docFreq()}\t{docids}\n".encode())
+        count += 1
+    return digest.hexdigest(), count
+
+
+def relations_fingerprint(out: Path, summary: BuildSummary) -> dict[str, Any]:
+    """:func:`fingerprint` of a build with ``--relations``, and its relation fields: exact
+    lengths, terms with their postings, stored pairs, and the statistics in ``elquery.json``."""
+    result = fingerprint(out, summary)
+    metadata = json.loads((out / METADATA_FILE).read_text(encoding="utf-8"))
+    lengths = np.load(out / length_file(RELATIONS_FIELD))
+    with EntityIndex(out) as index:
+        assert np.array_equal(index._lengths_from_doc_values(RELATIONS_FIELD), lengths)
+        relations, relation_terms = _keyword_terms(index, RELATIONS_FIELD)
+        typed, typed_terms = _keyword_terms(index, TYPED_RELATIONS_FIELD)
+        stored = _digest(index._stored(d, (RELATIONS_FIELD,)) for d in range(index.num_entities))
+    result[RELATIONS_FIELD] = {
+        "lengths": _digest(lengths.tolist()),
+        "links": int(lengths.sum()),
+        "terms": relation_terms,
+        "postings": relations,
+        "typed_terms": typed_terms,
+        "typed_postings": typed,
+        "stored": stored,
+        "statistics": metadata["relation_statistics"],
+        "predicates": _digest([json.dumps(metadata["relation_predicates"], sort_keys=True)]),
+    }
+    return result
+
+
 def test_sample_index_statistics_are_unchanged(dbpedia_sample: Path, tmp_path: Path) -> None:
     out = tmp_path / "index"
     summary = build_dbpedia_index([dbpedia_sample], out, threads=2)
     assert fingerprint(out, summary) == REFERENCE
+
+
+def test_sample_index_with_relations_is_unchanged(dbpedia_sample: Path, tmp_path: Path) -> None:
+    out = tmp_path / "index"
+    summary = build_dbpedia_index([dbpedia_sample], out, threads=2, relations=True)
+    assert relations_fingerprint(out, summary) == RELATIONS_REFERENCE
 
 
 if __name__ == "__main__":
@@ -143,3 +212,6 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as work:
         index = Path(work) / "index"
         print(json.dumps(fingerprint(index, build_dbpedia_index([sys.argv[1]], index, threads=2)), indent=1))
+        relations_index = Path(work) / "relations"
+        built = build_dbpedia_index([sys.argv[1]], relations_index, threads=2, relations=True)
+        print(json.dumps(relations_fingerprint(relations_index, built), indent=1))
