@@ -35,9 +35,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
+from process_tree import TreeCpu  # noqa: E402
 
-TICKS = os.sysconf("SC_CLK_TCK")
-PAGE = os.sysconf("SC_PAGE_SIZE")
 STAGE_START = re.compile(r"^([\w-]+): building")
 STAGE_END = re.compile(r"^([\w-]+): (built in|up to date)")
 TARGETS = {"build_wall_s": 7200, "build_peak_rss_mb": 12 * 1024, "linker_rss_mb": 2048, "linker_load_s": 5.0,
@@ -98,7 +97,7 @@ def long_abstracts(data: Path) -> None:
 
 
 class TreeSampler(threading.Thread):
-    """Samples a process tree: CPU seconds (live processes plus reaped children), RSS sum, and the
+    """Samples a process tree (:class:`process_tree.TreeCpu`: CPU seconds, RSS sum) and the
     bytes under a folder; remembers each sample with its time."""
 
     def __init__(self, pid: int, folder: Path) -> None:
@@ -106,17 +105,6 @@ class TreeSampler(threading.Thread):
         self.pid, self.folder = pid, folder
         self.samples: list[tuple[float, float, float, int]] = []  # (time, cpu s, rss MB, disk bytes)
         self.done = threading.Event()
-
-    def _tree(self) -> list[int]:
-        pids, frontier = [], [self.pid]
-        while frontier:
-            pid = frontier.pop()
-            pids.append(pid)
-            try:
-                frontier += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-            except OSError:
-                pass
-        return pids
 
     def _disk(self) -> int:
         total = 0
@@ -129,20 +117,11 @@ class TreeSampler(threading.Thread):
         return total
 
     def run(self) -> None:
-        cpu_high = 0.0
+        cpu_high, tree = 0.0, TreeCpu()
         while not self.done.is_set():
-            cpu, rss = 0.0, 0
-            for pid in self._tree():
-                try:
-                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                    cpu += (int(fields[11]) + int(fields[12])) / TICKS
-                    if pid == self.pid:
-                        cpu += (int(fields[13]) + int(fields[14])) / TICKS
-                    rss += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
-                except (OSError, IndexError, ValueError):
-                    continue
-            cpu_high = max(cpu_high, cpu)
-            self.samples.append((time.monotonic(), cpu_high, rss / 2**20, self._disk()))
+            rss = tree.sample(self.pid)
+            cpu_high = max(cpu_high, tree.total())
+            self.samples.append((time.monotonic(), cpu_high, rss, self._disk()))
             self.done.wait(0.5)
 
     def window(self, start: float, end: float) -> dict[str, float]:

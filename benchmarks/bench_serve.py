@@ -25,23 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from process_tree import descendants, peak_rss_mb  # noqa: E402
+
 QUERIES = ["new york pizza manhattan", "the music man", "jacksonville fl", "obama's mother", "total recall",
            "statue of liberty", "new jersey devils", "woody allen manhattan", "hoboken", "manhattan cocktail"]
-
-
-def peak_rss_mb(pid: int) -> list[float]:
-    """Peak resident memory (VmHWM, MB) of a process and of each of its descendants, from /proc."""
-    peaks, frontier = [], [pid]
-    while frontier:
-        current = frontier.pop()
-        try:
-            status = Path(f"/proc/{current}/status").read_text()
-            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
-        except OSError:
-            continue
-        peaks += [int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmHWM:")]
-        frontier += [int(c) for c in children]
-    return peaks
 
 
 WRK_SCRIPT = """
@@ -90,7 +78,6 @@ def main() -> int:
     gif = {} if args.index else {"gif_threshold": 0.25}
     queries = QUERIES
     if args.index:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
         from bench_linking import kb_queries
 
         queries = [text for _, text in kb_queries(index, 1000, seed=0)]
@@ -125,7 +112,7 @@ def main() -> int:
         base = f"http://127.0.0.1:{port}"
         load(base, args.clients, 2.0, queries)  # warm-up
         measured = load(base, args.clients, args.seconds, queries)
-        peaks = peak_rss_mb(server.pid)
+        peaks = list(peak_rss_mb([server.pid, *descendants(server.pid)]).values())
     finally:
         server.terminate()
         server.wait(timeout=30)
