@@ -136,6 +136,11 @@ class EntityPrior:
             raise ElqueryError("prior probabilities must be positive")
         return cls(np.log(weights))
 
+    def check(self, index: EntityIndex) -> None:
+        """A prior must have one weight per entity of the index it is used with."""
+        if len(self.log_weights) != len(index.entity_ids):
+            raise ElqueryError(f"the prior has {len(self.log_weights)} weights for {len(index.entity_ids)} entities")
+
 
 class EntityScorer:
     """Scores candidate entities under an exact model: a language model (Eq. 12-13, 16; PRMS)
@@ -146,8 +151,8 @@ class EntityScorer:
         self.index = index
         self.model = model or mlm()
         self.prior = prior
-        if prior is not None and len(prior.log_weights) != len(index.entity_ids):
-            raise ElqueryError(f"the prior has {len(prior.log_weights)} weights for {len(index.entity_ids)} entities")
+        if prior is not None:
+            prior.check(index)
 
     def log_scores(self, query: Query, docids: np.ndarray | None) -> lucene.Scores:
         """Log scores of the given docids (any order, no repeats; None: every entity), aligned

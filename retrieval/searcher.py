@@ -2,14 +2,15 @@
 
 ``Searcher(index).rank(query, model, k)`` returns the exact top k entities:
 
-* language models (LM, Dirichlet LM, MLM; Eq. 12-13 ranked by Eq. 16): an entity holding none of
-  the query terms has the smoothing-only score, so only the entities in the terms' postings are
-  scored one by one (in Java); the rest join in entity-id (or field-length) order. A query with no
-  term in the collection ranks nothing (every entity would score 0). With an entity prior every
-  entity is scored.
+* language models (LM, Dirichlet LM, MLM; Eq. 12-13 ranked by Eq. 16): the entities holding a
+  query term in a field the model reads (weight mu_f > 0), scored in Java from the terms'
+  postings; the others are not ranked (methods.md §4), with or without an entity prior (then
+  every such entity is scored and its log prior added). A query with no term in the collection
+  ranks nothing.
 * BM25 / BM25F: Lucene's IndexSearcher with BM25Similarity; docids map to entity ids through the
   index's id list, no stored document is loaded, and tied scores are not rounded.
-* PRMS: a language model whose field weights are each term's P(f|t), ranked as above.
+* PRMS: a language model whose field weights are each term's P(f|t), ranked as above (a field
+  holding the term has P(f|t) > 0).
 * SDM / FSDM: every entity holding a query term in a weighted field is scored exactly (term and
   window counts from the positions, windows within one value of a field); the others are not
   ranked (methods.md §4).
@@ -147,15 +148,15 @@ class Searcher:
     def _rank_language_model(
         self, query: AnalyzedQuery, model: LanguageModel, k: int, prior: EntityPrior | None
     ) -> tuple[np.ndarray, np.ndarray]:
+        if prior is not None:
+            prior.check(self.index)
+        depth = k if prior is None else len(self.index.entity_ids)  # with a prior: every entity ranked
+        request = [*model.request_lines(), *query.request_lines(), f"k\t{depth}"]
+        self.prepare()
+        top = lucene.top(self.index.leaf, "\n".join(request))
         if prior is None:
-            request = [*model.request_lines(), *query.request_lines(), f"k\t{k}"]
-            self.prepare()
-            top = lucene.top(self.index.leaf, "\n".join(request))
             return top.docids, top.scores
-        result = EntityScorer(self.index, model, prior).log_scores(query.terms, None)
-        if not result.known_terms:
-            return np.empty(0, dtype=np.int32), np.empty(0)
-        return self._best(np.arange(len(result.scores), dtype=np.int32), result.scores, k)
+        return self._best(top.docids, top.scores + prior.log_weights[top.docids], k)
 
     def _rank_dependence(self, query: AnalyzedQuery, model: SequentialDependence, k: int) -> tuple[np.ndarray, np.ndarray]:
         self.prepare()

@@ -108,7 +108,9 @@ class ElrReference(Reference):
                     scores[e] += terms.count(t) / n * (math.log(p_e) - math.log(background))
             if not known or not lambda_t:
                 return None, set()
-            return {e: lambda_t * s for e, s in scores.items()}, set(entities)
+            read = [f for f, w in weights.items() if w > 0]  # ranked: a query term in a field of positive weight
+            return {e: lambda_t * s for e, s in scores.items()}, {
+                e for e in entities if any(t in self.tokens[e][f] for t in terms for f in read)}
         fields = model.text.fields
         weighted = [f.field for f in fields if f.unigram or f.ordered or f.unordered]
         if not n or not (lambda_t or (n > 1 and (lambda_o or lambda_u))):

@@ -57,6 +57,11 @@ MODELS: dict[str, tuple[LanguageModel, Spec]] = {
     "lm": (lm(), [("content", 1.0, "jm", 0.1)]),
     "lm-names": (lm("names", 0.5), [("names", 1.0, "jm", 0.5)]),
     "lm-dirichlet": (lm_dirichlet(mu=50.0), [("content", 1.0, "dirichlet", 50.0)]),
+    "mlm-no-names": (mlm({"names": 0.0, "content": 1.0}), [("names", 0.0, "jm", 0.1), ("content", 1.0, "jm", 0.1)]),
+    "mlm-names-lambda-1": (
+        mlm({"names": 0.3, "content": 0.7}, {"names": 1.0, "content": 0.2}),
+        [("names", 0.3, "jm", 1.0), ("content", 0.7, "jm", 0.2)],
+    ),
 }
 
 
@@ -111,6 +116,12 @@ class Reference:
             result[entity] = score
         return result
 
+    def matching(self, query: str | Sequence[str], spec: Spec) -> set[str]:
+        """The entities a ranking holds: those with a query term in a field of positive weight."""
+        terms = set(self.index.analyze(query) if isinstance(query, str) else query)
+        weighted = [f for f, w, _, _ in spec if w > 0]
+        return {e for e, doc in self.tokens.items() if any(t in doc[f] for t in terms for f in weighted)}
+
     @staticmethod
     def ranking(scores: dict[str, float], k: int) -> list[tuple[str, float]]:
         return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
@@ -122,15 +133,20 @@ def assert_scores(actual: dict[str, float], expected: dict[str, float]) -> None:
     assert worst <= TOLERANCE, worst
 
 
-def assert_ranking(searcher: Searcher, query: str, model: LanguageModel, expected: dict[str, float], k: int) -> None:
-    """The ranking is the reference top k: the same scores rank by rank, every entity with its own
-    reference score, sorted by (score, entity id), and no entity missing that beats the k-th score.
-    Entities whose reference scores differ by less than the tolerance (mathematically equal sums
-    rounded differently) may swap."""
+def assert_ranking(
+    searcher: Searcher, query: str, model: LanguageModel, expected: dict[str, float], k: int, matching: set[str]
+) -> None:
+    """The ranking is the reference top k of the ``matching`` entities (those holding a query term
+    in a weighted field; the others are not ranked): the same scores rank by rank, every entity with
+    its own reference score, sorted by (score, entity id), and no matching entity missing that beats
+    the k-th score. Entities whose reference scores differ by less than the tolerance (mathematically
+    equal sums rounded differently) may swap."""
     ranked = searcher.rank(query, model, k)
     if all(s == -math.inf for s in expected.values()):  # no query term in the collection: nothing ranked
         assert ranked == []
         return
+    expected = {e: s for e, s in expected.items() if e in matching}
+    assert {r.entity for r in ranked} <= matching
     reference = Reference.ranking(expected, k)
     assert [r.rank for r in ranked] == list(range(1, len(reference) + 1))
     for hit, (_, score) in zip(ranked, reference):
@@ -274,9 +290,9 @@ def test_sample_rankings_equal_reference(sample_index: EntityIndex, dbpedia_samp
     queries = [line.split("\t", 1)[1] for line in query_file.read_text().splitlines()[:40]] if query_file.exists() else []
     searcher = Searcher(sample_index)
     for query in SAMPLE_QUERIES + queries:
-        expected = reference.scores(query, spec)
+        expected, matching = reference.scores(query, spec), reference.matching(query, spec)
         for k in (1, 10, 1000):
-            assert_ranking(searcher, query, model, expected, k)
+            assert_ranking(searcher, query, model, expected, k, matching)
 
 
 # --- synthetic corpus (real dump path) -------------------------------------------------------------
@@ -293,7 +309,7 @@ def test_synthetic_scores_and_rankings_equal_reference(synthetic_index: EntityIn
         actual = {s.entity: s.log_score for s in searcher.score(query, synthetic_index.entity_ids, model)}
         assert_scores(actual, expected)
         for k in (3, 9, 10, 25, 100):
-            assert_ranking(searcher, query, model, expected, k)
+            assert_ranking(searcher, query, model, expected, k, reference.matching(query, spec))
 
 
 def test_synthetic_corpus_has_ties(synthetic_index: EntityIndex) -> None:
@@ -320,8 +336,12 @@ def test_prior_is_added_to_the_log_score(synthetic_index: EntityIndex) -> None:
                 Reference(synthetic_index).scores("river castle", MODELS["mlm"][1]).items()}
     scorer = MLMScorer(synthetic_index, prior=prior)
     assert_scores(scorer.score_candidates("river castle", ids), expected)
-    ranked = Searcher(synthetic_index).rank("river castle", mlm(), 10, prior=prior)
-    assert [r.entity for r in ranked] == [e for e, _ in Reference.ranking(expected, 10)]
+    matching = Reference(synthetic_index).matching("river castle", MODELS["mlm"][1])
+    for k in (10, 1000):
+        ranked = Searcher(synthetic_index).rank("river castle", mlm(), k, prior=prior)
+        assert [r.entity for r in ranked] == [e for e, _ in Reference.ranking({e: expected[e] for e in matching}, k)]
+        assert all(abs(r.score - expected[r.entity]) <= TOLERANCE for r in ranked)
+    assert len(matching) < len(ids)  # entities without a query term are not ranked, whatever their prior
 
 
 # --- hand-worked Eq. 16 --------------------------------------------------------------------------
@@ -368,17 +388,28 @@ def test_empty_fields_and_ties(edge_index: EntityIndex, name: str) -> None:
         expected = reference.scores(query, spec)
         assert_scores(EntityScorer(edge_index, model).score_candidates(query, edge_index.entity_ids), expected)
         for k in range(1, 9):
-            assert_ranking(searcher, query, model, expected, k)
+            assert_ranking(searcher, query, model, expected, k, reference.matching(query, spec))
 
 
 def test_identical_entities_rank_by_entity_id(edge_index: EntityIndex) -> None:
     ranked = Searcher(edge_index).rank("valley", mlm(), 3)
     assert [r.entity for r in ranked] == ["<dbpedia:Alpha>", "<dbpedia:Beta>", "<dbpedia:Zeta>"]
     assert ranked[0].score == ranked[1].score == ranked[2].score
-    # Entities without the term tie at the smoothing-only score log(lambda), ordered by entity id.
-    rest = Searcher(edge_index).rank("valley", mlm(), 8)[3:]
-    assert [r.entity for r in rest] == sorted(r.entity for r in rest)
-    assert all(r.score == pytest.approx(math.log(0.1), abs=1e-12) for r in rest)
+    # Entities without the term (their smoothing-only score would be log(lambda)) are not ranked.
+    assert Searcher(edge_index).rank("valley", mlm(), 8) == ranked
+
+
+@pytest.mark.parametrize("name", ["mlm-no-names", "mlm-names-lambda-1", "lm-dirichlet"])
+def test_rankings_hold_only_entities_with_a_query_term_in_a_weighted_field(edge_index: EntityIndex, name: str) -> None:
+    """No_content holds "castle" in names only: not ranked when names has weight 0; ranked (with
+    the score of an entity without the term) when names has weight but lambda 1."""
+    model, spec = MODELS[name]
+    ranked = {r.entity: r.score for r in Searcher(edge_index).rank("castle bridge", model, 8)}
+    expected = Reference(edge_index).scores("castle bridge", spec)
+    holding = {"mlm-no-names": {"<dbpedia:No_names>"}, "mlm-names-lambda-1": {"<dbpedia:No_names>", "<dbpedia:No_content>", "<dbpedia:Long>"},
+               "lm-dirichlet": {"<dbpedia:No_names>"}}[name]
+    assert ranked.keys() == holding
+    assert all(abs(ranked[e] - expected[e]) <= TOLERANCE for e in holding)
 
 
 # --- BM25 -----------------------------------------------------------------------------------------
@@ -458,7 +489,7 @@ def test_long_postings_equal_reference(long_postings_index: EntityIndex, name: s
         actual = {s.entity: s.log_score for s in searcher.score(query, long_postings_index.entity_ids, model)}
         assert_scores(actual, expected)
         for k in (1, 100, 1500):
-            assert_ranking(searcher, query, model, expected, k)
+            assert_ranking(searcher, query, model, expected, k, reference.matching(query, spec))
 
 
 # --- dynamic pruning (the Java helper's MaxScore over docid windows for JM models) -----------------
@@ -495,6 +526,6 @@ def test_pruned_rankings_equal_reference_and_candidate_scores(pruning_index: Ent
         expected = reference.scores(query, spec)
         exact = {s.entity: s.log_score for s in searcher.score(query, ids, model)}
         for k in (1, 10, 100, 1000):
-            assert_ranking(searcher, query, model, expected, k)
+            assert_ranking(searcher, query, model, expected, k, reference.matching(query, spec))
             ranked = searcher.rank(query, model, k)
             assert all(r.score == exact[r.entity] for r in ranked)  # bit for bit the candidate scores

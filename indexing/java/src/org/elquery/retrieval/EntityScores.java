@@ -128,13 +128,11 @@ public final class EntityScores {
   }
 
   /**
-   * The exact top k entities of the whole index by log score (Eq. 16), best first, ties by entity
-   * id. Only the entities holding a query term are scored one by one: term at a time when every
-   * field is Jelinek-Mercer smoothed (with MaxScore pruning over docid windows, {@link
-   * #rankPruned}, for several terms with many postings), document at a time otherwise. An entity without any query
-   * term has the smoothing-only score: the same for all of them under Jelinek-Mercer smoothing
-   * (the first in entity-id order fill the ranking), falling with the field length for a single
-   * Dirichlet field (visited by length until none can enter); otherwise all are scored.
+   * The exact top k, by log score (Eq. 16), of the entities holding a query term in a field the
+   * model reads (mu_f(t) > 0; the others are not ranked), best first, ties by entity id: term at a
+   * time when every such field adds to the foreground (Jelinek-Mercer, lambda < 1; with MaxScore
+   * pruning over docid windows, {@link #rankPruned}, for several terms with many postings),
+   * document at a time otherwise.
    */
   public static byte[] top(LeafReader leaf, String request) throws IOException {
     LanguageModel model = LanguageModel.parse(leaf, request);
@@ -144,27 +142,13 @@ public final class EntityScores {
       return top.toBytes(model.terms.length);
     }
     int[][] lengths = state.lengths(leaf, model.fields);
-    if (model.jelinekMercer() && model.terms.length > 1 && postingsCost(leaf, model) >= leaf.maxDoc() / 8
+    if (model.termAtATime() && model.terms.length > 1 && postingsCost(leaf, model) >= leaf.maxDoc() / 8
         && state.normsBoundLengths(leaf, model, lengths)) {
-      rankPruned(leaf, model, lengths, top, state.byId());
-    } else if (model.jelinekMercer()) {
-      rankJelinekMercer(leaf, model, lengths, top, state.byId());
+      rankPruned(leaf, model, lengths, top);
+    } else if (model.termAtATime()) {
+      rankJelinekMercer(leaf, model, lengths, top);
     } else {
-      FixedBitSet matched = documentAtATime(leaf, model, lengths, top);
-      int[] zero = new int[model.terms.length * model.fields.length];
-      int sole = model.soleDirichletField();
-      int[] order = sole >= 0 ? state.byLength(leaf, model.fields[sole]) : null;
-      for (int i = 0; i < leaf.maxDoc(); i++) {
-        int doc = order == null ? i : order[i];
-        if (matched.get(doc)) {
-          continue;
-        }
-        double score = model.score(doc, zero, lengths);
-        if (order != null && top.full() && score < top.worstScore()) {
-          break;
-        }
-        top.offer(doc, score);
-      }
+      documentAtATime(leaf, model, lengths, top);
     }
     return top.toBytes(model.terms.length);
   }
@@ -198,15 +182,14 @@ public final class EntityScores {
 
   /**
    * JM models: offers to {@code top} every entity holding a query term, with score B + the sum of
-   * {@link LanguageModel#delta} over the terms it holds, then the others (score B) in entity-id
-   * order until one is turned away. The sums run term by term in dense arrays: the foregrounds
+   * {@link LanguageModel#delta} over the terms it holds. The sums run term by term in dense arrays: the foregrounds
    * of a term's earlier fields collect first; in the last field's postings an entity not seen for
    * the term gets its delta at once (from a table of the frequent (freq, length) pairs for long
    * postings), the others after the pass. They add the same numbers in the same order as
    * {@link LanguageModel#score}, so ranking and candidate scoring agree to the last bit.
    */
-  private static void rankJelinekMercer(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top,
-      int[] byId) throws IOException {
+  private static void rankJelinekMercer(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top)
+      throws IOException {
     Scratch scratch = SCRATCH.get().sized(leaf.maxDoc());
     double[] foreground = scratch.foreground;
     double[] sum = scratch.sum;
@@ -281,11 +264,6 @@ public final class EntityScores {
       for (int i = 0; i < unionSize; i++) {
         top.offer(union[i], model.baseline + sum[union[i]]);
       }
-      for (int doc : byId) {
-        if (!matched.get(doc) && !top.offer(doc, model.baseline)) {
-          break;
-        }
-      }
     } catch (IOException | RuntimeException e) {
       SCRATCH.remove(); // its arrays may not be zero any more
       throw e;
@@ -322,11 +300,10 @@ public final class EntityScores {
    * postings are read in the window, a non-essential term's postings are advanced only to the
    * entities whose exact essential part plus the non-essential bounds can still enter. Every
    * entity offered is scored exactly as {@link LanguageModel#score} does (deltas added in term
-   * order). An entity skipped scores below the k-th score, which then exceeds the baseline, so
-   * the smoothing-only fill (entity-id order) stops at its first offer as before.
+   * order); an entity skipped scores below the k-th score.
    */
-  private static void rankPruned(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top,
-      int[] byId) throws IOException {
+  private static void rankPruned(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top)
+      throws IOException {
     int nt = model.terms.length;
     int nf = model.fields.length;
     int maxDoc = leaf.maxDoc();
@@ -349,8 +326,6 @@ public final class EntityScores {
         }
       }
     }
-    Scratch scratch = SCRATCH.get().sized(maxDoc);
-    FixedBitSet matched = scratch.matched;
     double[][] g = new double[nt][WINDOW];
     long[] candidates = new long[WINDOW / 64];
     double[] bound = new double[nt];
@@ -361,144 +336,132 @@ public final class EntityScores {
     int[] otherTerms = new int[nt];
     long[][] memoKeys = new long[nt][DELTA_MEMO];
     double[][] memoDeltas = new double[nt][DELTA_MEMO];
-    try {
-      for (int lo = 0; lo < maxDoc; lo += WINDOW) {
-        int next = DocIdSetIterator.NO_MORE_DOCS;
+    for (int lo = 0; lo < maxDoc; lo += WINDOW) {
+      int next = DocIdSetIterator.NO_MORE_DOCS;
+      for (int t = 0; t < nt; t++) {
+        for (int f = 0; f < nf; f++) {
+          if (postings[t][f] != null) {
+            next = Math.min(next, postings[t][f].docID());
+          }
+        }
+      }
+      if (next == DocIdSetIterator.NO_MORE_DOCS) {
+        break;
+      }
+      lo = Math.max(lo, next - next % WINDOW);
+      int hi = Math.min(maxDoc, lo + WINDOW);
+      int others = 0;
+      double rest = 0;
+      if (top.full()) {
+        double worst = top.worstScore();
         for (int t = 0; t < nt; t++) {
+          double foreground = 0;
           for (int f = 0; f < nf; f++) {
-            if (postings[t][f] != null) {
-              next = Math.min(next, postings[t][f].docID());
-            }
+            foreground += impacts[t][f] == null ? 0 : maxForeground(model, t, f, impacts[t][f], lo, hi);
           }
+          bound[t] = foreground > 0 ? model.delta(t, foreground) : 0;
+          int i = t;
+          for (; i > 0 && bound[byBound[i - 1]] > bound[t]; i--) {
+            byBound[i] = byBound[i - 1];
+          }
+          byBound[i] = t;
         }
-        if (next == DocIdSetIterator.NO_MORE_DOCS) {
-          break;
+        double sum = model.baseline;
+        for (int i = 0; i < nt; i++) {
+          sum += bound[byBound[i]];
+          if (!(sum + margin(worst) < worst)) {
+            break;
+          }
+          others++;
         }
-        lo = Math.max(lo, next - next % WINDOW);
-        int hi = Math.min(maxDoc, lo + WINDOW);
-        int others = 0;
-        double rest = 0;
-        if (top.full()) {
-          double worst = top.worstScore();
-          for (int t = 0; t < nt; t++) {
-            double foreground = 0;
-            for (int f = 0; f < nf; f++) {
-              foreground += impacts[t][f] == null ? 0 : maxForeground(model, t, f, impacts[t][f], lo, hi);
-            }
-            bound[t] = foreground > 0 ? model.delta(t, foreground) : 0;
-            int i = t;
-            for (; i > 0 && bound[byBound[i - 1]] > bound[t]; i--) {
-              byBound[i] = byBound[i - 1];
-            }
-            byBound[i] = t;
-          }
-          double sum = model.baseline;
-          for (int i = 0; i < nt; i++) {
-            sum += bound[byBound[i]];
-            if (!(sum + margin(worst) < worst)) {
-              break;
-            }
-            others++;
-          }
-          if (others == nt) {
-            continue; // no entity of the window can enter
-          }
-          for (int i = 0; i < others; i++) {
-            rest += bound[byBound[i]];
-          }
+        if (others == nt) {
+          continue; // no entity of the window can enter
         }
-        Arrays.fill(essential, true);
         for (int i = 0; i < others; i++) {
-          essential[byBound[i]] = false;
+          rest += bound[byBound[i]];
         }
-        int ne = 0;
-        int no = 0;
-        for (int t = 0; t < nt; t++) {
-          if (essential[t]) {
-            essentialTerms[ne++] = t;
-          } else {
-            otherTerms[no++] = t;
+      }
+      Arrays.fill(essential, true);
+      for (int i = 0; i < others; i++) {
+        essential[byBound[i]] = false;
+      }
+      int ne = 0;
+      int no = 0;
+      for (int t = 0; t < nt; t++) {
+        if (essential[t]) {
+          essentialTerms[ne++] = t;
+        } else {
+          otherTerms[no++] = t;
+        }
+      }
+      for (int i = 0; i < ne; i++) {
+        int t = essentialTerms[i];
+        double[] gt = g[t];
+        for (int f = 0; f < nf; f++) {
+          PostingsEnum p = postings[t][f];
+          if (p == null) {
+            continue;
+          }
+          int doc = p.docID();
+          if (doc < lo) {
+            doc = p.advance(lo);
+          }
+          int[] length = lengths[f];
+          for (; doc < hi; doc = p.nextDoc()) {
+            int slot = doc - lo;
+            candidates[slot >>> 6] |= 1L << slot;
+            gt[slot] += model.foreground(t, f, p.freq(), length[doc]);
           }
         }
-        for (int i = 0; i < ne; i++) {
-          int t = essentialTerms[i];
-          double[] gt = g[t];
-          for (int f = 0; f < nf; f++) {
-            PostingsEnum p = postings[t][f];
-            if (p == null) {
+      }
+      for (int word = 0; word < candidates.length; word++) {
+        long bits = candidates[word];
+        candidates[word] = 0;
+        while (bits != 0) {
+          int slot = word * 64 + Long.numberOfTrailingZeros(bits);
+          bits &= bits - 1;
+          int doc = lo + slot;
+          double partial = model.baseline;
+          for (int i = 0; i < ne; i++) {
+            int t = essentialTerms[i];
+            double gt = g[t][slot];
+            g[t][slot] = 0;
+            delta[t] = gt > 0 ? delta(model, t, gt, memoKeys[t], memoDeltas[t]) : 0;
+            partial += delta[t];
+          }
+          if (no > 0) {
+            double worst = top.worstScore();
+            if (partial + rest + margin(worst) < worst) {
               continue;
             }
-            int doc = p.docID();
-            if (doc < lo) {
-              doc = p.advance(lo);
-            }
-            int[] length = lengths[f];
-            for (; doc < hi; doc = p.nextDoc()) {
-              int slot = doc - lo;
-              candidates[slot >>> 6] |= 1L << slot;
-              gt[slot] += model.foreground(t, f, p.freq(), length[doc]);
-            }
-          }
-        }
-        for (int word = 0; word < candidates.length; word++) {
-          long bits = candidates[word];
-          candidates[word] = 0;
-          while (bits != 0) {
-            int slot = word * 64 + Long.numberOfTrailingZeros(bits);
-            bits &= bits - 1;
-            int doc = lo + slot;
-            double partial = model.baseline;
-            for (int i = 0; i < ne; i++) {
-              int t = essentialTerms[i];
-              double gt = g[t][slot];
-              g[t][slot] = 0;
-              delta[t] = gt > 0 ? delta(model, t, gt, memoKeys[t], memoDeltas[t]) : 0;
-              partial += delta[t];
-            }
-            if (no > 0) {
-              double worst = top.worstScore();
-              if (partial + rest + margin(worst) < worst) {
-                continue;
-              }
-              for (int i = 0; i < no; i++) {
-                int t = otherTerms[i];
-                double gt = 0;
-                for (int f = 0; f < nf; f++) {
-                  PostingsEnum p = postings[t][f];
-                  if (p == null) {
-                    continue;
-                  }
-                  if (p.docID() < doc) {
-                    p.advance(doc);
-                  }
-                  if (p.docID() == doc) {
-                    gt += model.foreground(t, f, p.freq(), lengths[f][doc]);
-                  }
+            for (int i = 0; i < no; i++) {
+              int t = otherTerms[i];
+              double gt = 0;
+              for (int f = 0; f < nf; f++) {
+                PostingsEnum p = postings[t][f];
+                if (p == null) {
+                  continue;
                 }
-                delta[t] = gt > 0 ? delta(model, t, gt, memoKeys[t], memoDeltas[t]) : 0;
+                if (p.docID() < doc) {
+                  p.advance(doc);
+                }
+                if (p.docID() == doc) {
+                  gt += model.foreground(t, f, p.freq(), lengths[f][doc]);
+                }
               }
+              delta[t] = gt > 0 ? delta(model, t, gt, memoKeys[t], memoDeltas[t]) : 0;
             }
-            double sum = 0;
-            for (int t = 0; t < nt; t++) {
-              if (delta[t] != 0) {
-                sum += delta[t];
-              }
-            }
-            matched.set(doc);
-            top.offer(doc, model.baseline + sum);
           }
+          double sum = 0;
+          for (int t = 0; t < nt; t++) {
+            if (delta[t] != 0) {
+              sum += delta[t];
+            }
+          }
+          top.offer(doc, model.baseline + sum);
         }
       }
-      for (int doc : byId) {
-        if (!matched.get(doc) && !top.offer(doc, model.baseline)) {
-          break;
-        }
-      }
-    } catch (IOException | RuntimeException e) {
-      SCRATCH.remove();
-      throw e;
     }
-    matched.clear(0, maxDoc);
   }
 
   /** Entries of a term's memo of deltas (a power of 2). */
@@ -548,16 +511,15 @@ public final class EntityScores {
     return best;
   }
 
-  /** Other models: offers every entity holding a query term to {@code top}, scoring one document
-   * at a time over the union of the terms' postings; returns the set of those entities. */
-  private static FixedBitSet documentAtATime(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top)
+  /** Other models: offers every entity holding a query term in a field the model reads to {@code
+   * top}, scoring one document at a time over the union of those (term, field) postings. */
+  private static void documentAtATime(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top)
       throws IOException {
-    FixedBitSet matched = new FixedBitSet(leaf.maxDoc());
     int pairs = model.terms.length * model.fields.length;
     PostingsEnum[] postings = new PostingsEnum[pairs];
     int[] current = new int[pairs];
     for (int pair = 0; pair < pairs; pair++) {
-      postings[pair] = postings(leaf, model, pair);
+      postings[pair] = model.reads(pair) ? postings(leaf, model, pair) : null;
       current[pair] = postings[pair] == null ? DocIdSetIterator.NO_MORE_DOCS : postings[pair].nextDoc();
     }
     int[] freqs = new int[pairs];
@@ -567,7 +529,7 @@ public final class EntityScores {
         doc = Math.min(doc, c);
       }
       if (doc == DocIdSetIterator.NO_MORE_DOCS) {
-        return matched;
+        return;
       }
       for (int pair = 0; pair < pairs; pair++) {
         if (current[pair] == doc) {
@@ -577,7 +539,6 @@ public final class EntityScores {
           freqs[pair] = 0;
         }
       }
-      matched.set(doc);
       top.offer(doc, model.score(doc, freqs, lengths));
     }
   }
@@ -684,7 +645,6 @@ public final class EntityScores {
     private int[] byId;
     private int[] idRank;
     private final Map<String, int[]> lengths = new HashMap<>();
-    private final Map<String, int[]> byLength = new HashMap<>();
     private final Map<String, Boolean> normsBound = new HashMap<>();
     private final Map<String, FieldValues> values = new HashMap<>();
 
@@ -770,26 +730,6 @@ public final class EntityScores {
         }
       }
       return true;
-    }
-
-    /** Docids by field length ascending, then entity id. */
-    synchronized int[] byLength(LeafReader leaf, String field) throws IOException {
-      int[] cached = byLength.get(field);
-      if (cached == null) {
-        int[] length = lengths(leaf, new String[] {field})[0];
-        int[] rank = idRank();
-        long[] keys = new long[length.length];
-        for (int doc = 0; doc < keys.length; doc++) {
-          keys[doc] = ((long) length[doc] << 32) | rank[doc];
-        }
-        Arrays.sort(keys);
-        cached = new int[keys.length];
-        for (int i = 0; i < keys.length; i++) {
-          cached[i] = byId[(int) keys[i]];
-        }
-        byLength.put(field, cached);
-      }
-      return cached;
     }
   }
 }

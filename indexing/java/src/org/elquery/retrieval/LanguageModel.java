@@ -191,35 +191,23 @@ final class LanguageModel {
     return values;
   }
 
-  /** Whether every weighted field is Jelinek-Mercer smoothed: then an entity without any query
-   * term scores {@link #baseline}, whatever its field lengths. */
-  boolean jelinekMercer() {
-    return jelinekMercer;
+  /** Whether the model reads the (term, field) pair number {@code pair} = t * fields + f: mu_f(t)
+   * > 0. Only the entities holding a query term in such a pair are ranked. */
+  boolean reads(int pair) {
+    return fieldWeights[pair / fields.length][pair % fields.length] > 0;
   }
 
-  /** The one weighted field when it is Dirichlet smoothed, else -1: then an entity without any
-   * query term scores lower the longer that field. */
-  int soleDirichletField() {
-    int sole = -1;
-    for (int f = 0; f < fields.length; f++) {
-      if (weighted(f)) {
-        if (!dirichlet[f] || sole >= 0) {
-          return -1;
+  /** Whether every pair the model reads adds to the foreground (Jelinek-Mercer, lambda < 1): then
+   * the entities to rank are those in the postings of the pairs with a foreground. */
+  boolean termAtATime() {
+    for (int t = 0; t < terms.length; t++) {
+      for (int f = 0; f < fields.length; f++) {
+        if (fieldWeights[t][f] > 0 && !hasForeground(t, f)) {
+          return false;
         }
-        sole = f;
       }
     }
-    return sole;
-  }
-
-  /** Whether field f has a positive weight for some known term. */
-  private boolean weighted(int f) {
-    for (double[] w : fieldWeights) {
-      if (w[f] > 0) {
-        return true;
-      }
-    }
-    return false;
+    return jelinekMercer;
   }
 
   /** JM: whether field f can add to some term's foreground. */
