@@ -11,7 +11,7 @@ Prints JSON lines:
    the CPU time of the whole process tree in each phase (``/proc/PID/stat``) with the cores it
    kept busy (CPU / wall: a phase that leaves a core idle shows below the number of cores);
 3. ``entity_documents``: the same documents made with the public functions of
-   :mod:`elquery.indexing.entity_documents` (spill, count_predicates, build_documents), each phase timed on
+   :mod:`elquery.indexing.entity_documents` (spill, count_predicates, document_texts), each phase timed on
    its own with the builder's parallelism, and written as an Anserini JsonCollection
    (``{"id": ..., "contents": names + content}`` per line);
 4. ``anserini_index_collection``: Anserini's ``IndexCollection`` alone on those documents (the
@@ -247,12 +247,12 @@ def stage_build(dumps: Path, out: Path, threads: int | None) -> dict[str, Any]:
 # --- stage: the documents, phase by phase, as an Anserini JsonCollection ---------------------------
 
 
-def _spill_group(files: list[Path], out_dir: Path, partitions: int) -> tuple[dict[str, str], int, float]:
+def _spill_group(files: list[Path], out_dir: Path, partitions: int) -> tuple[Path, int, float]:
     from elquery.indexing.entity_documents import spill
 
     started = time.process_time()
     result = spill(files, out_dir, partitions)
-    return result.labels, result.spilled, time.process_time() - started
+    return result.labels_file, result.spilled, time.process_time() - started
 
 
 def _count_partition(partition_files: list[Path]) -> tuple[Counter[str], float]:
@@ -263,18 +263,19 @@ def _count_partition(partition_files: list[Path]) -> tuple[Counter[str], float]:
 
 
 def _documents_partition(
-    partition_files: list[Path], labels: dict[str, str], predicates: frozenset[str], out: Path
+    partition_files: list[Path], labels_files: list[Path], predicates: list[str], out: Path
 ) -> tuple[int, float, float]:
-    """Build the documents (timed alone) and write them as JSON lines (timed alone)."""
-    from elquery.indexing.entity_documents import build_documents
+    """Build the documents (timed alone, CPU of this process: Java's included) and write them as
+    JSON lines (timed alone)."""
+    from elquery.indexing.entity_documents import document_texts
 
     started = time.process_time()
-    documents = list(build_documents(partition_files, labels, predicates))
+    documents = document_texts(partition_files, labels_files, predicates)
     built = time.process_time() - started
     started = time.process_time()
     with open(out, "w", encoding="utf-8") as handle:
         for document in documents:
-            contents = "\n".join((*document.names, *document.content))
+            contents = "\n".join(text for text in (document.names, document.content) if text)
             handle.write(json.dumps({"id": document.entity, "contents": contents}, ensure_ascii=False) + "\n")
     return len(documents), built, time.process_time() - started
 
@@ -301,9 +302,7 @@ def stage_documents(dumps: Path, collection: Path, threads: int | None) -> dict[
                                 [partitions] * len(groups)))
         wall["spill"] = time.monotonic() - started
         cpu["spill"] = sum(s[2] for s in spilled)
-        labels: dict[str, str] = {}
-        for worker_labels, _, _ in spilled:
-            labels.update(worker_labels)
+        labels_files = [labels_file for labels_file, _, _ in spilled]
         partition_files = [[work / f"w{k}" / f"part-{p:04d}.tsv" for k in range(len(groups))]
                            for p in range(partitions)]
         started = time.monotonic()
@@ -313,10 +312,10 @@ def stage_documents(dumps: Path, collection: Path, threads: int | None) -> dict[
         counts: Counter[str] = Counter()
         for partial, _ in counted:
             counts.update(partial)
-        predicates = frozenset(top_predicates(counts, 1000))
+        predicates = top_predicates(counts, 1000)
         # At least two files, so that IndexCollection's -threads 2 has two files to work on.
         started = time.monotonic()
-        made = list(pool.map(_documents_partition, partition_files, [labels] * partitions,
+        made = list(pool.map(_documents_partition, partition_files, [labels_files] * partitions,
                              [predicates] * partitions,
                              [collection / f"docs-{p:04d}.jsonl" for p in range(partitions)]))
         wall["documents_and_json"] = time.monotonic() - started

@@ -15,6 +15,7 @@ import os
 import shutil
 import sys
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
@@ -28,9 +29,10 @@ from tqdm import tqdm
 
 from elquery.indexing.entity_documents import (
     SKIPPED_DATASETS,
-    build_documents,
     count_predicates,
     is_skipped_dataset,
+    load_labels,
+    partition_documents,
     spill,
     top_predicates,
 )
@@ -93,20 +95,29 @@ def balanced_groups(files: Sequence[Path], workers: int) -> list[list[Path]]:
     return [sorted(bucket) for bucket in buckets if bucket]
 
 
-def _spill_task(files: list[Path], out_dir: Path, partitions: int) -> tuple[dict[str, str], ParseReport]:
+def _spill_task(files: list[Path], out_dir: Path, partitions: int) -> tuple[Path, ParseReport]:
     result = spill(files, out_dir, partitions)
-    return result.labels, result.report
+    return result.labels_file, result.report
 
 
 def _count_task(partition_files: list[Path]) -> Counter[str]:
     return count_predicates(partition_files)
 
 
+_labels: tuple[tuple[str, tuple[Path, ...]], Any] | None = None
+"""The labels this process loaded last, by build and files: loaded once per worker and build."""
+
+
 def _write_task(
-    partition_files: list[Path], labels: dict[str, str], predicates: frozenset[str], out: Path, relations: bool
+    partition_files: list[Path], build: str, labels_files: tuple[Path, ...], predicates: list[str], out: Path,
+    relations: bool
 ) -> WrittenDocuments:
+    global _labels
+    if _labels is None or _labels[0] != (build, labels_files):
+        _labels = None  # the old ones may go before the new ones load
+        _labels = ((build, labels_files), load_labels(labels_files))
     writer = EntityIndexWriter(out, relations=relations)
-    writer.add_all(build_documents(partition_files, labels, predicates, relations=relations))
+    writer.add_partition(partition_documents(partition_files, _labels[1], predicates, relations=relations))
     writer.close(merge=False)
     return writer.written
 
@@ -215,24 +226,26 @@ def _build(
         executor, _spill_task, [([f], spill_dirs[f], partitions) for f in largest_first], "reading dumps",
         sizes=[f.stat().st_size for f in largest_first],
     )))
-    labels: dict[str, str] = {}
+    labels_files: list[Path] = []
     report = ParseReport()
-    # The report lists the files (and a label seen in two files is taken) in the order of the
-    # workers' shares of the files, as before spilling went file by file.
+    # The report lists the files (and of a subject's labels in two files, the later is taken) in
+    # the order of the workers' shares of the files, as before spilling went file by file.
     for path in (f for group in balanced_groups(files, workers) for f in group):
-        file_labels, file_report = spilled[path]
-        labels.update(file_labels)
+        labels_file, file_report = spilled[path]
+        labels_files.append(labels_file)
         report.files.update(file_report.files)
     partition_files = [[d / f"part-{p:04d}.tsv" for d in spill_dirs.values()] for p in range(partitions)]
     counts: Counter[str] = Counter()
     for partial in _map_ordered(executor, _count_task, [(p,) for p in partition_files], "counting predicates"):
         counts.update(partial)
-    predicates = frozenset(top_predicates(counts, top_n))
+    predicates = top_predicates(counts, top_n)
     sub_indexes = [work / "sub" / f"p{p:04d}" for p in range(partitions)]
+    build = uuid.uuid4().hex
     written = _map_ordered(
         executor,
         _write_task,
-        [(partition_files[p], labels, predicates, sub_indexes[p], relations) for p in range(partitions)],
+        [(partition_files[p], build, tuple(labels_files), predicates, sub_indexes[p], relations)
+         for p in range(partitions)],
         "indexing entities",
     )
     shutil.rmtree(work / "spill")

@@ -3,8 +3,9 @@
 The dumps are read once and every statement about a DBpedia resource is *spilled* into one of P
 partition files chosen by a stable hash of its subject, so that a partition holds everything known
 about its entities and fits in memory. Labels that differ from the title written in the URI are
-kept in a (small) dictionary for resolving object URIs. Then each partition is grouped by subject
-to count predicates (for the top-N choice) and, in a second read, to build the documents:
+written beside the partition files for resolving object URIs. Then each partition is grouped by
+subject to count predicates (for the top-N choice) and, in a second read, to build the documents
+(both in Java, ``org.elquery.index.PartitionDocuments``, one call per partition):
 
 * ``names``: rdfs:label, foaf:name, and the labels of the redirect pages pointing at the entity;
 * ``content``: the values of the top-N predicates (by number of indexed entities having them,
@@ -12,19 +13,25 @@ to count predicates (for the top-N choice) and, in a second read, to build the d
 * ``relations`` (only when asked, for ELR): the (id, predicate) pairs of the DBpedia resources
   that are objects of the top-N predicates, distinct and sorted;
 * only entities with both rdfs:label and rdfs:comment are kept.
+
+Statements are taken sorted by (predicate, value), redirects by IRI and documents by entity id,
+in code point order; an object URI resolves to its label, or (no label, or an empty one) to
+:func:`title_text`; a field's text holds its values one per line, a value's own tabs and line
+ends turned into spaces.
 """
 
 from __future__ import annotations
 
 import functools
-import re
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
-from elquery.indexing.ntriples import DBPEDIA_RESOURCE, ParseReport, dump_bytes, entity_id
+from elquery.indexing.jvm import java_class
+from elquery.indexing.ntriples import DBPEDIA_RESOURCE, ParseReport, dump_bytes
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
@@ -51,10 +58,8 @@ SKIPPED_DATASETS = (
 # Wikipedia namespaces whose prefix is dropped when a URI's title becomes text.
 _NAMESPACES = ("Category:", "File:", "Image:", "Template:", "Portal:", "Wikipedia:", "Help:", "Book:", "Draft:")
 
-# Partition record kinds.
-_LITERAL, _IRI, _REDIRECT = "L", "I", "R"
-_LABELS_FILE = "labels.tsv"
-"""Where the spill leaves its labels for a moment (``subject TAB escaped label`` lines)."""
+LABELS_FILE = "labels.tsv"
+"""Where the spill leaves its labels (``subject TAB escaped label`` lines) beside the partition files."""
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -73,25 +78,16 @@ def title_text(iri: str) -> str:
     return title
 
 
-_SPILL_UNESCAPES = {"\\\\": "\\", "\\t": "\t", "\\n": "\n", "\\r": "\r"}
-_SPILL_UNESCAPED = re.compile(r"\\[\\tnr]")
-
-
-def _spill_unescape(text: str) -> str:
-    """A literal value of a partition file as it was read: DumpSpiller escapes backslash, tab
-    and line ends (as ``\\\\ \\t \\n \\r``) so that it stays on one line."""
-    return _SPILL_UNESCAPED.sub(lambda m: _SPILL_UNESCAPES[m.group()], text) if "\\" in text else text
-
-
 def is_skipped_dataset(path: Path, skipped: Iterable[str] = SKIPPED_DATASETS) -> bool:
     return path.name.startswith(tuple(skipped))
 
 
 @dataclass
 class SpillResult:
-    """What a spill of some dump files produced: labels differing from the URI title, counts."""
+    """What a spill of some dump files produced: the file of the labels differing from the URI
+    title (``subject TAB label`` lines, the label escaped as in the partition files), counts."""
 
-    labels: dict[str, str] = field(default_factory=dict)
+    labels_file: Path
     report: ParseReport = field(default_factory=ParseReport)
     spilled: int = 0
 
@@ -99,8 +95,8 @@ class SpillResult:
 def spill(files: Iterable[Path], out_dir: Path, partitions: int) -> SpillResult:
     """Read dump files once, appending each statement about a DBpedia resource to its subject's
     partition file ``out_dir/part-NNNN.tsv`` (lines ``subject TAB kind TAB predicate TAB value``,
-    partition ``crc32(UTF-8 subject) mod partitions``, literal values escaped as
-    :func:`_spill_unescape` reads them back).
+    partition ``crc32(UTF-8 subject) mod partitions``, literal values with backslash, tab and
+    line ends escaped as ``\\\\ \\t \\n \\r``) and the labels to ``out_dir/labels.tsv``.
     Redirects are filed under their *target*, carrying the redirect page's IRI; owl:sameAs,
     blank-node objects and redirects to anything but a DBpedia resource are left out.
 
@@ -108,10 +104,8 @@ def spill(files: Iterable[Path], out_dir: Path, partitions: int) -> SpillResult:
     ahead); the lines are parsed and checked (as :func:`~elquery.indexing.ntriples.read_triples`
     does: the same malformed lines and reasons) and written in Java, by
     ``org.elquery.index.DumpSpiller``, at the same time."""
-    from elquery.indexing.jvm import java_class
-
     out_dir.mkdir(parents=True, exist_ok=True)
-    result = SpillResult()
+    result = SpillResult(out_dir / LABELS_FILE)
     spiller = java_class("org.elquery.index.DumpSpiller")(str(out_dir), partitions)
     try:
         for path in files:
@@ -121,16 +115,10 @@ def spill(files: Iterable[Path], out_dir: Path, partitions: int) -> SpillResult:
                 spiller.feed(piece, len(piece))
             triples, malformed, *errors = spiller.end()
             file_report.triples, file_report.malformed, file_report.errors = int(triples), int(malformed), errors
-        labels_file = out_dir / _LABELS_FILE
-        spiller.writeLabels(str(labels_file))
+        spiller.writeLabels(str(result.labels_file))
         result.spilled = spiller.spilled()
     finally:
         spiller.close()
-    with open(labels_file, encoding="utf-8", newline="\n") as handle:
-        for line in handle:
-            subject, label = line.rstrip("\n").split("\t", 1)
-            result.labels[subject] = _spill_unescape(label)
-    labels_file.unlink()
     return result
 
 
@@ -145,56 +133,22 @@ class EntityDocument:
     relations: tuple[tuple[str, str], ...] = ()
 
 
-class _Statements:
-    """What a partition says about one subject."""
+@dataclass(frozen=True, slots=True)
+class DocumentTexts:
+    """The texts of one entity's document as the index receives them: ``names`` and ``content``
+    one value per line; ``relations`` one ``id TAB predicate`` pair per line (empty unless asked)."""
 
-    __slots__ = ("literals", "iris", "redirects")
-
-    def __init__(self) -> None:
-        self.literals: list[tuple[str, str]] = []
-        self.iris: list[tuple[str, str]] = []
-        self.redirects: list[str] = []
-
-    @property
-    def indexable(self) -> bool:
-        predicates = {p for p, _ in self.literals}
-        return RDFS_LABEL in predicates and RDFS_COMMENT in predicates
+    entity: str
+    names: str
+    content: str
+    relations: str = ""
 
 
-def _grouped(partition_files: Iterable[Path]) -> dict[str, _Statements]:
-    groups: dict[str, _Statements] = defaultdict(_Statements)
-    for path in partition_files:
-        with open(path, encoding="utf-8", newline="\n") as handle:
-            for line in handle:
-                subject, kind, predicate, value = line.rstrip("\n").split("\t", 3)
-                statements = groups[subject]
-                if kind == _LITERAL:
-                    statements.literals.append((predicate, _spill_unescape(value)))
-                elif kind == _IRI:
-                    statements.iris.append((predicate, value))
-                else:
-                    statements.redirects.append(value)
-    return groups
-
-
-def count_predicates(partition_files: Iterable[Path]) -> Counter[str]:
+def count_predicates(partition_files: Sequence[Path]) -> Counter[str]:
     """Number of indexable entities (rdfs:label and rdfs:comment literals) having each predicate
     (literal or IRI statements), over one partition's files; the values are not read."""
-    literal_predicates: dict[str, set[str]] = defaultdict(set)
-    iri_predicates: dict[str, set[str]] = defaultdict(set)
-    for path in partition_files:
-        with open(path, encoding="utf-8", newline="\n") as handle:
-            for line in handle:
-                subject, kind, predicate, _ = line.split("\t", 3)
-                if kind == _LITERAL:
-                    literal_predicates[subject].add(predicate)
-                elif kind == _IRI:
-                    iri_predicates[subject].add(predicate)
-    counts: Counter[str] = Counter()
-    for subject, predicates in literal_predicates.items():
-        if RDFS_LABEL in predicates and RDFS_COMMENT in predicates:
-            counts.update(predicates | iri_predicates.get(subject, set()))
-    return counts
+    lines = java_class("org.elquery.index.PartitionDocuments").countPredicates([str(p) for p in partition_files])
+    return Counter({predicate: int(count) for predicate, count in (line.split("\t") for line in lines.split("\n") if line)})
 
 
 def top_predicates(counts: Counter[str], n: int) -> list[str]:
@@ -202,31 +156,24 @@ def top_predicates(counts: Counter[str], n: int) -> list[str]:
     return [p for p, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:n]]
 
 
-def build_documents(
-    partition_files: Iterable[Path], labels: dict[str, str], predicates: frozenset[str], *, relations: bool = False
-) -> Iterator[EntityDocument]:
-    """The documents of one partition's indexable entities, sorted by entity id; with
-    ``relations``, each also lists the distinct (id, predicate) pairs of the DBpedia resources
-    that are objects of its top predicates (sorted)."""
+def load_labels(labels_files: Sequence[Path]) -> Any:
+    """The spill's labels (``PartitionDocuments.Labels``), a later file's label of a subject winning."""
+    return java_class("org.elquery.index.PartitionDocuments$Labels")([str(p) for p in labels_files])
 
-    def resolve(iri: str) -> str:
-        return labels.get(iri) or title_text(iri)
 
-    groups = _grouped(partition_files)
-    documents = []
-    for subject, statements in groups.items():
-        if not statements.indexable:
-            continue
-        # Sorted: the order of the statements in the partition files depends on how the dump
-        # files were spread over the spill workers (--threads); the documents must not.
-        literals, iris = sorted(statements.literals), sorted(statements.iris)
-        names = [v for p, v in literals if p in (RDFS_LABEL, FOAF_NAME)]
-        names += [resolve(r) for r in sorted(statements.redirects)]
-        content = [v for p, v in literals if p in predicates]
-        content += [resolve(v) for p, v in iris if p in predicates]
-        eid = entity_id(subject)
-        assert eid is not None  # spill() keeps DBpedia resources only
-        related = sorted({(r, p) for p, v in iris if p in predicates and (r := entity_id(v)) is not None}) if relations else ()
-        documents.append(EntityDocument(eid, tuple(names), tuple(content), tuple(related)))
-    documents.sort(key=lambda d: d.entity)
-    return iter(documents)
+def partition_documents(partition_files: Sequence[Path], labels: Any, predicates: Iterable[str], *,
+                        relations: bool = False) -> Any:
+    """One partition's documents (``org.elquery.index.PartitionDocuments``: its files read and
+    grouped), ready for ``EntityIndexWriter.add_partition``; ``labels`` from :func:`load_labels`,
+    ``predicates`` the top predicates; with ``relations``, each document also lists the distinct
+    (id, predicate) pairs of the DBpedia resources that are objects of its top predicates."""
+    return java_class("org.elquery.index.PartitionDocuments")(
+        [str(p) for p in partition_files], labels, sorted(predicates), relations)
+
+
+def document_texts(partition_files: Sequence[Path], labels_files: Sequence[Path], predicates: Iterable[str], *,
+                   relations: bool = False) -> list[DocumentTexts]:
+    """The texts of :func:`partition_documents`, in entity id order (what the index receives)."""
+    texts = partition_documents(partition_files, load_labels(labels_files), predicates, relations=relations).texts()
+    width = 4 if relations else 3
+    return [DocumentTexts(*texts[i:i + width]) for i in range(0, len(texts), width)]

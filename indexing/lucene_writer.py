@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from elquery.indexing.entity_documents import EntityDocument
 from elquery.indexing.index_format import FIELDS, ID_FIELD, RELATIONS_FIELD, STORED_FIELDS, TYPED_RELATIONS_FIELD, analyzer
@@ -70,6 +71,21 @@ class EntityIndexWriter:
     def add_all(self, documents: Iterable[EntityDocument]) -> None:
         for document in documents:
             self.add(document)
+
+    def add_partition(self, documents: Any) -> None:
+        """Add a partition's documents (``org.elquery.index.PartitionDocuments``, from
+        :func:`~elquery.indexing.entity_documents.partition_documents`, with relations exactly
+        when this writer has them) in one call: Java hands them to Lucene itself, and gives back
+        their ids (one string) and exact lengths (one array)."""
+        self._flush()
+        ids = documents.write(self._writer, ID_FIELD)
+        if not ids:
+            return
+        lengths = documents.lengths()
+        width = len(self._fields)
+        for f, name in enumerate(self._fields):
+            self.written.lengths[name] += lengths[f::width]
+        self.written.entities += ids.split("\n")
 
     def _flush(self) -> None:
         if not self._ids:

@@ -7,20 +7,24 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from elquery.indexing.entity_documents import (
-    OWL_SAME_AS,
-    RDFS_LABEL,
-    REDIRECTS,
-    SpillResult,
-    title_text,
-)
-from elquery.indexing.ntriples import DBPEDIA_RESOURCE, ObjectKind, read_triples
+from elquery.indexing.entity_documents import OWL_SAME_AS, RDFS_LABEL, REDIRECTS, title_text
+from elquery.indexing.ntriples import DBPEDIA_RESOURCE, ObjectKind, ParseReport, read_triples
 
 _LITERAL, _IRI, _REDIRECT = "L", "I", "R"
 _SPILL_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _SPILL_ESCAPED = re.compile(r"[\\\t\n\r]")
+
+
+@dataclass
+class PythonSpill:
+    """What the Python spill produced: the labels differing from the URI title, counts."""
+
+    labels: dict[str, str] = field(default_factory=dict)
+    report: ParseReport = field(default_factory=ParseReport)
+    spilled: int = 0
 
 
 def partition_of(subject: str, partitions: int) -> int:
@@ -32,13 +36,13 @@ def spill_escape(text: str) -> str:
     return _SPILL_ESCAPED.sub(lambda m: _SPILL_ESCAPES[m.group()], text)
 
 
-def python_spill(files: Iterable[Path], out_dir: Path, partitions: int) -> SpillResult:
+def python_spill(files: Iterable[Path], out_dir: Path, partitions: int) -> PythonSpill:
     """Read dump files once, appending each statement about a DBpedia resource to its subject's
     partition file ``out_dir/part-NNNN.tsv`` (lines ``subject TAB kind TAB predicate TAB value``).
     Redirects are filed under their *target*, carrying the redirect page's IRI."""
     out_dir.mkdir(parents=True, exist_ok=True)
     handles = [open(out_dir / f"part-{p:04d}.tsv", "w", encoding="utf-8", newline="\n") for p in range(partitions)]
-    result = SpillResult()
+    result = PythonSpill()
     try:
         for path in files:
             for triple in read_triples(path, result.report):

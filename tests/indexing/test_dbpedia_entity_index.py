@@ -23,7 +23,7 @@ import pytest
 import elquery.indexing.build_index as build_index_module
 from elquery.indexing.build_index import build_dbpedia_index
 from elquery.indexing.cli import main as indexing_main
-from elquery.indexing.entity_documents import SKIPPED_DATASETS, EntityDocument, build_documents, spill, title_text
+from elquery.indexing.entity_documents import SKIPPED_DATASETS, DocumentTexts, document_texts, spill, title_text
 from elquery.indexing.entity_index import EntityIndex
 from elquery.base import ElqueryError
 from elquery.indexing.index_format import FIELDS, IDS_FILE, METADATA_FILE, length_file
@@ -210,16 +210,16 @@ def test_content_predicates_are_all_predicates_but_sameas(sample_index: EntityIn
 
 @pytest.fixture(scope="session")
 def sample_documents(dbpedia_sample: Path, raw_sample: RawSample,
-                     tmp_path_factory: pytest.TempPathFactory) -> dict[str, EntityDocument]:
+                     tmp_path_factory: pytest.TempPathFactory) -> dict[str, DocumentTexts]:
     """The documents the build hands to Lucene, made from a spill of the sample's dump files."""
     spilled = tmp_path_factory.mktemp("spill")
     result = spill(raw_sample.files, spilled, 1)
-    return {d.entity: d for d in build_documents([spilled / "part-0000.tsv"], result.labels,
-                                                 frozenset(raw_sample.predicates()))}
+    return {d.entity: d for d in document_texts([spilled / "part-0000.tsv"], [result.labels_file],
+                                                raw_sample.predicates())}
 
 
 def test_documents_equal_independent_documents(
-    sample_index: EntityIndex, raw_sample: RawSample, sample_documents: dict[str, EntityDocument], analyzer: Analyzer
+    sample_index: EntityIndex, raw_sample: RawSample, sample_documents: dict[str, DocumentTexts], analyzer: Analyzer
 ) -> None:
     """Every entity: the documents made from the dumps hold the independently collected values
     (names: label, foaf:name, redirect labels; content: every predicate's values, URIs resolved);
@@ -228,13 +228,13 @@ def test_documents_equal_independent_documents(
     assert len(sample_documents) == len(raw_sample.entities)
     for subject in raw_sample.entities:
         document = sample_documents[_entity_id(subject)]
-        assert sorted(document.names) == sorted(raw_sample.names(subject)), subject
-        assert sorted(document.content) == sorted(raw_sample.content(subject)), subject
+        assert sorted(document.names.split("\n")) == _flat(raw_sample.names(subject)), subject
+        assert sorted(document.content.split("\n")) == _flat(raw_sample.content(subject)), subject
         stored = sample_index.document(_entity_id(subject))
         assert stored is not None and stored["id"] == _entity_id(subject)
         assert sorted(stored["names"].split("\n")) == _flat(raw_sample.names(subject)), subject
         assert sorted(stored["content"].split()) == sorted(analyzer.counts(raw_sample.content(subject)).elements())
-        assert stored["content"].split() == [t for v in document.content for t in analyzer.tokens(v)], subject
+        assert stored["content"].split() == [t for v in document.content.split("\n") for t in analyzer.tokens(v)], subject
         assert dict(stored) == {"id": stored["id"], "names": stored["names"], "content": stored["content"]}
 
 
@@ -460,14 +460,15 @@ def test_object_uris_resolve_to_labels_or_titles(tmp_path: Path) -> None:
          "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "http://dbpedia.org/ontology/parentCompany"}
     )
     documents = [
-        d for p in range(3) for d in build_documents([tmp_path / "spill" / f"part-{p:04d}.tsv"], result.labels, predicates)
+        d for p in range(3)
+        for d in document_texts([tmp_path / "spill" / f"part-{p:04d}.tsv"], [result.labels_file], predicates)
     ]
     assert [d.entity for d in documents] == ["<dbpedia:British_Airways>"]
     document = documents[0]
     # names: label, foaf:name, redirect labels (a redirect page without a label: its title)
-    assert sorted(document.names) == ["B.A.", "BA Group", "British Airways", "Speedbird"]
+    assert sorted(document.names.split("\n")) == ["B.A.", "BA Group", "British Airways", "Speedbird"]
     # content: a labelled object -> its label; unlabelled -> the title text; no owl:sameAs
-    assert sorted(document.content) == sorted([
+    assert sorted(document.content.split("\n")) == sorted([
         "British Airways", "British Airways is an airline.", "BA Group", "London Heathrow Airport",
         "Airlines of the UK", "Airline", "Int'l Airlines: Group",
     ])

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from elquery.base import ElqueryError
-from elquery.indexing.entity_documents import SpillResult, is_skipped_dataset, spill, title_text
+from elquery.indexing.entity_documents import LABELS_FILE, SpillResult, is_skipped_dataset, spill, title_text
 from elquery.indexing.jvm import java_class
 from elquery.indexing.ntriples import MAX_LINE_CHARS, ParseReport, dump_files, read_triples
-from python_spill_reference import python_spill  # pytest puts this folder on sys.path
+from python_documents_reference import read_labels  # pytest puts this folder on sys.path
+from python_spill_reference import PythonSpill, python_spill
 from conftest import write_compressed as _compress  # tests/conftest.py, on the path as pytest loads it
 
 R = "http://dbpedia.org/resource/"
@@ -35,14 +36,16 @@ def _reports(report: ParseReport) -> dict[str, tuple[int, int, list[str]]]:
     return {name: (f.triples, f.malformed, f.errors) for name, f in report.files.items()}
 
 
-def assert_same_spill(files: list[Path], tmp_path: Path, partitions: int) -> tuple[SpillResult, SpillResult]:
+def assert_same_spill(files: list[Path], tmp_path: Path, partitions: int) -> tuple[SpillResult, PythonSpill]:
     java = spill(files, tmp_path / "java", partitions)
     python = python_spill(files, tmp_path / "python", partitions)
     assert _reports(java.report) == _reports(python.report)
-    assert java.labels == python.labels
+    assert java.labels_file == tmp_path / "java" / LABELS_FILE
+    assert read_labels([java.labels_file]) == python.labels
     assert java.spilled == python.spilled
     assert _parts(tmp_path / "java", partitions) == _parts(tmp_path / "python", partitions)
-    assert sorted(p.name for p in (tmp_path / "java").iterdir()) == [f"part-{p:04d}.tsv" for p in range(partitions)]
+    assert sorted(p.name for p in (tmp_path / "java").iterdir()) == sorted(
+        [LABELS_FILE, *(f"part-{p:04d}.tsv" for p in range(partitions))])
     return java, python
 
 
@@ -147,9 +150,9 @@ def test_generated_dumps_spill_byte_for_byte(tmp_path: Path, seed: int) -> None:
         _compress(tmp_path / f"d{seed}_{k}{suffix}", generated_dump(seed * 10 + k, 4000))
         for k, suffix in enumerate([".ttl", ".ttl.bz2", ".nt.gz"])
     ]
-    java, _ = assert_same_spill(files, tmp_path, 5)
+    java, python = assert_same_spill(files, tmp_path, 5)
     # the dumps do hold what they are meant to test
-    assert java.report.malformed > 100 and java.report.triples > 3000 and len(java.labels) > 100
+    assert java.report.malformed > 100 and java.report.triples > 3000 and len(python.labels) > 100
 
 
 def test_generated_dumps_hold_every_reason(tmp_path: Path) -> None:

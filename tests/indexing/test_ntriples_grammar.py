@@ -12,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from elquery.indexing.entity_documents import build_documents, count_predicates, spill
+from elquery.indexing.entity_documents import count_predicates, document_texts, spill
 from elquery.indexing.ntriples import ObjectKind, ParseReport, parse_line, read_triples
+from python_documents_reference import field_text, python_build_documents, read_labels  # tests/indexing, on the path
 
 RESOURCE = "http://dbpedia.org/resource/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -92,7 +93,9 @@ def test_line_parser_agrees_with_pyoxigraph(case: tuple[str, str, str]) -> None:
 def test_statements_survive_the_spill_round_trip(tmp_path_factory: pytest.TempPathFactory,
                                                  cases: list[tuple[str, str, str]]) -> None:
     """Each subject gets a label (generated) and a comment: its document's names hold the
-    generated label text exactly, whatever escapes and characters it holds."""
+    generated label text exactly, whatever escapes and characters it holds (in the Python
+    reference's values; in the names text the index receives, as that text's own line, its tabs
+    and line ends as spaces)."""
     work = tmp_path_factory.mktemp("spill")
     dump = work / "dump_en.ttl"
     lines = []
@@ -106,10 +109,14 @@ def test_statements_survive_the_spill_round_trip(tmp_path_factory: pytest.TempPa
     assert result.report.malformed == 0
     parts = sorted((work / "spill").glob("part-*.tsv"))
     predicates = frozenset(count_predicates(parts))
-    documents = {d.entity: d for d in build_documents(parts, result.labels, predicates)}
-    assert len(documents) == len(expected)
+    documents = {d.entity: d for d in document_texts(parts, [result.labels_file], predicates)}
+    reference = {d.entity: d for d in python_build_documents(parts, read_labels([result.labels_file]), predicates)}
+    assert len(documents) == len(reference) == len(expected)
     for subject, texts in expected.items():
-        assert texts <= set(documents["<dbpedia:" + subject[len(RESOURCE):] + ">"].names)
+        entity = "<dbpedia:" + subject[len(RESOURCE):] + ">"
+        assert texts <= set(reference[entity].names)
+        assert documents[entity].names == field_text(reference[entity].names)
+        assert {field_text([t]) for t in texts} <= set(documents[entity].names.split("\n"))
 
 
 @pytest.mark.parametrize(("line", "reason"), [

@@ -289,10 +289,24 @@ public final class DumpSpiller implements Closeable {
     return out.toString();
   }
 
-  /** The text a DBpedia resource IRI names ({@code title_text}): its title percent-decoded,
-   * underscores as spaces, a Wikipedia namespace prefix dropped. */
+  /** The text a URI names when no label is known ({@code title_text}): the title (DBpedia
+   * resource) or the local name (other IRIs: after the last {@code #} or {@code /}, trailing
+   * ones dropped first), percent-decoded, underscores as spaces, a Wikipedia namespace prefix
+   * dropped. */
   static String titleText(String iri) {
-    String title = unquote(iri.substring(NTriples.DBPEDIA_RESOURCE.length())).replace('_', ' ');
+    String title;
+    if (iri.startsWith(NTriples.DBPEDIA_RESOURCE)) {
+      title = iri.substring(NTriples.DBPEDIA_RESOURCE.length());
+    } else {
+      int end = iri.length();
+      while (end > 0 && (iri.charAt(end - 1) == '/' || iri.charAt(end - 1) == '#')) {
+        end--;
+      }
+      int hash = iri.lastIndexOf('#', end - 1);
+      int slash = iri.lastIndexOf('/', end - 1);
+      title = iri.substring(Math.max(hash, slash) + 1, end);
+    }
+    title = unquote(title).replace('_', ' ');
     for (String namespace : NAMESPACES) {
       if (title.startsWith(namespace)) {
         return title.substring(title.indexOf(':') + 1);

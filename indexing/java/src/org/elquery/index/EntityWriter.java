@@ -80,35 +80,47 @@ public final class EntityWriter {
     this.relationsStored = stored;
   }
 
+  /** Texts per document: the text fields, and the relations if set. */
+  public int width() {
+    return fields.length + (relations == null ? 0 : 1);
+  }
+
   /**
    * Adds {@code ids.length} documents; {@code texts[i * W + f]} is the text of field f of
-   * document i (W = F text fields, plus one for the relations if set, its ids one per line).
-   * Returns the exact lengths, {@code lengths[i * W + f]}.
+   * document i (W = {@link #width}: F text fields, plus one for the relations if set, its
+   * {@code entity TAB predicate} pairs one per line). Returns the exact lengths, {@code
+   * lengths[i * W + f]}.
    */
   public int[] add(String idField, String[] ids, String[] texts) throws IOException {
-    int width = fields.length + (relations == null ? 0 : 1);
+    int width = width();
     if (texts.length != ids.length * width) {
       throw new IllegalArgumentException("expected " + ids.length * width + " texts, got " + texts.length);
     }
     int[] lengths = new int[texts.length];
     for (int i = 0; i < ids.length; i++) {
-      Document document = new Document();
-      document.add(new StringField(idField, ids[i], Field.Store.YES));
-      for (int f = 0; f < fields.length; f++) {
-        document.add(new TextField(fields[f], texts[i * width + f], stored[f] ? Field.Store.YES : Field.Store.NO));
-      }
-      for (int f = 0; f < fields.length; f++) {
-        document.add(new Length(fields[f]));
-      }
-      if (relations != null) {
-        lengths[i * width + fields.length] = addRelations(document, texts[i * width + fields.length]);
-      }
-      writer.addDocument(document);
-      for (int f = 0; f < fields.length; f++) {
-        lengths[i * width + f] = analyzer.count(fields[f]);
-      }
+      addDocument(idField, ids[i], texts, i * width, lengths, i * width);
     }
     return lengths;
+  }
+
+  /** Adds one document, its W texts from {@code texts[from]}, its exact lengths into {@code
+   * lengths[at]} on. */
+  void addDocument(String idField, String id, String[] texts, int from, int[] lengths, int at) throws IOException {
+    Document document = new Document();
+    document.add(new StringField(idField, id, Field.Store.YES));
+    for (int f = 0; f < fields.length; f++) {
+      document.add(new TextField(fields[f], texts[from + f], stored[f] ? Field.Store.YES : Field.Store.NO));
+    }
+    for (int f = 0; f < fields.length; f++) {
+      document.add(new Length(fields[f]));
+    }
+    if (relations != null) {
+      lengths[at + fields.length] = addRelations(document, texts[from + fields.length]);
+    }
+    writer.addDocument(document);
+    for (int f = 0; f < fields.length; f++) {
+      lengths[at + f] = analyzer.count(fields[f]);
+    }
   }
 
   /**

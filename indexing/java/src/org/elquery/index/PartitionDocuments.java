@@ -1,0 +1,538 @@
+package org.elquery.index;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The entity documents of one spill partition (methods.md §2; {@code
+ * elquery.indexing.entity_documents}): its files ({@code subject TAB kind TAB predicate TAB value}
+ * lines written by {@link DumpSpiller}) are read and grouped by subject, and each indexable entity
+ * (an rdfs:label and an rdfs:comment literal) becomes one document, in entity id order:
+ *
+ * <ul>
+ *   <li>names: the rdfs:label and foaf:name literals, then the redirect pages pointing at the
+ *       entity, resolved (see below);
+ *   <li>content: the literals of the top predicates, then their object IRIs, resolved;
+ *   <li>relations (when asked): the distinct {@code id TAB predicate} pairs of the DBpedia
+ *       resources that are objects of the top predicates, sorted.
+ * </ul>
+ *
+ * <p>Literals and IRIs are taken sorted by (predicate, value), redirects by IRI, documents by
+ * entity id, all in code point order (Python's string order: {@link #compareCodePoints}), so
+ * that the documents do not depend on how the dump files were spread over the spill workers. An
+ * IRI resolves to its label ({@link Labels}), or, when it has none or an empty one, to the text
+ * of its URI ({@link DumpSpiller#titleText}). A field's text holds its values one per line, a
+ * value's own tabs and line ends turned into spaces.
+ *
+ * <p>{@link #countPredicates} counts, over a partition's files, the indexable entities having
+ * each predicate (literal or IRI statements); {@link #write} hands the documents straight to an
+ * {@link EntityWriter}, one call per partition from Python.
+ */
+public final class PartitionDocuments {
+  static final String RDFS_LABEL = DumpSpiller.RDFS_LABEL;
+  static final String RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment";
+  static final String FOAF_NAME = "http://xmlns.com/foaf/0.1/name";
+  private static final String ENTITY_PREFIX = "<dbpedia:";
+
+  /** Python's order of strings: by code point (String.compareTo orders by UTF-16 unit, which
+   * puts supplementary characters before U+E000..U+FFFF). */
+  static final Comparator<String> CODE_POINT_ORDER = PartitionDocuments::compareCodePoints;
+
+  private final Labels labels;
+  private final boolean relations;
+  private final List<String> predicates = new ArrayList<>();
+  private final Map<String, Integer> predicateIds = new HashMap<>();
+  private final Map<String, Entity> bySubject = new HashMap<>();
+  private int[] rank = new int[0];
+  private boolean[] top = new boolean[0];
+  private final int label;
+  private final int comment;
+  private final int foafName;
+  private Entity[] entities;
+  private int[] lengths = new int[0];
+
+  /** Reads and groups a partition's files; {@code predicates} are the top predicates. */
+  public PartitionDocuments(String[] files, Labels labels, String[] predicates, boolean relations)
+      throws IOException {
+    this(files, labels, relations, true);
+    top = new boolean[this.predicates.size()];
+    for (String predicate : predicates) {
+      Integer id = predicateIds.get(predicate);
+      if (id != null) {
+        top[id] = true;
+      }
+    }
+  }
+
+  private PartitionDocuments(String[] files, Labels labels, boolean relations, boolean values) throws IOException {
+    this.labels = labels;
+    this.relations = relations;
+    label = predicateId(RDFS_LABEL);
+    comment = predicateId(RDFS_COMMENT);
+    foafName = predicateId(FOAF_NAME);
+    for (String file : files) {
+      read(file, values);
+    }
+    String[] names = this.predicates.toArray(new String[0]);
+    Integer[] byName = new Integer[names.length];
+    for (int i = 0; i < names.length; i++) {
+      byName[i] = i;
+    }
+    Arrays.sort(byName, (a, b) -> compareCodePoints(names[a], names[b]));
+    rank = new int[names.length];
+    for (int r = 0; r < byName.length; r++) {
+      rank[byName[r]] = r;
+    }
+    List<Entity> indexable = new ArrayList<>();
+    for (Entity entity : bySubject.values()) {
+      if (entity.has(label) && entity.has(comment)) {
+        indexable.add(entity);
+      }
+    }
+    entities = indexable.toArray(new Entity[0]);
+    Arrays.sort(entities, (a, b) -> compareCodePoints(a.id, b.id));
+  }
+
+  /**
+   * Over a partition's files: {@code predicate TAB count} lines, the number of indexable entities
+   * having each predicate (one statement is enough; redirects do not count), predicates in code
+   * point order.
+   */
+  public static String countPredicates(String[] files) throws IOException {
+    PartitionDocuments partition = new PartitionDocuments(files, null, false, false);
+    int[] counts = new int[partition.predicates.size()];
+    for (Entity entity : partition.entities) {
+      int[] seen = Arrays.copyOf(entity.literalPredicates, entity.literals + entity.iris);
+      System.arraycopy(entity.iriPredicates, 0, seen, entity.literals, entity.iris);
+      Arrays.sort(seen);
+      for (int i = 0; i < seen.length; i++) {
+        if (i == 0 || seen[i] != seen[i - 1]) {
+          counts[seen[i]]++;
+        }
+      }
+    }
+    String[] names = partition.predicates.toArray(new String[0]);
+    Arrays.sort(names, CODE_POINT_ORDER);
+    StringBuilder out = new StringBuilder();
+    for (String name : names) {
+      int count = counts[partition.predicateIds.get(name)];
+      if (count > 0) {
+        out.append(name).append('\t').append(count).append('\n');
+      }
+    }
+    return out.toString();
+  }
+
+  /** Number of documents (indexable entities). */
+  public int size() {
+    return entities.length;
+  }
+
+  /**
+   * The documents' texts, {@code W} per document: the entity id, the names, the content and,
+   * with relations, the relation pairs (W = 3 or 4).
+   */
+  public String[] texts() {
+    int width = relations ? 4 : 3;
+    String[] texts = new String[entities.length * width];
+    String[] fields = new String[width - 1];
+    for (int i = 0; i < entities.length; i++) {
+      document(entities[i], fields);
+      texts[i * width] = entities[i].id;
+      System.arraycopy(fields, 0, texts, i * width + 1, width - 1);
+    }
+    return texts;
+  }
+
+  /**
+   * Adds the documents to {@code writer} (whose relations must be set exactly when these
+   * documents have them); returns their entity ids, one per line. {@link #lengths} then holds
+   * their exact field lengths, as {@link EntityWriter#add} returns them.
+   */
+  public String write(EntityWriter writer, String idField) throws IOException {
+    int width = relations ? 3 : 2;
+    if (writer.width() != width) {
+      throw new IllegalArgumentException("the writer takes " + writer.width() + " fields, the documents have " + width);
+    }
+    lengths = new int[entities.length * width];
+    String[] fields = new String[width];
+    StringBuilder ids = new StringBuilder(entities.length * 32);
+    for (int i = 0; i < entities.length; i++) {
+      Entity entity = entities[i];
+      document(entity, fields);
+      writer.addDocument(idField, entity.id, fields, 0, lengths, i * width);
+      if (i > 0) {
+        ids.append('\n');
+      }
+      ids.append(entity.id);
+      entities[i] = null;  // its statements are no longer needed
+    }
+    return ids.toString();
+  }
+
+  /** The exact field lengths of the documents {@link #write} added, {@code lengths[i * W + f]}. */
+  public int[] lengths() {
+    return lengths;
+  }
+
+  /** Fills {@code fields} with the entity's names, content and (with relations) relations texts. */
+  private void document(Entity entity, String[] fields) {
+    Integer[] literals = sortedStatements(entity.literalPredicates, entity.literalValues, entity.literals);
+    Integer[] iris = sortedStatements(entity.iriPredicates, entity.iriValues, entity.iris);
+    Text names = new Text();
+    for (int k : literals) {
+      int p = entity.literalPredicates[k];
+      if (p == label || p == foafName) {
+        names.add(entity.literalValues[k]);
+      }
+    }
+    String[] redirects = Arrays.copyOf(entity.redirects, entity.redirectCount);
+    Arrays.sort(redirects, CODE_POINT_ORDER);
+    for (String redirect : redirects) {
+      names.add(labels.resolve(redirect));
+    }
+    Text content = new Text();
+    for (int k : literals) {
+      if (top[entity.literalPredicates[k]]) {
+        content.add(entity.literalValues[k]);
+      }
+    }
+    for (int k : iris) {
+      if (top[entity.iriPredicates[k]]) {
+        content.add(labels.resolve(entity.iriValues[k]));
+      }
+    }
+    fields[0] = names.toString();
+    fields[1] = content.toString();
+    if (relations) {
+      fields[2] = relations(entity);
+    }
+  }
+
+  /** The distinct {@code id TAB predicate} pairs of the entity's top-predicate objects that are
+   * DBpedia resources, sorted, one per line. */
+  private String relations(Entity entity) {
+    List<String[]> pairs = new ArrayList<>();
+    for (int k = 0; k < entity.iris; k++) {
+      int p = entity.iriPredicates[k];
+      String value = entity.iriValues[k];
+      if (top[p] && value.startsWith(NTriples.DBPEDIA_RESOURCE) && value.length() > NTriples.DBPEDIA_RESOURCE.length()) {
+        pairs.add(new String[] {entityId(value), predicates.get(p)});
+      }
+    }
+    pairs.sort((a, b) -> {
+      int c = compareCodePoints(a[0], b[0]);
+      return c != 0 ? c : compareCodePoints(a[1], b[1]);
+    });
+    StringBuilder out = new StringBuilder();
+    String[] last = null;
+    for (String[] pair : pairs) {
+      if (last != null && last[0].equals(pair[0]) && last[1].equals(pair[1])) {
+        continue;
+      }
+      if (last != null) {
+        out.append('\n');
+      }
+      out.append(pair[0]).append('\t').append(pair[1]);
+      last = pair;
+    }
+    return out.toString();
+  }
+
+  /** Indexes of the first {@code n} statements, sorted by (predicate, value) in code point order. */
+  private Integer[] sortedStatements(int[] predicateIds, String[] values, int n) {
+    Integer[] order = new Integer[n];
+    for (int k = 0; k < n; k++) {
+      order[k] = k;
+    }
+    Arrays.sort(order, (a, b) -> {
+      int c = Integer.compare(rank[predicateIds[a]], rank[predicateIds[b]]);
+      return c != 0 ? c : compareCodePoints(values[a], values[b]);
+    });
+    return order;
+  }
+
+  /** {@code <dbpedia:Title>} for {@code http://dbpedia.org/resource/Title}. */
+  static String entityId(String iri) {
+    return ENTITY_PREFIX + iri.substring(NTriples.DBPEDIA_RESOURCE.length()) + ">";
+  }
+
+  private int predicateId(String predicate) {
+    Integer id = predicateIds.get(predicate);
+    if (id == null) {
+      id = predicates.size();
+      predicates.add(predicate);
+      predicateIds.put(predicate, id);
+    }
+    return id;
+  }
+
+  // --- reading the partition files -------------------------------------------------------------
+
+  private byte[] lastSubject = new byte[0];
+  private int lastSubjectLength = -1;
+  private Entity lastEntity;
+  private byte[] lastPredicate = new byte[0];
+  private int lastPredicateLength = -1;
+  private int lastPredicateId;
+
+  private void read(String file, boolean values) throws IOException {
+    byte[] buffer = new byte[1 << 20];
+    int filled = 0;
+    try (InputStream in = Files.newInputStream(Paths.get(file))) {
+      while (true) {
+        int got = in.read(buffer, filled, buffer.length - filled);
+        if (got < 0) {
+          if (filled > 0) {
+            line(buffer, 0, filled, values);
+          }
+          return;
+        }
+        filled += got;
+        int start = 0;
+        for (int i = start; i < filled; i++) {
+          if (buffer[i] == '\n') {
+            line(buffer, start, i, values);
+            start = i + 1;
+          }
+        }
+        System.arraycopy(buffer, start, buffer, 0, filled - start);
+        filled -= start;
+        if (filled == buffer.length) {
+          buffer = Arrays.copyOf(buffer, buffer.length * 2);
+        }
+      }
+    }
+  }
+
+  /** One line {@code b[from, end)}: {@code subject TAB kind TAB predicate TAB value}. */
+  private void line(byte[] b, int from, int end, boolean values) {
+    int tab1 = indexOf(b, from, end, (byte) '\t');
+    int tab2 = tab1 + 2;
+    int tab3 = indexOf(b, tab2 + 1, end, (byte) '\t');
+    if (tab1 < 0 || tab3 < 0 || b[tab2] != '\t') {
+      throw new IllegalArgumentException("not a spill line: " + new String(b, from, end - from, StandardCharsets.UTF_8));
+    }
+    Entity entity = entity(b, from, tab1);
+    byte kind = b[tab1 + 1];
+    if (kind == 'R') {
+      if (values) {
+        entity.redirect(new String(b, tab3 + 1, end - tab3 - 1, StandardCharsets.UTF_8));
+      }
+      return;
+    }
+    int predicate = predicate(b, tab2 + 1, tab3);
+    if (kind == 'L') {
+      entity.literal(predicate, values ? unescape(b, tab3 + 1, end) : null);
+    } else if (kind == 'I') {
+      entity.iri(predicate, values ? new String(b, tab3 + 1, end - tab3 - 1, StandardCharsets.UTF_8) : null);
+    } else {
+      throw new IllegalArgumentException("unknown statement kind " + (char) kind);
+    }
+  }
+
+  private Entity entity(byte[] b, int from, int end) {
+    int length = end - from;
+    if (length == lastSubjectLength && Arrays.equals(b, from, end, lastSubject, 0, length)) {
+      return lastEntity;
+    }
+    String subject = new String(b, from, length, StandardCharsets.UTF_8);
+    Entity entity = bySubject.get(subject);
+    if (entity == null) {
+      entity = new Entity(entityId(subject));
+      bySubject.put(subject, entity);
+    }
+    if (lastSubject.length < length) {
+      lastSubject = new byte[Math.max(length, 2 * lastSubject.length)];
+    }
+    System.arraycopy(b, from, lastSubject, 0, length);
+    lastSubjectLength = length;
+    lastEntity = entity;
+    return entity;
+  }
+
+  private int predicate(byte[] b, int from, int end) {
+    int length = end - from;
+    if (length == lastPredicateLength && Arrays.equals(b, from, end, lastPredicate, 0, length)) {
+      return lastPredicateId;
+    }
+    int id = predicateId(new String(b, from, length, StandardCharsets.UTF_8));
+    if (lastPredicate.length < length) {
+      lastPredicate = new byte[Math.max(length, 2 * lastPredicate.length)];
+    }
+    System.arraycopy(b, from, lastPredicate, 0, length);
+    lastPredicateLength = length;
+    lastPredicateId = id;
+    return id;
+  }
+
+  private static int indexOf(byte[] b, int from, int end, byte c) {
+    for (int i = from; i < end; i++) {
+      if (b[i] == c) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** A literal as the spill read it ({@link DumpSpiller#spillEscape} undone). */
+  private static String unescape(byte[] b, int from, int end) {
+    String text = new String(b, from, end - from, StandardCharsets.UTF_8);
+    return indexOf(b, from, end, (byte) '\\') < 0 ? text : spillUnescape(text);
+  }
+
+  /** {@code \\ \t \n \r} back to backslash, tab, LF, CR; any other backslash kept. */
+  static String spillUnescape(String text) {
+    StringBuilder out = new StringBuilder(text.length());
+    int n = text.length();
+    for (int i = 0; i < n; i++) {
+      char c = text.charAt(i);
+      if (c == '\\' && i + 1 < n) {
+        char next = text.charAt(i + 1);
+        char unescaped = next == '\\' ? '\\' : next == 't' ? '\t' : next == 'n' ? '\n' : next == 'r' ? '\r' : 0;
+        if (unescaped != 0) {
+          out.append(unescaped);
+          i++;
+          continue;
+        }
+      }
+      out.append(c);
+    }
+    return out.toString();
+  }
+
+  /** Python's comparison of two strings: by code point. */
+  static int compareCodePoints(String a, String b) {
+    int n = Math.min(a.length(), b.length());
+    for (int i = 0; i < n; i++) {
+      char x = a.charAt(i);
+      char y = b.charAt(i);
+      if (x != y) {
+        if (x >= 0xD800 && y >= 0xD800) {  // a surrogate (a supplementary character) sorts after U+FFFF
+          return codePointRank(x) - codePointRank(y);
+        }
+        return x - y;
+      }
+    }
+    return a.length() - b.length();
+  }
+
+  private static int codePointRank(char c) {
+    return c >= 0xE000 ? c - 0x800 : c + 0x2000;
+  }
+
+  /** What a partition says about one subject (statement values are null when not read). */
+  private static final class Entity {
+    final String id;
+    int[] literalPredicates = new int[4];
+    String[] literalValues = new String[4];
+    int literals;
+    int[] iriPredicates = new int[4];
+    String[] iriValues = new String[4];
+    int iris;
+    String[] redirects = new String[0];
+    int redirectCount;
+
+    Entity(String id) {
+      this.id = id;
+    }
+
+    void literal(int predicate, String value) {
+      if (literals == literalPredicates.length) {
+        literalPredicates = Arrays.copyOf(literalPredicates, 2 * literals);
+        literalValues = Arrays.copyOf(literalValues, 2 * literals);
+      }
+      literalPredicates[literals] = predicate;
+      literalValues[literals++] = value;
+    }
+
+    void iri(int predicate, String value) {
+      if (iris == iriPredicates.length) {
+        iriPredicates = Arrays.copyOf(iriPredicates, 2 * iris);
+        iriValues = Arrays.copyOf(iriValues, 2 * iris);
+      }
+      iriPredicates[iris] = predicate;
+      iriValues[iris++] = value;
+    }
+
+    void redirect(String page) {
+      if (redirectCount == redirects.length) {
+        redirects = Arrays.copyOf(redirects, Math.max(2, 2 * redirectCount));
+      }
+      redirects[redirectCount++] = page;
+    }
+
+    /** Whether a literal statement has this predicate. */
+    boolean has(int predicate) {
+      for (int k = 0; k < literals; k++) {
+        if (literalPredicates[k] == predicate) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  /** A field's text: its values one per line, a value's tabs, CR and LF as spaces. */
+  private static final class Text {
+    private final StringBuilder out = new StringBuilder();
+    private boolean first = true;
+
+    void add(String value) {
+      if (!first) {
+        out.append('\n');
+      }
+      first = false;
+      int n = value.length();
+      for (int i = 0; i < n; i++) {
+        char c = value.charAt(i);
+        out.append(c == '\t' || c == '\r' || c == '\n' ? ' ' : c);
+      }
+    }
+
+    @Override
+    public String toString() {
+      return out.toString();
+    }
+  }
+
+  /**
+   * The labels that differ from the title in the URI, from the spill's labels files ({@code
+   * subject TAB escaped label} lines; a later file's label of a subject wins).
+   */
+  public static final class Labels {
+    private final Map<String, String> labels = new HashMap<>();
+
+    public Labels(String[] files) throws IOException {
+      for (String file : files) {
+        String text = new String(Files.readAllBytes(Paths.get(file)), StandardCharsets.UTF_8);
+        int start = 0;
+        int end;
+        while ((end = text.indexOf('\n', start)) >= 0) {
+          int tab = text.indexOf('\t', start);
+          labels.put(text.substring(start, tab), spillUnescape(text.substring(tab + 1, end)));
+          start = end + 1;
+        }
+      }
+    }
+
+    public int size() {
+      return labels.size();
+    }
+
+    /** The IRI's label, or (none or empty) the text of its URI. */
+    String resolve(String iri) {
+      String label = labels.get(iri);
+      return label == null || label.isEmpty() ? DumpSpiller.titleText(iri) : label;
+    }
+  }
+}
