@@ -278,12 +278,31 @@ public final class PartitionDocuments {
 
   // --- reading the partition files -------------------------------------------------------------
 
-  private byte[] lastSubject = new byte[0];
-  private int lastSubjectLength = -1;
-  private Entity lastEntity;
-  private byte[] lastPredicate = new byte[0];
-  private int lastPredicateLength = -1;
-  private int lastPredicateId;
+  private final LastKey<Entity> lastSubject = new LastKey<>();
+  private final LastKey<Integer> lastPredicate = new LastKey<>();
+
+  /** The value of the last key looked up (consecutive lines mostly share their subject, and
+   * often their predicate): a hit costs a byte comparison, no string. */
+  private static final class LastKey<V> {
+    private byte[] key = new byte[0];
+    private int length = -1;
+    private V value;
+
+    /** The value of {@code b[from, end)} if it is the last key, else null. */
+    V get(byte[] b, int from, int end) {
+      return end - from == length && Arrays.equals(b, from, end, key, 0, length) ? value : null;
+    }
+
+    V put(byte[] b, int from, int end, V value) {
+      length = end - from;
+      if (key.length < length) {
+        key = new byte[Math.max(length, 2 * key.length)];
+      }
+      System.arraycopy(b, from, key, 0, length);
+      this.value = value;
+      return value;
+    }
+  }
 
   private void read(String file, boolean values) throws IOException {
     byte[] buffer = new byte[1 << 20];
@@ -341,38 +360,25 @@ public final class PartitionDocuments {
   }
 
   private Entity entity(byte[] b, int from, int end) {
-    int length = end - from;
-    if (length == lastSubjectLength && Arrays.equals(b, from, end, lastSubject, 0, length)) {
-      return lastEntity;
+    Entity entity = lastSubject.get(b, from, end);
+    if (entity != null) {
+      return entity;
     }
-    String subject = new String(b, from, length, StandardCharsets.UTF_8);
-    Entity entity = bySubject.get(subject);
+    String subject = new String(b, from, end - from, StandardCharsets.UTF_8);
+    entity = bySubject.get(subject);
     if (entity == null) {
       entity = new Entity(entityId(subject));
       bySubject.put(subject, entity);
     }
-    if (lastSubject.length < length) {
-      lastSubject = new byte[Math.max(length, 2 * lastSubject.length)];
-    }
-    System.arraycopy(b, from, lastSubject, 0, length);
-    lastSubjectLength = length;
-    lastEntity = entity;
-    return entity;
+    return lastSubject.put(b, from, end, entity);
   }
 
   private int predicate(byte[] b, int from, int end) {
-    int length = end - from;
-    if (length == lastPredicateLength && Arrays.equals(b, from, end, lastPredicate, 0, length)) {
-      return lastPredicateId;
+    Integer id = lastPredicate.get(b, from, end);
+    if (id != null) {
+      return id;
     }
-    int id = predicateId(new String(b, from, length, StandardCharsets.UTF_8));
-    if (lastPredicate.length < length) {
-      lastPredicate = new byte[Math.max(length, 2 * lastPredicate.length)];
-    }
-    System.arraycopy(b, from, lastPredicate, 0, length);
-    lastPredicateLength = length;
-    lastPredicateId = id;
-    return id;
+    return lastPredicate.put(b, from, end, predicateId(new String(b, from, end - from, StandardCharsets.UTF_8)));
   }
 
   private static int indexOf(byte[] b, int from, int end, byte c) {
