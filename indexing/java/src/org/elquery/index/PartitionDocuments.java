@@ -266,7 +266,8 @@ public final class PartitionDocuments {
     return ENTITY_PREFIX + iri.substring(NTriples.DBPEDIA_RESOURCE.length()) + ">";
   }
 
-  private int predicateId(String predicate) {
+  /** The predicate's id, the map's own boxed value (the last-predicate cache keeps it as is). */
+  private Integer predicateId(String predicate) {
     Integer id = predicateIds.get(predicate);
     if (id == null) {
       id = predicates.size();
