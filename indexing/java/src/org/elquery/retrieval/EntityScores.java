@@ -329,7 +329,10 @@ public final class EntityScores {
     double[][] g = new double[nt][WINDOW];
     long[] candidates = new long[WINDOW / 64];
     double[] bound = new double[nt];
-    double[] delta = new double[nt];
+    double[] boundForeground = new double[nt];
+    double[] foregrounds = new double[nt];
+    double cutWorst = Double.NaN;
+    double cut = 0;
     int[] byBound = new int[nt];
     boolean[] essential = new boolean[nt];
     int[] essentialTerms = new int[nt];
@@ -351,7 +354,7 @@ public final class EntityScores {
       lo = Math.max(lo, next - next % WINDOW);
       int hi = Math.min(maxDoc, lo + WINDOW);
       int others = 0;
-      double rest = 0;
+      double restGrowth = 1;
       if (top.full()) {
         double worst = top.worstScore();
         for (int t = 0; t < nt; t++) {
@@ -359,6 +362,7 @@ public final class EntityScores {
           for (int f = 0; f < nf; f++) {
             foreground += impacts[t][f] == null ? 0 : maxForeground(model, t, f, impacts[t][f], lo, hi);
           }
+          boundForeground[t] = foreground;
           bound[t] = foreground > 0 ? model.delta(t, foreground) : 0;
           int i = t;
           for (; i > 0 && bound[byBound[i - 1]] > bound[t]; i--) {
@@ -378,7 +382,10 @@ public final class EntityScores {
           continue; // no entity of the window can enter
         }
         for (int i = 0; i < others; i++) {
-          rest += bound[byBound[i]];
+          int t = byBound[i];
+          if (boundForeground[t] > 0) {
+            restGrowth *= model.growth(t, boundForeground[t]);
+          }
         }
       }
       Arrays.fill(essential, true);
@@ -421,17 +428,22 @@ public final class EntityScores {
           int slot = word * 64 + Long.numberOfTrailingZeros(bits);
           bits &= bits - 1;
           int doc = lo + slot;
-          double partial = model.baseline;
+          double growth = 1;
           for (int i = 0; i < ne; i++) {
             int t = essentialTerms[i];
             double gt = g[t][slot];
             g[t][slot] = 0;
-            delta[t] = gt > 0 ? delta(model, t, gt, memoKeys[t], memoDeltas[t]) : 0;
-            partial += delta[t];
+            foregrounds[t] = gt;
+            if (gt > 0) {
+              growth *= model.growth(t, gt);
+            }
           }
-          if (no > 0) {
-            double worst = top.worstScore();
-            if (partial + rest + margin(worst) < worst) {
+          if (top.full()) {
+            if (top.worstScore() != cutWorst) {
+              cutWorst = top.worstScore();
+              cut = cut(model, cutWorst);
+            }
+            if (growth * restGrowth < cut) {
               continue;
             }
             for (int i = 0; i < no; i++) {
@@ -449,19 +461,36 @@ public final class EntityScores {
                   gt += model.foreground(t, f, p.freq(), lengths[f][doc]);
                 }
               }
-              delta[t] = gt > 0 ? delta(model, t, gt, memoKeys[t], memoDeltas[t]) : 0;
+              foregrounds[t] = gt;
+              if (gt > 0) {
+                growth *= model.growth(t, gt);
+              }
+            }
+            if (growth < cut) {
+              continue;
             }
           }
           double sum = 0;
           for (int t = 0; t < nt; t++) {
-            if (delta[t] != 0) {
-              sum += delta[t];
+            if (foregrounds[t] > 0) {
+              sum += delta(model, t, foregrounds[t], memoKeys[t], memoDeltas[t]);
             }
           }
           top.offer(doc, model.baseline + sum);
         }
       }
     }
+  }
+
+  /**
+   * The growth (the product of {@link LanguageModel#growth} over the terms an entity holds) below
+   * which its log score B + (1/|q|) log(growth) is below {@code worst}: exp(|q| (worst - B)),
+   * lowered by a relative 1e-9 so that rounding never prunes an entity that ties or beats it; 0
+   * (no pruning) if that overflows.
+   */
+  private static double cut(LanguageModel model, double worst) {
+    double growth = Math.exp(model.queryLength * (worst - model.baseline));
+    return growth < Double.POSITIVE_INFINITY ? growth * (1 - 1e-9) : 0;
   }
 
   /** Entries of a term's memo of deltas (a power of 2). */

@@ -46,8 +46,10 @@ final class LanguageModel {
   final double[] smoothing;
   /** Known terms (P(t|C) > 0), in request order. */
   final String[] terms;
-  /** P(t|q) of each known term. */
+  /** P(t|q) = n(t,q)/|q| of each known term: its count n(t,q), and |q|. */
   final double[] queryWeights;
+  final int[] queryCounts;
+  final int queryLength;
   /** P(t|C_f), [term][field]. */
   final double[][] collection;
   /** log P(t|C) of each known term. */
@@ -111,13 +113,16 @@ final class LanguageModel {
     }
     terms = new String[known.size()];
     queryWeights = new double[known.size()];
+    queryCounts = new int[known.size()];
+    queryLength = length;
     collection = new double[known.size()][];
     logCollection = new double[known.size()];
     fieldWeights = termWeights.toArray(new double[0][]);
     for (int i = 0; i < terms.length; i++) {
       String[] line = termLines.get(known.get(i));
       terms[i] = line[2];
-      queryWeights[i] = Integer.parseInt(line[1]) / (double) length;
+      queryCounts[i] = Integer.parseInt(line[1]);
+      queryWeights[i] = queryCounts[i] / (double) length;
       collection[i] = probabilities.get(i);
       double mixture = 0;
       for (int f = 0; f < nf; f++) {
@@ -233,6 +238,17 @@ final class LanguageModel {
   /** JM: what a term the entity holds adds to the baseline: P(t|q) [log(c_t + g_t(e)) - log c_t]. */
   double delta(int t, double foreground) {
     return queryWeights[t] * (Math.log(background[t] + foreground) - logBackground[t]);
+  }
+
+  /** JM: (c_t + g)/c_t raised to n(t,q), so that B + (1/|q|) log of the product of the terms' growths
+   * is the log score: the score compared without logarithms (up to rounding). */
+  double growth(int t, double foreground) {
+    double factor = 1 + foreground / background[t];
+    double growth = factor;
+    for (int i = 1; i < queryCounts[t]; i++) {
+      growth *= factor;
+    }
+    return growth;
   }
 
   /** log score(e, q) (Eq. 16) from the entity's term frequencies n(t, e_f) at {@code freqs[t *
