@@ -290,16 +290,24 @@ public final class EntityScores {
   /** Docids per window of {@link #rankPruned}. */
   private static final int WINDOW = 1024;
 
+  /** Postings a non-essential pair is read whole for, per entity of the window to be tested on it
+   * (about what advancing its postings to one entity costs). */
+  private static final int READ_PER_CANDIDATE = 8;
+
   /**
-   * JM models with dynamic pruning (MaxScore over docid windows), giving the same ranking as
-   * {@link #rankJelinekMercer} to the last bit. Per window, each term gets an upper bound of its
-   * delta from Lucene's impacts (max freq / min length of its postings' blocks; the lengths the
-   * norms encode never exceed the exact ones, checked once per index by {@link
-   * IndexState#normsBoundLengths}). Once the ranking is full, the terms whose bounds together
-   * cannot lift the baseline to the k-th score are non-essential: only the essential terms'
-   * postings are read in the window, a non-essential term's postings are advanced only to the
-   * entities whose exact essential part plus the non-essential bounds can still enter. Every
-   * entity offered is scored exactly as {@link LanguageModel#score} does (deltas added in term
+   * JM models with dynamic pruning (MaxScore over docid windows), giving the same ranking as {@link
+   * #rankJelinekMercer} to the last bit. Entities are compared with the k-th score s by their
+   * growth, the product over query terms of ((c_t + g_t(e)) / c_t)^n(t,q), which reaches
+   * exp(|q| (s - B)) exactly when the log score reaches s, so that no logarithm is taken for an
+   * entity that cannot enter. Per window, each term gets an upper bound of its foreground from
+   * Lucene's impacts (max freq / min length of its postings' blocks; the lengths the norms encode
+   * never exceed the exact ones, checked once per index by {@link IndexState#normsBoundLengths}).
+   * Once the ranking is full, the terms whose bounds together cannot lift an entity into it are
+   * non-essential: the candidates are the entities holding an essential term. The postings of the
+   * essential terms in the window are read whole, and so are a non-essential term's when the
+   * window has many candidates for them; the other non-essential terms are advanced only to the
+   * candidates whose exact part and the remaining bounds can still enter. Every entity offered is
+   * scored exactly as {@link LanguageModel#score} does (foregrounds in field order, deltas in term
    * order); an entity skipped scores below the k-th score.
    */
   private static void rankPruned(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top)
@@ -309,6 +317,7 @@ public final class EntityScores {
     int maxDoc = leaf.maxDoc();
     PostingsEnum[][] postings = new PostingsEnum[nt][nf];
     ImpactsEnum[][] impacts = new ImpactsEnum[nt][nf];
+    double[][] perWindow = new double[nt][nf]; // postings per window, on average
     TermsEnum[] termsEnums = new TermsEnum[nf]; // one per field, seeked to each term
     for (int t = 0; t < nt; t++) {
       for (int f = 0; f < nf; f++) {
@@ -323,22 +332,31 @@ public final class EntityScores {
           postings[t][f] = terms.postings(null, PostingsEnum.FREQS);
           postings[t][f].nextDoc();
           impacts[t][f] = terms.impacts(PostingsEnum.FREQS);
+          perWindow[t][f] = terms.docFreq() * (double) WINDOW / maxDoc;
         }
       }
     }
-    double[][] g = new double[nt][WINDOW];
+    double[][] scale = new double[nt][nf]; // g_{t,f}(e) / c_t = scale n(t,e_f) / |e_f|
+    for (int t = 0; t < nt; t++) {
+      for (int f = 0; f < nf; f++) {
+        scale[t][f] = model.foreground(t, f, 1, 1) / model.background(t);
+      }
+    }
+    double[][] ratio = new double[nt][WINDOW]; // g_t(e) / c_t over the pairs read
+    long[][][] held = new long[nt][nf][WINDOW / 64];
+    int[][][] freqs = new int[nt][nf][WINDOW];
     long[] candidates = new long[WINDOW / 64];
-    double[] bound = new double[nt];
-    double[] boundForeground = new double[nt];
-    double[] foregrounds = new double[nt];
-    double cutWorst = Double.NaN;
-    double cut = 0;
+    double[] bound = new double[nt]; // of g_t(e) / c_t in the window
     int[] byBound = new int[nt];
-    boolean[] essential = new boolean[nt];
-    int[] essentialTerms = new int[nt];
-    int[] otherTerms = new int[nt];
+    boolean[] read = new boolean[nt];
+    int[] readTerms = new int[nt];
+    int[] lazyTerms = new int[nt];
+    double[] partial = new double[nt];
+    int[] lazyFreqs = new int[nf];
     long[][] memoKeys = new long[nt][DELTA_MEMO];
     double[][] memoDeltas = new double[nt][DELTA_MEMO];
+    double cutWorst = Double.NaN;
+    double cut = 0;
     for (int lo = 0; lo < maxDoc; lo += WINDOW) {
       int next = DocIdSetIterator.NO_MORE_DOCS;
       for (int t = 0; t < nt; t++) {
@@ -353,140 +371,190 @@ public final class EntityScores {
       }
       lo = Math.max(lo, next - next % WINDOW);
       int hi = Math.min(maxDoc, lo + WINDOW);
-      int others = 0;
-      double restGrowth = 1;
+      int others = 0; // the non-essential terms are byBound[0 .. others - 1]
+      double restGrowth = 1; // of the non-essential terms not read
       if (top.full()) {
-        double worst = top.worstScore();
+        if (top.worstScore() != cutWorst) {
+          cutWorst = top.worstScore();
+          cut = cut(model, cutWorst);
+        }
         for (int t = 0; t < nt; t++) {
-          double foreground = 0;
+          bound[t] = 0;
           for (int f = 0; f < nf; f++) {
-            foreground += impacts[t][f] == null ? 0 : maxForeground(model, t, f, impacts[t][f], lo, hi);
+            bound[t] += impacts[t][f] == null ? 0 : maxForeground(model, t, f, impacts[t][f], lo, hi);
           }
-          boundForeground[t] = foreground;
-          bound[t] = foreground > 0 ? model.delta(t, foreground) : 0;
+          bound[t] /= model.background(t);
           int i = t;
           for (; i > 0 && bound[byBound[i - 1]] > bound[t]; i--) {
             byBound[i] = byBound[i - 1];
           }
           byBound[i] = t;
         }
-        double sum = model.baseline;
-        for (int i = 0; i < nt; i++) {
-          sum += bound[byBound[i]];
-          if (!(sum + margin(worst) < worst)) {
-            break;
-          }
+        double growth = 1;
+        while (others < nt && (growth *= power(1 + bound[byBound[others]], model.queryCounts[byBound[others]])) < cut) {
           others++;
         }
         if (others == nt) {
           continue; // no entity of the window can enter
         }
-        for (int i = 0; i < others; i++) {
-          int t = byBound[i];
-          if (boundForeground[t] > 0) {
-            restGrowth *= model.growth(t, boundForeground[t]);
-          }
-        }
       }
-      Arrays.fill(essential, true);
+      Arrays.fill(read, true);
       for (int i = 0; i < others; i++) {
-        essential[byBound[i]] = false;
+        read[byBound[i]] = false;
       }
-      int ne = 0;
-      int no = 0;
       for (int t = 0; t < nt; t++) {
-        if (essential[t]) {
-          essentialTerms[ne++] = t;
-        } else {
-          otherTerms[no++] = t;
+        if (read[t]) {
+          readPairs(postings[t], lengths, scale[t], lo, hi, held[t], freqs[t], ratio[t]);
+          for (int f = 0; f < nf; f++) {
+            for (int word = 0; word < WINDOW / 64; word++) {
+              candidates[word] |= held[t][f][word];
+            }
+          }
         }
       }
-      for (int i = 0; i < ne; i++) {
-        int t = essentialTerms[i];
-        double[] gt = g[t];
+      int count = 0;
+      for (long word : candidates) {
+        count += Long.bitCount(word);
+      }
+      for (int i = others - 1; i >= 0; i--) { // the non-essential terms with more candidates than postings are read
+        int t = byBound[i];
+        double postingsPerWindow = 0;
         for (int f = 0; f < nf; f++) {
-          PostingsEnum p = postings[t][f];
-          if (p == null) {
-            continue;
-          }
-          int doc = p.docID();
-          if (doc < lo) {
-            doc = p.advance(lo);
-          }
-          int[] length = lengths[f];
-          for (; doc < hi; doc = p.nextDoc()) {
-            int slot = doc - lo;
-            candidates[slot >>> 6] |= 1L << slot;
-            gt[slot] += model.foreground(t, f, p.freq(), length[doc]);
-          }
+          postingsPerWindow += perWindow[t][f];
+        }
+        if (count * READ_PER_CANDIDATE >= postingsPerWindow) {
+          read[t] = true;
+          readPairs(postings[t], lengths, scale[t], lo, hi, held[t], freqs[t], ratio[t]);
         }
       }
-      for (int word = 0; word < candidates.length; word++) {
+      int reads = 0;
+      int lazies = 0;
+      for (int t = 0; t < nt; t++) {
+        if (read[t]) {
+          readTerms[reads++] = t;
+        } else {
+          lazyTerms[lazies++] = t;
+          restGrowth *= power(1 + bound[t], model.queryCounts[t]);
+        }
+      }
+      for (int word = 0; word < WINDOW / 64; word++) {
         long bits = candidates[word];
         candidates[word] = 0;
         while (bits != 0) {
-          int slot = word * 64 + Long.numberOfTrailingZeros(bits);
+          int bit = Long.numberOfTrailingZeros(bits);
           bits &= bits - 1;
+          int slot = word * 64 + bit;
           int doc = lo + slot;
-          double growth = 1;
-          for (int i = 0; i < ne; i++) {
-            int t = essentialTerms[i];
-            double gt = g[t][slot];
-            g[t][slot] = 0;
-            foregrounds[t] = gt;
-            if (gt > 0) {
-              growth *= model.growth(t, gt);
-            }
-          }
           if (top.full()) {
             if (top.worstScore() != cutWorst) {
               cutWorst = top.worstScore();
               cut = cut(model, cutWorst);
             }
+            double growth = 1;
+            for (int i = 0; i < reads; i++) {
+              int t = readTerms[i];
+              growth *= power(1 + ratio[t][slot], model.queryCounts[t]);
+            }
             if (growth * restGrowth < cut) {
               continue;
             }
-            for (int i = 0; i < no; i++) {
-              int t = otherTerms[i];
-              double gt = 0;
-              for (int f = 0; f < nf; f++) {
-                PostingsEnum p = postings[t][f];
-                if (p == null) {
-                  continue;
+            if (lazies > 0) {
+              for (int i = 0; i < lazies; i++) {
+                int t = lazyTerms[i];
+                double r = 0;
+                for (int f = 0; f < nf; f++) {
+                  PostingsEnum p = postings[t][f];
+                  if (p != null && p.docID() < doc) {
+                    p.advance(doc);
+                  }
+                  if (p != null && p.docID() == doc) {
+                    r += scale[t][f] * p.freq() / lengths[f][doc];
+                  }
                 }
-                if (p.docID() < doc) {
-                  p.advance(doc);
-                }
-                if (p.docID() == doc) {
-                  gt += model.foreground(t, f, p.freq(), lengths[f][doc]);
-                }
+                partial[t] = r;
+                growth *= power(1 + r, model.queryCounts[t]);
               }
-              foregrounds[t] = gt;
-              if (gt > 0) {
-                growth *= model.growth(t, gt);
+              if (growth < cut) {
+                continue;
               }
-            }
-            if (growth < cut) {
-              continue;
             }
           }
           double sum = 0;
           for (int t = 0; t < nt; t++) {
-            if (foregrounds[t] > 0) {
-              sum += delta(model, t, foregrounds[t], memoKeys[t], memoDeltas[t]);
+            double g = 0;
+            for (int f = 0; f < nf; f++) {
+              int freq;
+              if (read[t]) {
+                freq = (int) (held[t][f][word] >>> bit & 1) * freqs[t][f][slot];
+              } else {
+                PostingsEnum p = postings[t][f];
+                if (p != null && p.docID() < doc) {
+                  p.advance(doc);
+                }
+                freq = p != null && p.docID() == doc ? p.freq() : 0;
+              }
+              if (freq > 0) {
+                g += model.foreground(t, f, freq, lengths[f][doc]);
+              }
+            }
+            if (g > 0) {
+              sum += delta(model, t, g, memoKeys[t], memoDeltas[t]);
             }
           }
           top.offer(doc, model.baseline + sum);
         }
       }
+      for (int i = 0; i < reads; i++) {
+        int t = readTerms[i];
+        Arrays.fill(ratio[t], 0, hi - lo, 0);
+        for (int f = 0; f < nf; f++) {
+          Arrays.fill(held[t][f], 0);
+        }
+      }
     }
   }
 
+  /** Reads a term's postings of docids lo to hi - 1, field by field: which entities hold it
+   * ({@code held}), with what frequency, and the sum of scale n(t,e_f) / |e_f| over the fields
+   * ({@code ratio}, by docid - lo). */
+  private static void readPairs(PostingsEnum[] postings, int[][] lengths, double[] scale, int lo, int hi,
+      long[][] held, int[][] freqs, double[] ratio) throws IOException {
+    for (int f = 0; f < postings.length; f++) {
+      PostingsEnum p = postings[f];
+      if (p == null) {
+        continue;
+      }
+      int doc = p.docID();
+      if (doc < lo) {
+        doc = p.advance(lo);
+      }
+      int[] length = lengths[f];
+      long[] bits = held[f];
+      int[] pairFreqs = freqs[f];
+      double k = scale[f];
+      for (; doc < hi; doc = p.nextDoc()) {
+        int slot = doc - lo;
+        int freq = p.freq();
+        bits[slot >>> 6] |= 1L << slot;
+        pairFreqs[slot] = freq;
+        ratio[slot] += k * freq / length[doc];
+      }
+    }
+  }
+
+  /** x^n for a small n >= 1. */
+  private static double power(double x, int n) {
+    double result = x;
+    for (int i = 1; i < n; i++) {
+      result *= x;
+    }
+    return result;
+  }
+
   /**
-   * The growth (the product of {@link LanguageModel#growth} over the terms an entity holds) below
-   * which its log score B + (1/|q|) log(growth) is below {@code worst}: exp(|q| (worst - B)),
-   * lowered by a relative 1e-9 so that rounding never prunes an entity that ties or beats it; 0
-   * (no pruning) if that overflows.
+   * The growth (see {@link #rankPruned}) below which an entity's log score B + (1/|q|) log(growth)
+   * is below {@code worst}: exp(|q| (worst - B)), lowered by a relative 1e-9 so that rounding never
+   * prunes an entity that ties or beats it; 0 (no pruning) if that overflows.
    */
   private static double cut(LanguageModel model, double worst) {
     double growth = Math.exp(model.queryLength * (worst - model.baseline));

@@ -240,15 +240,9 @@ final class LanguageModel {
     return queryWeights[t] * (Math.log(background[t] + foreground) - logBackground[t]);
   }
 
-  /** JM: (c_t + g)/c_t raised to n(t,q), so that B + (1/|q|) log of the product of the terms' growths
-   * is the log score: the score compared without logarithms (up to rounding). */
-  double growth(int t, double foreground) {
-    double factor = 1 + foreground / background[t];
-    double growth = factor;
-    for (int i = 1; i < queryCounts[t]; i++) {
-      growth *= factor;
-    }
-    return growth;
+  /** JM: c_t, the background of term t. */
+  double background(int t) {
+    return background[t];
   }
 
   /** log score(e, q) (Eq. 16) from the entity's term frequencies n(t, e_f) at {@code freqs[t *
