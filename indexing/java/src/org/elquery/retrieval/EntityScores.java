@@ -412,30 +412,38 @@ public final class EntityScores {
           }
         }
       }
-      int count = 0;
-      for (long word : candidates) {
-        count += Long.bitCount(word);
-      }
-      for (int i = others - 1; i >= 0; i--) { // the non-essential terms with more candidates than postings are read
-        int t = byBound[i];
-        double postingsPerWindow = 0;
-        for (int f = 0; f < nf; f++) {
-          postingsPerWindow += perWindow[t][f];
-        }
-        if (count * READ_PER_CANDIDATE >= postingsPerWindow) {
-          read[t] = true;
-          readPairs(postings[t], lengths, scale[t], lo, hi, held[t], freqs[t], ratio[t]);
-        }
-      }
       int reads = 0;
-      int lazies = 0;
       for (int t = 0; t < nt; t++) {
         if (read[t]) {
           readTerms[reads++] = t;
-        } else {
-          lazyTerms[lazies++] = t;
-          restGrowth *= power(1 + bound[t], model.queryCounts[t]);
         }
+      }
+      // the non-essential terms, by decreasing bound, are read whole while the candidates left (by
+      // the terms read and the bounds of the others) are many for their postings
+      int unread = others;
+      for (int i = others - 1; i >= 0; i--) {
+        int t = byBound[i];
+        double rest = 1;
+        double postingsPerWindow = 0;
+        for (int j = 0; j <= i; j++) {
+          rest *= power(1 + bound[byBound[j]], model.queryCounts[byBound[j]]);
+        }
+        for (int f = 0; f < nf; f++) {
+          postingsPerWindow += perWindow[t][f];
+        }
+        if (survivors(model, candidates, readTerms, reads, ratio, rest, cut) * READ_PER_CANDIDATE < postingsPerWindow) {
+          break;
+        }
+        read[t] = true;
+        readTerms[reads++] = t;
+        readPairs(postings[t], lengths, scale[t], lo, hi, held[t], freqs[t], ratio[t]);
+        unread = i;
+      }
+      int lazies = 0;
+      for (int i = 0; i < unread; i++) {
+        int t = byBound[i];
+        lazyTerms[lazies++] = t;
+        restGrowth *= power(1 + bound[t], model.queryCounts[t]);
       }
       for (int word = 0; word < WINDOW / 64; word++) {
         long bits = candidates[word];
@@ -540,6 +548,31 @@ public final class EntityScores {
         ratio[slot] += k * freq / length[doc];
       }
     }
+  }
+
+  /** Clears the candidates whose growth over the terms read ({@code ratio}), times {@code rest}, is
+   * below {@code cut}; returns how many are left. */
+  private static int survivors(LanguageModel model, long[] candidates, int[] terms, int count, double[][] ratio,
+      double rest, double cut) {
+    int left = 0;
+    for (int word = 0; word < candidates.length; word++) {
+      long bits = candidates[word];
+      long kept = bits;
+      while (bits != 0) {
+        int bit = Long.numberOfTrailingZeros(bits);
+        bits &= bits - 1;
+        double growth = rest;
+        for (int i = 0; i < count; i++) {
+          growth *= power(1 + ratio[terms[i]][word * 64 + bit], model.queryCounts[terms[i]]);
+        }
+        if (growth < cut) {
+          kept &= ~(1L << bit);
+        }
+      }
+      candidates[word] = kept;
+      left += Long.bitCount(kept);
+    }
+    return left;
   }
 
   /** x^n for a small n >= 1. */
