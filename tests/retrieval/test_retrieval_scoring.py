@@ -529,3 +529,41 @@ def test_pruned_rankings_equal_reference_and_candidate_scores(pruning_index: Ent
             assert_ranking(searcher, query, model, expected, k, reference.matching(query, spec))
             ranked = searcher.rank(query, model, k)
             assert all(r.score == exact[r.entity] for r in ranked)  # bit for bit the candidate scores
+
+
+@pytest.fixture(scope="module")
+def mixed_density_index(tmp_path_factory: pytest.TempPathFactory) -> EntityIndex:
+    """8,192 entities (8 docid windows), all holding "river" in their contents (many postings, a low
+    bound), a few "castle" (1 in 61) and "island" (1 in 47) in short contents or in their names (high
+    bounds): once the ranking is full, the candidates of a window are too few to read "river" whole,
+    so its postings are advanced to them."""
+    rng = random.Random(29)
+    documents = []
+    for i in range(8192):
+        words = ["river"] * rng.randint(1, 3) + rng.choices(WORDS[9:], k=rng.choice([5, 40, 200]))
+        names = (rng.choice(WORDS[9:]),)
+        if i % 61 == 7:
+            words = ["castle", "river"] + rng.choices(WORDS[9:], k=rng.randint(1, 12))
+        if i % 47 == 3:
+            names = ("island " + rng.choice(WORDS[9:]),) if i % 2 else names
+            words += ["island"]
+        rng.shuffle(words)
+        documents.append(EntityDocument(f"<dbpedia:Mixed_{(i * 7919) % 8192:04d}>", names, (" ".join(words),)))
+    with write_index(tmp_path_factory.mktemp("mixed") / "index", documents) as index:
+        yield index
+
+
+@pytest.mark.parametrize("name", ["mlm", "lm"])
+def test_pruned_rankings_advancing_a_common_term(mixed_density_index: EntityIndex, name: str) -> None:
+    model, spec = MODELS[name]
+    reference = Reference(mixed_density_index)
+    searcher = Searcher(mixed_density_index)
+    ids = mixed_density_index.entity_ids
+    for query in ("castle island river", "river castle", "island river river"):
+        expected = reference.scores(query, spec)
+        exact = {s.entity: s.log_score for s in searcher.score(query, ids, model)}
+        for k in (1, 5, 40):
+            assert_ranking(searcher, query, model, expected, k, reference.matching(query, spec))
+            ranked = searcher.rank(query, model, k)
+            assert all(r.score == exact[r.entity] for r in ranked)
+
