@@ -290,8 +290,8 @@ public final class EntityScores {
   /** Docids per window of {@link #rankPruned}. */
   private static final int WINDOW = 1024;
 
-  /** Postings a non-essential pair is read whole for, per entity of the window to be tested on it
-   * (about what advancing its postings to one entity costs). */
+  /** A non-essential term's postings in a window are read whole when they are at most this many
+   * per candidate left to test on it (about what advancing them to one candidate costs). */
   private static final int READ_PER_CANDIDATE = 8;
 
   /**
@@ -351,8 +351,6 @@ public final class EntityScores {
     boolean[] read = new boolean[nt];
     int[] readTerms = new int[nt];
     int[] lazyTerms = new int[nt];
-    double[] partial = new double[nt];
-    int[] lazyFreqs = new int[nf];
     long[][] memoKeys = new long[nt][DELTA_MEMO];
     double[][] memoDeltas = new double[nt][DELTA_MEMO];
     double cutWorst = Double.NaN;
@@ -479,7 +477,6 @@ public final class EntityScores {
                     r += scale[t][f] * p.freq() / lengths[f][doc];
                   }
                 }
-                partial[t] = r;
                 growth *= power(1 + r, model.queryCounts[t]);
               }
               if (growth < cut) {
