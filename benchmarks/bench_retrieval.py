@@ -13,7 +13,10 @@ Measures, on one index and in one run, per query:
 for queries of common, mid-frequency and rare terms, and prints one JSON line per measurement
 (wall-clock ``p50_ms``, ``p99_ms``, ``mean_ms``, ``min_ms`` and the calling thread's CPU time
 ``cpu_p50_ms``, ``cpu_p99_ms``: on a shared, busy machine the wall clock mostly measures waiting
-for a CPU) plus a header line describing the index and the machine load.
+for a CPU) plus a header line describing the index and the machine load. Each timed call runs with
+Python's cyclic garbage collector off, as ``timeit`` does: a collection costs some 20 ms in this
+process (the index's million entity ids are Python objects), lands on whichever call happens to
+allocate at the time and would be that call's p99; it runs between calls instead.
 
 The index is a synthetic one built with :class:`elquery.indexing.lucene_writer.EntityIndexWriter` from
 seeded Zipfian documents (``--entities``, default 1,000,000), or an existing index (``--index``).
@@ -38,6 +41,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -211,17 +215,21 @@ def percentiles(wall: list[float], cpu: list[float]) -> dict[str, float]:
 
 
 class Timer:
-    """Wall-clock and thread CPU time of each call."""
+    """Wall-clock and thread CPU time of each call, made with the cyclic garbage collector off."""
 
     def __init__(self) -> None:
         self.wall: list[float] = []
         self.cpu: list[float] = []
 
     def __call__(self, call: Callable[[], object]) -> object:
-        wall, cpu = time.perf_counter(), time.thread_time()
-        result = call()
-        self.cpu.append(time.thread_time() - cpu)
-        self.wall.append(time.perf_counter() - wall)
+        gc.disable()
+        try:
+            wall, cpu = time.perf_counter(), time.thread_time()
+            result = call()
+            self.cpu.append(time.thread_time() - cpu)
+            self.wall.append(time.perf_counter() - wall)
+        finally:
+            gc.enable()
         return result
 
     def figures(self) -> dict[str, float]:
