@@ -344,10 +344,11 @@ public final class EntityScores {
     }
     double[][] ratio = new double[nt][WINDOW]; // g_t(e) / c_t over the pairs read
     long[][][] held = new long[nt][nf][WINDOW / 64];
-    int[][][] freqs = new int[nt][nf][WINDOW];
+    int[][][] freqs = new int[nt][nf][WINDOW]; // n(t,e_f): of the terms read; of the others at a candidate
     long[] candidates = new long[WINDOW / 64];
     double[] bound = new double[nt]; // of g_t(e) / c_t in the window
     int[] byBound = new int[nt];
+    double[] boundGrowth = new double[nt]; // [i]: the growth of the bounds of byBound[0 .. i]
     boolean[] read = new boolean[nt];
     int[] readTerms = new int[nt];
     int[] lazyTerms = new int[nt];
@@ -370,7 +371,6 @@ public final class EntityScores {
       lo = Math.max(lo, next - next % WINDOW);
       int hi = Math.min(maxDoc, lo + WINDOW);
       int others = 0; // the non-essential terms are byBound[0 .. others - 1]
-      double restGrowth = 1; // of the non-essential terms not read
       if (top.full()) {
         if (top.worstScore() != cutWorst) {
           cutWorst = top.worstScore();
@@ -389,7 +389,11 @@ public final class EntityScores {
           byBound[i] = t;
         }
         double growth = 1;
-        while (others < nt && (growth *= power(1 + bound[byBound[others]], model.queryCounts[byBound[others]])) < cut) {
+        for (int i = 0; i < nt; i++) {
+          growth *= model.growth(byBound[i], bound[byBound[i]]);
+          boundGrowth[i] = growth;
+        }
+        while (others < nt && boundGrowth[others] < cut) {
           others++;
         }
         if (others == nt) {
@@ -421,15 +425,12 @@ public final class EntityScores {
       int unread = others;
       for (int i = others - 1; i >= 0; i--) {
         int t = byBound[i];
-        double rest = 1;
         double postingsPerWindow = 0;
-        for (int j = 0; j <= i; j++) {
-          rest *= power(1 + bound[byBound[j]], model.queryCounts[byBound[j]]);
-        }
         for (int f = 0; f < nf; f++) {
           postingsPerWindow += perWindow[t][f];
         }
-        if (survivors(model, candidates, readTerms, reads, ratio, rest, cut) * READ_PER_CANDIDATE < postingsPerWindow) {
+        if (survivors(model, candidates, readTerms, reads, ratio, boundGrowth[i], cut) * READ_PER_CANDIDATE
+            < postingsPerWindow) {
           break;
         }
         read[t] = true;
@@ -439,10 +440,9 @@ public final class EntityScores {
       }
       int lazies = 0;
       for (int i = 0; i < unread; i++) {
-        int t = byBound[i];
-        lazyTerms[lazies++] = t;
-        restGrowth *= power(1 + bound[t], model.queryCounts[t]);
+        lazyTerms[lazies++] = byBound[i];
       }
+      double restGrowth = unread > 0 ? boundGrowth[unread - 1] : 1; // of the non-essential terms not read
       for (int word = 0; word < WINDOW / 64; word++) {
         long bits = candidates[word];
         candidates[word] = 0;
@@ -459,7 +459,7 @@ public final class EntityScores {
             double growth = 1;
             for (int i = 0; i < reads; i++) {
               int t = readTerms[i];
-              growth *= power(1 + ratio[t][slot], model.queryCounts[t]);
+              growth *= model.growth(t, ratio[t][slot]);
             }
             if (growth * restGrowth < cut) {
               continue;
@@ -473,11 +473,12 @@ public final class EntityScores {
                   if (p != null && p.docID() < doc) {
                     p.advance(doc);
                   }
-                  if (p != null && p.docID() == doc) {
-                    r += scale[t][f] * p.freq() / lengths[f][doc];
+                  freqs[t][f][slot] = p != null && p.docID() == doc ? p.freq() : 0;
+                  if (freqs[t][f][slot] > 0) {
+                    r += scale[t][f] * freqs[t][f][slot] / lengths[f][doc];
                   }
                 }
-                growth *= power(1 + r, model.queryCounts[t]);
+                growth *= model.growth(t, r);
               }
               if (growth < cut) {
                 continue;
@@ -488,16 +489,8 @@ public final class EntityScores {
           for (int t = 0; t < nt; t++) {
             double g = 0;
             for (int f = 0; f < nf; f++) {
-              int freq;
-              if (read[t]) {
-                freq = (int) (held[t][f][word] >>> bit & 1) * freqs[t][f][slot];
-              } else {
-                PostingsEnum p = postings[t][f];
-                if (p != null && p.docID() < doc) {
-                  p.advance(doc);
-                }
-                freq = p != null && p.docID() == doc ? p.freq() : 0;
-              }
+              // a term not read: its frequency was just taken from its postings, above
+              int freq = read[t] ? (int) (held[t][f][word] >>> bit & 1) * freqs[t][f][slot] : freqs[t][f][slot];
               if (freq > 0) {
                 g += model.foreground(t, f, freq, lengths[f][doc]);
               }
@@ -560,7 +553,7 @@ public final class EntityScores {
         bits &= bits - 1;
         double growth = rest;
         for (int i = 0; i < count; i++) {
-          growth *= power(1 + ratio[terms[i]][word * 64 + bit], model.queryCounts[terms[i]]);
+          growth *= model.growth(terms[i], ratio[terms[i]][word * 64 + bit]);
         }
         if (growth < cut) {
           kept &= ~(1L << bit);
@@ -570,15 +563,6 @@ public final class EntityScores {
       left += Long.bitCount(kept);
     }
     return left;
-  }
-
-  /** x^n for a small n >= 1. */
-  private static double power(double x, int n) {
-    double result = x;
-    for (int i = 1; i < n; i++) {
-      result *= x;
-    }
-    return result;
   }
 
   /**
@@ -606,11 +590,6 @@ public final class EntityScores {
     keys[slot] = bits;
     deltas[slot] = delta;
     return delta;
-  }
-
-  /** A safety margin for comparing a bound (its terms summed in another order) with a score. */
-  private static double margin(double score) {
-    return 1e-9 * (1 + Math.abs(score));
   }
 
   /** An upper bound of field f's foreground over the postings of docids lo to hi - 1. */

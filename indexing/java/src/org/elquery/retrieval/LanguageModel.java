@@ -245,6 +245,17 @@ final class LanguageModel {
     return background[t];
   }
 
+  /** JM: term t's factor of an entity's growth, (1 + g_t(e) / c_t)^n(t,q), from {@code ratio} =
+   * g_t(e) / c_t: B + (1/|q|) log of the product of the factors over the terms is the log score. */
+  double growth(int t, double ratio) {
+    double factor = 1 + ratio;
+    double growth = factor;
+    for (int i = 1; i < queryCounts[t]; i++) {
+      growth *= factor;
+    }
+    return growth;
+  }
+
   /** log score(e, q) (Eq. 16) from the entity's term frequencies n(t, e_f) at {@code freqs[t *
    * fields + f]} and its field lengths {@code lengths[f][doc]}. */
   double score(int doc, int[] freqs, int[][] lengths) {
