@@ -515,20 +515,25 @@ def pruning_index(tmp_path_factory: pytest.TempPathFactory) -> EntityIndex:
         yield index
 
 
-@pytest.mark.parametrize("name", ["mlm", "mlm-0.5", "lm", "lm-names"])
-def test_pruned_rankings_equal_reference_and_candidate_scores(pruning_index: EntityIndex, name: str) -> None:
+def assert_pruned_rankings(index: EntityIndex, name: str, queries: tuple[str, ...], ks: tuple[int, ...]) -> None:
+    """The top k of each query equal the reference's, with bit for bit the candidate scores."""
     model, spec = MODELS[name]
-    reference = Reference(pruning_index)
-    searcher = Searcher(pruning_index)
-    ids = pruning_index.entity_ids
-    queries = ("river north", "valley river river north", " ".join(WORDS[:6]), "river zzzqqqx castle", "music island")
+    reference = Reference(index)
+    searcher = Searcher(index)
+    ids = index.entity_ids
     for query in queries:
         expected = reference.scores(query, spec)
         exact = {s.entity: s.log_score for s in searcher.score(query, ids, model)}
-        for k in (1, 10, 100, 1000):
+        for k in ks:
             assert_ranking(searcher, query, model, expected, k, reference.matching(query, spec))
             ranked = searcher.rank(query, model, k)
-            assert all(r.score == exact[r.entity] for r in ranked)  # bit for bit the candidate scores
+            assert all(r.score == exact[r.entity] for r in ranked)
+
+
+@pytest.mark.parametrize("name", ["mlm", "mlm-0.5", "lm", "lm-names"])
+def test_pruned_rankings_equal_reference_and_candidate_scores(pruning_index: EntityIndex, name: str) -> None:
+    queries = ("river north", "valley river river north", " ".join(WORDS[:6]), "river zzzqqqx castle", "music island")
+    assert_pruned_rankings(pruning_index, name, queries, (1, 10, 100, 1000))
 
 
 @pytest.fixture(scope="module")
@@ -555,15 +560,6 @@ def mixed_density_index(tmp_path_factory: pytest.TempPathFactory) -> EntityIndex
 
 @pytest.mark.parametrize("name", ["mlm", "lm"])
 def test_pruned_rankings_advancing_a_common_term(mixed_density_index: EntityIndex, name: str) -> None:
-    model, spec = MODELS[name]
-    reference = Reference(mixed_density_index)
-    searcher = Searcher(mixed_density_index)
-    ids = mixed_density_index.entity_ids
-    for query in ("castle island river", "river castle", "island river river"):
-        expected = reference.scores(query, spec)
-        exact = {s.entity: s.log_score for s in searcher.score(query, ids, model)}
-        for k in (1, 5, 40):
-            assert_ranking(searcher, query, model, expected, k, reference.matching(query, spec))
-            ranked = searcher.rank(query, model, k)
-            assert all(r.score == exact[r.entity] for r in ranked)
+    assert_pruned_rankings(mixed_density_index, name, ("castle island river", "river castle", "island river river"),
+                           (1, 5, 40))
 
