@@ -96,9 +96,9 @@ def _link(args: argparse.Namespace) -> int:
         raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
     if not 1 <= args.workers <= MAX_WORKERS:
         raise ElqueryError(f"--workers must be between 1 and {MAX_WORKERS}, got {args.workers}")
-    check_engine(args.engine, args.master)
     if args.engine == "spark" and args.workers != 1:
         raise ElqueryError("--workers goes with --engine local; Spark's parallelism comes from --master")
+    check_engine(args.engine, args.master)
     if args.commonness_threshold is not None and not 0 <= args.commonness_threshold <= 1:
         raise ElqueryError(f"--commonness-threshold must be between 0 and 1, got {args.commonness_threshold:g}")
     check_output(args.out)

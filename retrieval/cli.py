@@ -67,9 +67,9 @@ def _rank(args: argparse.Namespace) -> int:
     workers = args.threads if args.threads is not None else os.cpu_count() or 1
     if not 1 <= workers <= MAX_WORKERS:
         raise ElqueryError(f"--threads must be between 1 and {MAX_WORKERS}, got {workers}")
-    check_engine(args.engine, args.master)
     if args.engine == "spark" and args.threads is not None:
         raise ElqueryError("--threads goes with --engine local; Spark's parallelism comes from --master")
+    check_engine(args.engine, args.master)
     check_output(args.out)
     queries = read_queries(args.queries)
     if args.links is not None or args.model.endswith("-elr"):

@@ -56,6 +56,22 @@ def test_elquery_evaluate_beside_shadowing_modules(user_folder: tuple[Path, dict
     assert completed.stdout.splitlines()[-1].split() == ["all", "0.5000"]
 
 
+def fresh_venv_seeing_dependencies(environment: Path) -> Path:
+    """A new venv whose imports fall back on the site-packages of the interpreter running the tests
+    (the user's venv, wherever pytest runs), not on the machine's base interpreter: a ``.pth`` line
+    appends them after the venv's own site-packages, so the wheel installed there comes first and
+    the editable elquery of the running venv (a finder hooked in by its own ``.pth``) stays out."""
+    import sysconfig
+
+    venv.create(environment, with_pip=True)
+    python = environment / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+    (Path(site) / "running-interpreter.pth").write_text("".join(f"{path}\n" for path in ours), encoding="utf-8")
+    return python
+
+
 def test_a_built_wheel_installs_and_links(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     wheels = tmp_path / "wheels"
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
@@ -63,8 +79,7 @@ def test_a_built_wheel_installs_and_links(tmp_path: Path, tmp_path_factory: pyte
     assert built.returncode == 0, built.stderr[-2000:]
     [wheel] = wheels.glob("elquery-*.whl")
     environment = tmp_path / "venv"
-    venv.create(environment, system_site_packages=True, with_pip=True)  # dependencies from this machine
-    python = environment / "bin" / "python"
+    python = fresh_venv_seeing_dependencies(environment)
     installed = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
                                capture_output=True, text=True, timeout=600)
     assert installed.returncode == 0, installed.stderr[-2000:]
