@@ -15,12 +15,14 @@ import datetime
 import threading
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
 
 from elquery.base import ElqueryError
@@ -38,6 +40,7 @@ from elquery.retrieval.scoring import LinkedQuery
 from elquery.retrieval.searcher import Searcher
 
 PAGE = Path(__file__).with_name("page.html")
+Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 @dataclass(frozen=True)
@@ -155,7 +158,9 @@ class _Counting:
 
 
 def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
-    app = FastAPI(title="elquery", description="Entity linking in queries and entity retrieval (docs/serve.md).")
+    # /docs (Swagger UI) and /redoc load their scripts and styles from the installed fastapi-offline
+    # package, not from a CDN: the documentation works offline
+    app = FastAPIOffline(title="elquery", description="Entity linking in queries and entity retrieval (docs/serve.md).")
     statistics = Statistics()
 
     app.add_middleware(_Counting, statistics=statistics)
@@ -167,6 +172,15 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
     @app.exception_handler(ElqueryError)
     async def user_error(request: Request, exc: ElqueryError) -> JSONResponse:
         return JSONResponse({"error": str(exc)}, status_code=422)
+
+    def get_and_post(path: str) -> Callable[[Endpoint], Endpoint]:
+        """Serve ``path`` by GET and POST as two operations, each with its own OpenAPI operation id
+        (``link_get``, ``link_post``; one route of both methods gives both the same id)."""
+        def register(endpoint: Endpoint) -> Endpoint:
+            for method in ("GET", "POST"):
+                app.add_api_route(path, endpoint, methods=[method], operation_id=f"{endpoint.__name__}_{method.lower()}")
+            return endpoint
+        return register
 
     working = asyncio.Semaphore(limits.concurrency)
 
@@ -266,7 +280,7 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
         return method, artefacts.linker(method, number(values, "commonness_threshold"),
                                         number(values, "gif_threshold"), top_ranked, limits.max_query_tokens)
 
-    @app.api_route("/link", methods=["GET", "POST"])
+    @get_and_post("/link")
     async def link(request: Request) -> JSONResponse:
         """Link one query (``q``) or several (``queries``): method, commonness_threshold,
         gif_threshold, top_ranked as ``elquery link``; answers as its jsonl format."""
@@ -279,7 +293,7 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
             return JSONResponse({"results": link_batch(linker, pairs)})
         return JSONResponse({"results": await bounded(link_batch, linker, pairs)})
 
-    @app.api_route("/rank", methods=["GET", "POST"])
+    @get_and_post("/rank")
     async def rank(request: Request) -> JSONResponse:
         """Entity retrieval over the whole index: ``q``, model, k, params as ``elquery rank``."""
         values = await parameters(request)
@@ -346,7 +360,7 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
                 "tagme": None if artefacts.tagme is None else str(artefacts.tagme),
                 "provenance": artefacts.provenance, "limits": limits.__dict__, **statistics.as_dict()}
 
-    @app.api_route("/tag", methods=["GET", "POST"])
+    @get_and_post("/tag")
     async def tag(request: Request) -> JSONResponse:
         """TAGME's REST answer: annotations with spot, start, end (character offsets), rho, title,
         id (the Wikipedia page id, where the artefact knows it from DBpedia's page_ids)."""
@@ -387,7 +401,7 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
             raise RequestError(400, str(exc)) from None
         return Response(turtle, media_type="text/turtle")
 
-    @app.api_route("/spot", methods=["GET", "POST"])
+    @get_and_post("/spot")
     async def spot(request: Request) -> JSONResponse:
         """TAGME's spotting: the mentions of ``text`` (character offsets) with their link probability."""
         values = await parameters(request)
