@@ -4,12 +4,10 @@ linking in queries and entity retrieval (DBpedia-Entity v2) experiments."""
 from __future__ import annotations
 
 import argparse
-import tomllib
-from pathlib import Path
 from typing import Any
 
 from elquery.base import ElqueryError, positive_int
-from elquery.indexing.artefacts import IF_BUILT, REQUIRED, add_artefacts_argument, artefact_paths
+from elquery.indexing.artefacts import add_artefacts_argument
 
 
 def register(subparsers: Any) -> None:
@@ -37,34 +35,18 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=_run)
 
 
-def _config(args: argparse.Namespace) -> Any:
-    """The config, its artefact paths (index, surface_forms, tagme, knowledge_base) replaced by those
-    of ``--artefacts`` when given."""
-    from elquery.experiments.config import load_config, parse_config
-
-    if args.artefacts is None:
-        return load_config(args.config)
-    file = Path(args.config).resolve()
-    try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return load_config(args.config)  # its one-line error
-    links = any(task in data for task in ("interpretation_finding", "semantic_mapping", "mention_detection"))
-    found = artefact_paths(args.artefacts, index=REQUIRED, surface_forms=REQUIRED if links else IF_BUILT, tagme=IF_BUILT)
-    kept = {key: value for key, value in data.items() if key not in ("index", "surface_forms", "tagme", "knowledge_base")}
-    return parse_config(file, {**kept, **{name: str(path.resolve()) for name, path in found.items()}})
-
-
 def _run(args: argparse.Namespace) -> int:
+    from elquery.experiments.config import load_config
     from elquery.experiments.runner import run_experiment
 
-    result = run_experiment(_config(args), args.out, workers=args.workers)
+    config = load_config(args.config, args.artefacts)
+    if args.check and not config.expected:
+        raise ElqueryError(f"{args.config}: no [expected] figures to check")
+    result = run_experiment(config, args.out, workers=args.workers)
     print(result.report, end="")
     if not args.check:
         return 0
     checked = result.check()
-    if not checked:
-        raise ElqueryError(f"{args.config}: no [expected] figures to check")
     for figure in checked:
         print(figure.line())
     return 0 if all(figure.ok for figure in checked) else 1

@@ -55,7 +55,9 @@ reported in one line naming the file and the config key. Keys (defaults in brack
     model = "bm25"                  # any model of `elquery rank --model` (the retrieval registry)
     label = "BM25"                  # [the model name]
     params = { k1 = [0.9, 1.2], b = 0.4 }   # its --param values; a list is swept
-    # links = "links.jsonl": the ELR models' linked entities (a links file of `elquery rank --links`)
+    # links = "links.jsonl": the ELR models' linked entities (a links file of `elquery rank --links`),
+    # or links = { method = "cmns" }: computed by the experiment, as `elquery link --method cmns
+    # --format jsonl` would (optional commonness_threshold, gif_threshold; needs surface_forms)
     # run = "path", label = "...": a given TREC run, evaluated as it is
 
     [mention_detection]             # optional; recall per source: KB, Web, KB+Web
@@ -68,7 +70,13 @@ reported in one line naming the file and the config key. Keys (defaults in brack
     "er/BM25/INEX-LD:ndcg@10" = 0.3 # a category's figure: CATEGORY:METRIC
 
 Instead of ``index`` and ``surface_forms``, ``knowledge_base = "demo"`` names the bundled demo
-knowledge base (built on first use).
+knowledge base (built on first use). ``load_config(path, artefacts=DIR)`` (``elquery experiment
+--artefacts DIR``) takes ``index``, ``surface_forms`` and ``tagme`` from a folder written by
+``elquery build`` instead (:class:`elquery.indexing.artefacts.ArtefactPaths`), and ignores those keys
+of the file.
+
+Parsing checks the file's form; :func:`elquery.experiments.inputs.check_inputs` checks that what it
+names exists, before an experiment runs.
 """
 
 from __future__ import annotations
@@ -83,6 +91,7 @@ from typing import Any
 
 from elquery.evaluation.rank import parse_metric
 from elquery.base import ElqueryError
+from elquery.indexing.artefacts import ArtefactPaths
 from elquery.linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
 
 TAGME = "tagme"
@@ -104,6 +113,23 @@ DEFAULT_TAGME_THRESHOLD = 0.1
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 GIVEN_RUN = "run"
+DEMO = "demo"
+
+
+@dataclass(frozen=True)
+class LinksSpec:
+    """The linked entities of an ELR model computed by the experiment itself (``links = { method =
+    "cmns" }``): the entities of the GIF interpretations of ``method`` with thresholds c and s,
+    each with its best annotation score, as ``elquery link --format jsonl`` writes them and
+    ``elquery rank --links`` reads them (methods.md §4-5)."""
+
+    method: str
+    commonness_threshold: float
+    gif_threshold: float
+
+    def __str__(self) -> str:
+        return f"{self.method} c={self.commonness_threshold:g} s={self.gif_threshold:g}"
+
 
 @dataclass(frozen=True)
 class MethodSpec:
@@ -119,9 +145,9 @@ class MethodSpec:
     """A given run file (``method = "run"``), evaluated as it is instead of linking."""
     params: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """Entity retrieval: each ``--param`` name of the model and the values to sweep."""
-    links: Path | None = None
-    """Entity retrieval with an ELR model: the queries' linked entities (a links file of
-    ``elquery rank --links``)."""
+    links: Path | LinksSpec | None = None
+    """Entity retrieval with an ELR model: the queries' linked entities, a links file of
+    ``elquery rank --links`` or the linking that computes them."""
 
 
 @dataclass(frozen=True)
@@ -211,6 +237,8 @@ class ExperimentConfig:
     mention_detection: MentionDetectionSpec | None
     expected: tuple[ExpectedFigure, ...] = ()
     entity_retrieval: RetrievalTaskSpec | None = None
+    artefacts: Path | None = None
+    """The ``elquery build`` folder ``index``, ``surface_forms`` and ``tagme`` come from, if any."""
 
 
 class _Table:
@@ -282,8 +310,9 @@ class _Table:
             raise self.error(unknown[0], "unknown key")
 
 
-def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
-    """Read and check an experiment description (TOML)."""
+def load_config(path: str | os.PathLike[str], artefacts: str | os.PathLike[str] | None = None) -> ExperimentConfig:
+    """Read and check an experiment description (TOML); with ``artefacts``, its index, surface
+    forms and TAGME artefact are those of that ``elquery build`` folder."""
     file = Path(path).resolve()
     try:
         with open(file, "rb") as handle:
@@ -292,16 +321,24 @@ def load_config(path: str | os.PathLike[str]) -> ExperimentConfig:
         raise ElqueryError(f"{file}: experiment config not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise ElqueryError(f"{file}: not valid TOML ({exc})") from None
-    return parse_config(file, data)
+    return parse_config(file, data, artefacts)
 
 
-def parse_config(file: Path, data: Mapping[str, Any]) -> ExperimentConfig:
+def parse_config(file: Path, data: Mapping[str, Any], artefacts: str | os.PathLike[str] | None = None
+                 ) -> ExperimentConfig:
     """Check an already parsed TOML document; ``file`` names it in errors and anchors relative
-    paths."""
+    paths; ``artefacts`` as :func:`load_config`."""
     top = _Table(file, "", data)
     name = top.get("name", str, file.stem)
-    index, surface_forms = _knowledge_base(top)
-    tagme = top.path("tagme", required=False)
+    folder = None if artefacts is None else Path(artefacts).resolve()
+    demo = folder is None and top.data.get("knowledge_base") == DEMO
+    if folder is None:
+        index, surface_forms = _knowledge_base(top)
+        tagme = top.path("tagme", required=False)
+    else:
+        top.used.update(("index", "surface_forms", "tagme", "knowledge_base"))
+        found = ArtefactPaths.of(folder)
+        index, surface_forms, tagme = found.index, found.surface_forms, found.tagme
     whitelist = top.path("whitelist", required=False)
     queries = top.path("queries")
     crossval = _crossval(top.table("crossval") or _Table(file, "crossval.", {}))
@@ -309,7 +346,7 @@ def parse_config(file: Path, data: Mapping[str, Any]) -> ExperimentConfig:
     interpretation = None if if_table is None else _task(if_table, "if")
     mapping = None if sm_table is None else _task(sm_table, "sm")
     er_table = top.table("entity_retrieval")
-    retrieval = None if er_table is None else _retrieval_task(er_table)
+    retrieval = None if er_table is None else _retrieval_task(er_table, demo)
     expected_table = top.table("expected")
     expected = () if expected_table is None else _expected(expected_table)
     md_table = top.table("mention_detection")
@@ -328,14 +365,17 @@ def parse_config(file: Path, data: Mapping[str, Any]) -> ExperimentConfig:
     links = mention is not None or any(m.run is None for task in (interpretation, mapping) if task
                                        for m in task.methods)
     ranks = retrieval is not None and any(m.run is None for m in retrieval.methods)
+    computes_links = retrieval is not None and any(isinstance(m.links, LinksSpec) for m in retrieval.methods)
     for key, value, needed in (("index", index, links or ranks), ("surface_forms", surface_forms, links)):
         if needed and value is None:
             raise top.error(key, "missing (only an experiment that evaluates given runs goes without)")
+    if computes_links and surface_forms is None:
+        raise top.error("surface_forms", "missing: links = { method = ... } links the queries with the surface forms")
     uses_tagme = any(m.method == TAGME for m in (interpretation.methods if interpretation else ()))
     if uses_tagme and tagme is None:
         raise top.error("tagme", "missing: a TAGME method needs the TAGME artefact")
     return ExperimentConfig(file, name, index, surface_forms, tagme, whitelist, queries,  # type: ignore[arg-type]
-                            crossval, interpretation, mapping, mention, expected, retrieval)
+                            crossval, interpretation, mapping, mention, expected, retrieval, folder)
 
 
 def _knowledge_base(top: _Table) -> tuple[Path | None, Path | None]:
@@ -343,8 +383,8 @@ def _knowledge_base(top: _Table) -> tuple[Path | None, Path | None]:
     kb = top.get("knowledge_base", str, None)
     if kb is None:
         return top.path("index", required=False), top.path("surface_forms", required=False)
-    if kb != "demo":
-        raise top.error("knowledge_base", f"unknown knowledge base {kb!r}; the bundled one is \"demo\"")
+    if kb != DEMO:
+        raise top.error("knowledge_base", f"unknown knowledge base {kb!r}; the bundled one is \"{DEMO}\"")
     if "index" in top.data or "surface_forms" in top.data:
         raise top.error("knowledge_base", "give either knowledge_base or index and surface_forms")
     from elquery.indexing.demo import demo_artefacts
@@ -464,8 +504,9 @@ def _method(table: _Table, task: str) -> MethodSpec:
     return MethodSpec(label, method, finder, commonness, scores)
 
 
-def _retrieval_task(table: _Table) -> RetrievalTaskSpec:
-    """``[entity_retrieval]``: qrels, metrics, depth, categories and retrieval methods."""
+def _retrieval_task(table: _Table, demo: bool) -> RetrievalTaskSpec:
+    """``[entity_retrieval]``: qrels, metrics, depth, categories and retrieval methods (``demo``:
+    over the demo knowledge base, whose GIF thresholds computed links default to)."""
     qrels = table.path("qrels")
     metrics = table.get("metrics", list, list(ER_METRICS))
     if not metrics or not all(isinstance(m, str) for m in metrics) or len(set(metrics)) != len(metrics):
@@ -480,7 +521,7 @@ def _retrieval_task(table: _Table) -> RetrievalTaskSpec:
     if depth < 1:
         raise table.error("depth", f"expected a ranking depth of at least 1, got {depth}")
     categories = _categories(table.table("categories"))
-    methods, baseline = _methods(table, _retrieval_method)
+    methods, baseline = _methods(table, lambda entry: _retrieval_method(entry, demo))
     table.check_unknown()
     return RetrievalTaskSpec(qrels, metric, baseline, methods, tuple(metrics), depth, categories)  # type: ignore[arg-type]
 
@@ -507,7 +548,7 @@ def _categories(table: _Table | None) -> tuple[Category, ...]:
     return tuple(categories)
 
 
-def _retrieval_method(table: _Table) -> MethodSpec:
+def _retrieval_method(table: _Table, demo: bool) -> MethodSpec:
     """A retrieval model of the registry (:data:`elquery.retrieval.models.MODEL_HELP`, the models
     of ``elquery rank``) with its parameter grid, or a given run."""
     from elquery.retrieval.models import MODEL_HELP, model_from_name
@@ -529,7 +570,7 @@ def _retrieval_method(table: _Table) -> MethodSpec:
         if len(set(texts)) != len(texts):
             raise params_table.error(name, "a value is given twice")  # type: ignore[union-attr]
         grid.append((name, texts))
-    links = table.path("links", required=False)
+    links = _links(table, demo)
     if model.endswith("-elr") and links is None:
         raise table.error("model", f"{model} needs links = FILE (the queries' linked entities, as `elquery rank --links`)")
     if links is not None and not model.endswith("-elr"):
@@ -544,3 +585,28 @@ def _retrieval_method(table: _Table) -> MethodSpec:
         except ElqueryError as exc:
             raise table.error("params", f"{setting}: {exc}") from None
     return spec
+
+
+def _links(table: _Table, demo: bool) -> Path | LinksSpec | None:
+    """``links``: a links file, or ``{ method = M, commonness_threshold = C, gif_threshold = S }``,
+    the linking that computes them (c and s default as ``elquery link``'s: per method, and on
+    the demo knowledge base its GIF thresholds)."""
+    if not isinstance(table.data.get("links"), dict):
+        return table.path("links", required=False)
+    from elquery.linking.linker import DEFAULT_GIF_THRESHOLD, DEMO_GIF_THRESHOLD
+
+    linking = table.table("links")
+    assert linking is not None
+    method = linking.get("method", str)
+    if method not in METHODS:
+        raise linking.error("method", f"unknown method {method!r}; methods are {', '.join(METHODS)}")
+    defaults = {"commonness_threshold": DEFAULT_COMMONNESS_THRESHOLD[method],
+                "gif_threshold": (DEMO_GIF_THRESHOLD if demo else DEFAULT_GIF_THRESHOLD)[method]}
+    values = {}
+    for name, default in defaults.items():
+        given = linking.numbers(name, (default,))
+        if len(given) != 1:
+            raise linking.error(name, "expected one number (links are computed once)")
+        values[name] = given[0]
+    linking.check_unknown()
+    return LinksSpec(method, values["commonness_threshold"], values["gif_threshold"])

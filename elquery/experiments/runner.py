@@ -37,6 +37,7 @@ from elquery.experiments.config import (GIVEN, IF_METRICS, LEAVE_ONE_OUT, Expect
                                         MethodSpec, RetrievalTaskSpec, TaskSpec, load_config)
 from elquery.experiments.crossval import FoldChoice, combine, cross_validate
 from elquery.experiments.folds import Fold, given_folds, leave_one_out, session_folds
+from elquery.experiments.inputs import check_inputs
 from elquery.experiments.sweep import Backend, Ranker, RunStore, Setting, grid
 from elquery.experiments.tables import (IF_COLUMNS, MD_COLUMNS, SM_COLUMNS, TOTAL, Column, category_columns,
                                         category_metric, markdown_table, significance, significance_note)
@@ -168,23 +169,26 @@ def run_experiment(config: ExperimentConfig | str | os.PathLike[str], out_dir: s
     if not isinstance(config, ExperimentConfig):
         config = load_config(config)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    # every input is checked and read before the output folder is made (methods.md §7)
+    check_inputs(config, out, linking=backend is None, ranking=ranker is None)
     queries = _queries(config)
     folds = tuple(_folds(config, list(queries)))
+    evaluators = {task: _task_evaluator(task, spec, queries) for task, spec in _tasks(config) if spec is not None}
+    gold = None if config.mention_detection is None else _mention_gold(config.mention_detection.qrels, queries)
     if backend is None:
         from elquery.experiments.backend import LinkerBackend
         backend = LinkerBackend(config, workers)
     if ranker is None and config.index is not None:
         from elquery.experiments.backend import SearcherBackend
         ranker = SearcherBackend(config.index, workers)
+    out.mkdir(parents=True, exist_ok=True)
     store = RunStore(out, backend, queries, progress, ranker)
     methods = []
     for task, spec in _tasks(config):
         if spec is not None:
-            evaluate = _task_evaluator(task, spec, queries)
-            methods += [_run_method(store, task, spec, method, folds, evaluate)
+            methods += [_run_method(store, task, spec, method, folds, evaluators[task])
                         for method in spec.methods]
-    recall = {} if config.mention_detection is None else _mention_recall(config, store, queries)
+    recall = {} if gold is None else _mention_recall(config, store, gold)
     result = ExperimentResult(config, out, len(queries), folds, tuple(methods), recall)
     result = replace(result, report=report(result))
     _write_outputs(result)
@@ -269,8 +273,6 @@ def _run_method(store: RunStore, task: str, spec: TaskSpec, method: MethodSpec,
     """Sweep ``method``, choose its setting per fold by the task's metric, and evaluate the
     cross-validated run."""
     if method.run is not None:
-        if not method.run.is_file():
-            raise ElqueryError(f"{method.run}: no such run file (method {method.label!r})")
         runs = {setting: method.run for setting in grid(method)}
     elif isinstance(spec, RetrievalTaskSpec):
         runs = {setting: store.ranking(method, setting, spec.depth) for setting in grid(method)}
@@ -310,14 +312,19 @@ def source_entities(candidates: Mapping[str, Sequence[Candidate]], commonness_th
     return {"KB": kb, "Web": web, "KB+Web": {q: kb[q] | web[q] for q in candidates}}
 
 
-def _mention_recall(config: ExperimentConfig, store: RunStore, queries: Mapping[str, str]
+def _mention_gold(qrels: Path, queries: Mapping[str, str]) -> dict[str, frozenset[str]]:
+    """The ground-truth entities of each query of the query set in ELQ qrels."""
+    gold = {q: frozenset().union(*interpretations)
+            for q, interpretations in read_elq(qrels).items() if q in queries}
+    if not any(gold.values()):
+        raise ElqueryError(f"{qrels}: no query of the query set has a ground-truth entity")
+    return gold
+
+
+def _mention_recall(config: ExperimentConfig, store: RunStore, gold: Mapping[str, frozenset[str]]
                     ) -> dict[str, MentionRecall]:
     spec = config.mention_detection
     assert spec is not None
-    gold = {q: frozenset().union(*interpretations)
-            for q, interpretations in read_elq(spec.qrels).items() if q in queries}
-    if not any(gold.values()):
-        raise ElqueryError(f"{spec.qrels}: no query of the query set has a ground-truth entity")
     by_source = source_entities(store.candidates(), spec.commonness_threshold)
     return {source: mention_detection_recall(gold, by_source[source]) for source in SOURCES}
 

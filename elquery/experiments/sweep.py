@@ -15,7 +15,9 @@ the retrieval registry :func:`elquery.retrieval.models.model_from_name`); its ru
 a hash of the index's identity, the queries, the model (all its parameters) and the depth.
 
 Layout under the output folder: ``cache/<method>-c<c>.<hash>.jsonl`` (scored triples and
-semantic-mapping ranking per query, in the ``jsonl`` run format of ``elquery link``) and
+semantic-mapping ranking per query, in the ``jsonl`` run format of ``elquery link``),
+``cache/links-<method>-c<c>-s<s>.<hash>.jsonl`` (the links an ELR model's ``links = { method = ... }``
+computes: the GIF interpretations of those triples, in the same format) and
 ``runs/<label>/<setting>.<hash>.{elq,trec}`` (one run file per swept setting).
 """
 
@@ -35,7 +37,7 @@ from tqdm import tqdm
 
 from elquery.evaluation.readers import read_jsonl
 from elquery.base import ElqueryError
-from elquery.experiments.config import GIF, TAGME, MethodSpec
+from elquery.experiments.config import GIF, TAGME, LinksSpec, MethodSpec
 from elquery.linking.gif import gif, top_ranked
 from elquery.files import atomic_output
 from elquery.linking.output import write_results
@@ -240,14 +242,30 @@ class RunStore:
         with the parameters of ``setting``: the top ``depth`` entities of every query."""
         assert self.ranker is not None
         model = model_from_name(spec.method, dict(setting.params))
-        links = None if spec.links is None else file_identity(spec.links)
-        key = digest("ranking", self.ranker.identity(), self.queries, repr(model), depth, links)
+        links, links_identity = None, None
+        if isinstance(spec.links, LinksSpec):
+            links, links_identity = self.links(spec.links)
+        elif spec.links is not None:
+            links, links_identity = spec.links, file_identity(spec.links)
+        key = digest("ranking", self.ranker.identity(), self.queries, repr(model), depth, links_identity)
         path = self.out_dir / "runs" / spec.label / f"{setting.slug}.{key}.trec"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             with self._bar(f"ranking {spec.label} {setting}") as bar:
-                write_run(path, self.ranker.rank(model, self.queries, depth, bar.update, spec.links), tag(spec.label))
+                write_run(path, self.ranker.rank(model, self.queries, depth, bar.update, links), tag(spec.label))
         return path
+
+    def links(self, spec: LinksSpec) -> tuple[Path, str]:
+        """The links file ``spec`` computes (its GIF interpretations over the cached triples of
+        its method and c, as ``elquery link --format jsonl`` writes them) and its hash."""
+        c, s = spec.commonness_threshold, spec.gif_threshold
+        key = digest("links", self.scored_key(spec.method, c), s)
+        path = self.out_dir / "cache" / f"links-{spec.method}-c{c:g}-s{s:g}.{key}.jsonl"
+        if not path.exists():
+            results = (replace(r, interpretations=tuple(gif(r.scored, s)))
+                       for r in self.scored(spec.method, c).values())
+            write_results(results, path, "jsonl", f"links-{spec.method}")
+        return path, key
 
     def candidates(self) -> dict[str, list[Candidate]]:
         """Per query, the candidates of mention detection with c = 0 (cached like triples)."""

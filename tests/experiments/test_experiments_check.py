@@ -80,4 +80,4 @@ def test_a_given_run_is_evaluated_as_it_is(tmp_path: Path, capsys: pytest.Captur
     assert "OK   if/GIF-MLMcg/strict.P: 0.5000" in out and "OK   if/GIF-MLMcg/strict.R: 0.5000" in out
     monkeypatch.setenv("ELQUERY_PUBLISHED_RUNS", str(tmp_path / "nowhere"))
     assert run([register], "elquery", ["experiment", str(config), "--out", str(tmp_path / "out2")]) == 2
-    assert "no such run file" in capsys.readouterr().err
+    assert "erd-dev-GIF-MLMcg.elq: no such file (the run of method 'GIF-MLMcg' of published.toml)" in capsys.readouterr().err

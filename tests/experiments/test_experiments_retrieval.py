@@ -16,7 +16,6 @@ from scipy import stats
 from elquery.base import ElqueryError, run
 from elquery.experiments import load_config, run_experiment
 from elquery.experiments.cli import register
-from elquery.linking.cli import register as register_link
 from elquery.experiments.config import GIVEN, Category, RetrievalTaskSpec
 from elquery.experiments.folds import given_folds
 from elquery.experiments.sweep import Setting, grid
@@ -258,8 +257,9 @@ def test_malformed_fold_files(tmp_path: Path, content: str, message: str) -> Non
 
 def test_missing_fold_file_is_a_one_line_error(setting: Path, tmp_path: Path) -> None:
     (setting.parent / "beta.json").unlink()
-    with pytest.raises(ElqueryError, match=r"crossval: .*beta\.json: cannot read the fold file"):
+    with pytest.raises(ElqueryError, match=r"beta\.json: no such file \(crossval\.files of experiment\.toml\)"):
         run_experiment(setting, tmp_path / "out", ranker=FakeRanker(), progress=False)
+    assert not (tmp_path / "out").exists()
 
 
 def test_dbpedia_entity_v2_folds(dbpedia_entity: Path) -> None:
@@ -371,20 +371,19 @@ def test_a_query_in_no_category_is_an_error(setting: Path, tmp_path: Path) -> No
 def test_sample_config_reproduces_its_pinned_figures(dbpedia_sample: Path, dbpedia_entity: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """sample-dbpedia-entity.toml end to end: the index of the real sample (with its relations)
-    built here, and the links of the 467 queries by elquery's CMNS linker as its header says, every
-    model ranked over them, `--check` OK on every pinned figure (the reproduction matrix), and the
-    paper's layout with its four categories."""
+    """sample-dbpedia-entity.toml end to end: the index of the real sample (with its relations) and
+    its surface forms built here under the names `elquery build` writes, the links of the 467
+    queries computed by the experiment with elquery's CMNS linker as its header says, every model
+    ranked over them, `--check` OK on every pinned figure (the reproduction matrix, pinned with
+    the links file of `elquery link --method cmns --format jsonl`), and the paper's layout with
+    its four categories."""
+    from elquery.indexing.artefacts import ArtefactPaths
     from elquery.indexing.build_index import build_dbpedia_index
     from elquery.indexing.surface_forms.build import BuildOptions, build_store
 
-    sample = tmp_path / "sample"
-    build_dbpedia_index([dbpedia_sample], sample / "index", relations=True)
-    build_store(sample / "sf.db", BuildOptions((dbpedia_sample,), anchors=True, workers=2, progress=False))
-    assert run([register_link], "elquery", ["link", "--index", str(sample / "index"), "--surface-forms",
-                                            str(sample / "sf.db"), "--method", "cmns", "--format", "jsonl",
-                                            "--queries", str(dbpedia_entity / "queries-v2_stopped.txt"),
-                                            "--out", str(sample / "links.jsonl")]) == 0
+    sample = ArtefactPaths.of(tmp_path / "sample")
+    build_dbpedia_index([dbpedia_sample], sample.index, relations=True)
+    build_store(sample.surface_forms, BuildOptions((dbpedia_sample,), anchors=True, workers=2, progress=False))
     monkeypatch.setenv("ELQUERY_SAMPLE", str(tmp_path / "sample"))
     monkeypatch.setenv("ELQUERY_DATA", str(data_root()))
     config = CONFIGS / "sample-dbpedia-entity.toml"
@@ -401,7 +400,8 @@ def test_sample_config_reproduces_its_pinned_figures(dbpedia_sample: Path, dbped
     assert [line.split(" | ")[0] for line in out.splitlines() if line.startswith("| ") and " | " in line][9:12] == [
         "| MLM+ELR", "| SDM+ELR", "| FSDM+ELR"]
     assert "cross-validation: the 20 folds of `SemSearch-ES.json`, `INEX-LD.json`, `ListSearch.json`, `QALD2.json`" in out
-    # --artefacts: an entity-retrieval config needs only the folder's index (its runs are reused)
+    # --artefacts: the same folder, named on the command line (its links and runs are reused)
+    monkeypatch.delenv("ELQUERY_SAMPLE")
     assert run([register], "elquery", ["experiment", str(config), "--out", str(tmp_path / "out"), "--check",
                                        "--artefacts", str(tmp_path / "sample")]) == 0
     assert capsys.readouterr().out.count("\nOK   ") == 77
