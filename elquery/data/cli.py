@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from elquery.base import ElqueryError, positive_int
-from elquery.data.download import FileState, download, link, verify
-from elquery.data.registry import dataset, dataset_dir, load_registry
+from elquery.data.registry import dataset, dataset_dir, datasets_dir, load_registry
+
+if TYPE_CHECKING:
+    from elquery.data.download import FileState
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -34,10 +37,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     check.add_argument("name")
     check.add_argument("--only", nargs="+", default=[], metavar="PART", help="only these parts or file names")
     check.set_defaults(func=_verify)
-    path = sub.add_parser("path", help="print the folder of a dataset (for --dumps, --data, ...)")
-    path.add_argument("name")
+    path = sub.add_parser("path", help="print the folder of a dataset (for --dumps, --data, ...), or without a name "
+                          "the folder of all of them (ELQUERY_DATA of the experiment configs)")
+    path.add_argument("name", nargs="?")
     path.set_defaults(func=_path)
-    local = sub.add_parser("link", help="use a local copy of a dataset (a folder holding its files)")
+    local = sub.add_parser("link", help="use a local copy of a dataset (a folder holding its files under the names "
+                           "`info` lists)")
     local.add_argument("name")
     local.add_argument("folder", type=Path)
     local.set_defaults(func=_link)
@@ -71,11 +76,15 @@ def _info(args: argparse.Namespace) -> int:
         print(f"part {part}: {', '.join(files)}")
     folder = dataset_dir(entry.name)
     for file in entry.files:
-        print(f"file: {file}\t{'here' if (folder / file).is_file() else 'not here'}")
+        source = entry.source(file)
+        print(f"file: {file}\t{'here' if (folder / file).is_file() else 'not here'}"
+              + (f"\tfrom {source}" if source != file else ""))
     return 0
 
 
 def _download(args: argparse.Namespace) -> int:
+    from elquery.data.download import download
+
     entry = dataset(args.name)
     states = download(entry, args.only, retries=args.retries)
     print(f"{sum(s.detail == 'downloaded' for s in states)} downloaded, {len(states)} files in "
@@ -84,16 +93,35 @@ def _download(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from elquery.data.download import verify
+
     return _print_states(verify(dataset(args.name), args.only))
 
 
 def _path(args: argparse.Namespace) -> int:
-    folder = dataset_dir(dataset(args.name).name)
-    if not folder.exists():
-        raise ElqueryError(f"{args.name} is not here yet: `elquery data download {args.name}`")
+    if args.name is None:
+        folder = datasets_dir()
+        if not folder.exists():
+            raise ElqueryError(f"no dataset is here yet ({folder}): `elquery data download NAME` or "
+                               "`elquery data link NAME FOLDER`")
+    else:
+        folder = dataset_dir(dataset(args.name).name)
+        if not folder.exists():
+            raise ElqueryError(f"{args.name} is not here yet: `elquery data download {args.name}`")
     print(folder)
     return 0
 
 
 def _link(args: argparse.Namespace) -> int:
-    return _print_states(link(dataset(args.name), args.folder))
+    from elquery.data.download import link
+
+    entry = dataset(args.name)
+    states = link(entry, args.folder)
+    for state in states:
+        print(f"{state.state}\t{state.file}")
+    present = [s.file for s in states if s.state == "ok"]
+    if len(present) < len(states):
+        parts = ", ".join(entry.complete_parts(present)) or "none"
+        print(f"linked {args.folder.resolve()}: {len(present)} of {len(states)} files of {entry.name}; complete parts: "
+              f"{parts} (`elquery data download {entry.name}` fetches the others)", file=sys.stderr)
+    return 0

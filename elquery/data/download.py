@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from elquery.base import ElqueryError
 from elquery.files import sha256_of
-from elquery.data.registry import Dataset, dataset_dir, read_lock, write_lock
+from elquery.data.registry import LOCK_FILE, Dataset, dataset_dir, datasets_dir, read_lock, write_lock
 
 @dataclass(frozen=True)
 class Expected:
@@ -180,25 +180,47 @@ def verify(data: Dataset, only: Sequence[str] = ()) -> list[FileState]:
 
 def link(data: Dataset, folder: Path) -> list[FileState]:
     """Use a local copy (data behind a licence agreement, or downloaded by hand): the dataset's
-    folder becomes a symbolic link to ``folder``; the checksums of its files that have none yet are
-    recorded, so later ``verify`` runs check the copy has not changed."""
+    folder becomes a symbolic link to ``folder``, which holds the files under the dataset's names
+    (as ``elquery data info`` lists them). A copy may lack files (``missing``); a folder holding
+    none of them, or a file whose checksum differs from the published or recorded one, is refused
+    before anything changes. The checksums of its files that have none yet are recorded, so later
+    ``verify`` runs check the copy has not changed."""
     folder = folder.resolve()
     if not folder.is_dir():
         raise ElqueryError(f"{folder}: no such folder")
+    if not any((folder / file).is_file() for file in data.files):
+        raise ElqueryError(f"{folder} holds none of the files of {data.name} (such as {data.files[0]}); "
+                           f"`elquery data info {data.name}` lists them")
     target = dataset_dir(data.name)
-    if target.is_symlink():
-        target.unlink()
-    elif target.exists():
+    if target.exists() and not target.is_symlink():
         raise ElqueryError(f"{target}: already holds downloaded files; move it away to use a local copy instead")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(folder, target, target_is_directory=True)
-    except OSError as exc:
-        raise ElqueryError(f"{target}: {exc.strerror or exc}") from None
     lock = read_lock()
+    recorded = lock.setdefault(data.name, {})
+    states = []
     for file in data.files:
         path = folder / file
-        if path.is_file() and file not in data.checksums and file not in lock.get(data.name, {}):
-            lock.setdefault(data.name, {})[file] = {"sha256": sha256_of(path), "size": path.stat().st_size}
-    write_lock(lock)
-    return verify(data)
+        if not path.is_file():
+            states.append(FileState(file, "missing"))
+            continue
+        want = expected(data, file, lock)
+        digest, size = sha256_of(path), path.stat().st_size
+        if not want.matches(digest, size):
+            whose = ("published file" if file in data.checksums or file in data.sizes else
+                     f"file recorded in {datasets_dir() / LOCK_FILE} (delete its entry there to accept this copy)")
+            raise ElqueryError(f"{path}: not the {whose}: SHA-256 {digest[:12]}..., {size} bytes, expected "
+                               f"{(want.sha256 or '?')[:12]}..., {want.size or '?'} bytes; nothing was linked")
+        if want.sha256 is None:
+            recorded[file] = {"sha256": digest, "size": size}
+        states.append(FileState(file, "ok"))
+    temporary = target.with_name(f".{target.name}.link-{os.getpid()}")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(folder, temporary, target_is_directory=True)
+        temporary.replace(target)  # atomic: the dataset's folder is the old link or the new one
+    except OSError as exc:
+        raise ElqueryError(f"{target}: {exc.strerror or exc}") from None
+    finally:
+        temporary.unlink(missing_ok=True)
+    if recorded:
+        write_lock(lock)
+    return states

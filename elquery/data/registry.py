@@ -1,6 +1,8 @@
 """The registry of datasets elquery uses (``registry.toml`` in this package, or the file named by
-``ELQUERY_REGISTRY``: a copy pointing at a private mirror) and where their files live: ``$ELQUERY_HOME/datasets/NAME/`` (``ELQUERY_HOME`` defaults to ``~/.elquery``), with the
-checksums of files the publisher gives none for in ``$ELQUERY_HOME/datasets/lock.json``."""
+``ELQUERY_REGISTRY``: a copy pointing at a private mirror) and where their files live:
+``$ELQUERY_HOME/datasets/NAME/`` (``ELQUERY_HOME`` defaults to ``~/.elquery``), under the names the
+experiment configs read (``$ELQUERY_HOME/datasets`` is their ``${ELQUERY_DATA}``), with the
+checksums of files the registry gives none for in ``$ELQUERY_HOME/datasets/lock.json``."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from elquery.base import ElqueryError
 
 REGISTRY = Path(__file__).with_name("registry.toml")
 LOCK_FILE = "lock.json"
+REQUIRED = ("description", "licence", "citation", "homepage", "mirrors", "files")
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,9 @@ class Dataset:
     parts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     checksums: dict[str, str] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    """A file's name under the mirrors, where the publisher names it otherwise than the dataset's
+    folder does (the folder holds what elquery's configs read)."""
 
     def selected(self, only: Sequence[str] = ()) -> list[str]:
         """The files of the parts or file names in ``only`` (all files when empty), in registry order."""
@@ -47,8 +53,16 @@ class Dataset:
                 raise ElqueryError(f"{self.name} has no part or file {item!r}; choose from {choices}")
         return [name for name in self.files if name in wanted]
 
+    def source(self, file: str) -> str:
+        """The publisher's name of ``file``, relative to a mirror."""
+        return self.sources.get(file, file)
+
     def urls(self, file: str) -> list[str]:
-        return [mirror + file for mirror in self.mirrors]
+        return [mirror + self.source(file) for mirror in self.mirrors]
+
+    def complete_parts(self, present: Sequence[str]) -> list[str]:
+        """The parts all of whose files are among ``present``."""
+        return [part for part, files in self.parts.items() if set(files) <= set(present)]
 
 
 def load_registry(path: Path | None = None) -> dict[str, Dataset]:
@@ -61,10 +75,20 @@ def load_registry(path: Path | None = None) -> dict[str, Dataset]:
         raise ElqueryError(f"{path}: not a readable registry ({exc})") from None
     datasets = {}
     for name, entry in data.items():
+        missing = [key for key in REQUIRED if key not in entry]
+        if missing:
+            raise ElqueryError(f"{path}: {name}: no {', '.join(missing)}")
         datasets[name] = Dataset(name, entry["description"], entry["licence"], entry["citation"], entry["homepage"],
                                  tuple(entry["mirrors"]), tuple(entry["files"]),
                                  {part: tuple(files) for part, files in entry.get("parts", {}).items()},
-                                 dict(entry.get("checksums", {})), dict(entry.get("sizes", {})))
+                                 dict(entry.get("checksums", {})), dict(entry.get("sizes", {})),
+                                 dict(entry.get("sources", {})))
+        for table in ("parts", "checksums", "sizes", "sources"):
+            for key, value in entry.get(table, {}).items():
+                for file in (value if table == "parts" else [key]):
+                    if file not in entry["files"]:
+                        raise ElqueryError(f"{path}: {name}: a {table[:-1]} for {file!r}, "
+                                           "which is not one of its files")
     return datasets
 
 
@@ -79,14 +103,19 @@ def home() -> Path:
     return Path(os.environ.get("ELQUERY_HOME") or Path.home() / ".elquery")
 
 
+def datasets_dir() -> Path:
+    """The folder of every dataset's folder: the experiment configs' ``${ELQUERY_DATA}``."""
+    return home() / "datasets"
+
+
 def dataset_dir(name: str) -> Path:
     """Where a dataset's files are (a symbolic link for a local copy, see ``elquery data link``)."""
-    return home() / "datasets" / name
+    return datasets_dir() / name
 
 
 def read_lock() -> dict[str, dict[str, dict[str, object]]]:
     """{dataset: {file: {"size": N, "sha256": HEX}}} of the files verified at their first download."""
-    path = home() / "datasets" / LOCK_FILE
+    path = datasets_dir() / LOCK_FILE
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -96,7 +125,7 @@ def read_lock() -> dict[str, dict[str, dict[str, object]]]:
 
 
 def write_lock(lock: dict[str, dict[str, dict[str, object]]]) -> None:
-    path = home() / "datasets" / LOCK_FILE
+    path = datasets_dir() / LOCK_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{LOCK_FILE}.{os.getpid()}")
     temporary.write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n", encoding="utf-8")

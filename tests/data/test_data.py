@@ -236,6 +236,15 @@ def test_a_local_copy_is_linked_and_verified(tmp_path: Path, server: str, dbpedi
     assert dataset_dir("sample").is_symlink() and dataset_dir("sample").resolve() == copy.resolve()
     (copy / FILES[0]).write_bytes(b"edited")
     assert [s.state for s in verify(data)][0] == "bad"
+    # another copy with other bytes is refused, the link and the lock file unchanged
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / FILES[0]).write_bytes(b"edited")
+    lock = read_lock()
+    with pytest.raises(ElqueryError, match=rf"{FILES[0]}: not the file recorded in .*lock.json \(delete its entry "
+                                           r"there to accept this copy\): SHA-256 .*, 6 bytes, .*nothing was linked"):
+        link(data, other)
+    assert read_lock() == lock and dataset_dir("sample").resolve() == copy.resolve()
 
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
