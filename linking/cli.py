@@ -20,6 +20,7 @@ from elquery.spark import add_engine_arguments, check_engine
 
 if TYPE_CHECKING:
     from elquery.linking.linker import Linker
+    from elquery.linking.params import LinkingParams
     from elquery.linking.tagme.annotator import TagmeLinker
 
 SINGLE_QUERY_ID = "q1"
@@ -42,7 +43,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "web surface forms with commonness >= c), candidate ranking (CMNS, MLM, MLMc, MLMcg), "
         "interpretation finding (GIF with threshold s, or TopRanked); methods.md §3-5. Without "
         "--index/--surface-forms the bundled demo knowledge base is used (built on first use). "
-        "--method tagme runs the TAGME baseline (methods.md §6) over a --tagme artefact instead.",
+        "--method tagme runs the TAGME baseline (methods.md §6) over a --tagme artefact instead. "
+        "Where a threshold comes from: its option if given, else the --params FILE of a tuned "
+        "`elquery experiment` (its OUT/params.json) where it has the method, else the demo KB's "
+        "defaults (without --index), else the method's default; the summary line on stderr says which.",
     )
     link.add_argument("query", nargs="?", help=f"one query (its qid is {SINGLE_QUERY_ID})")
     link.add_argument("--queries", metavar="FILE",
@@ -55,13 +59,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_tagme_arguments(link)
     finding = link.add_mutually_exclusive_group()
     finding.add_argument("--gif-threshold", type=float, metavar="S",
-                         help=f"GIF score threshold s (default per method: {defaults(DEFAULT_GIF_THRESHOLD)}; "
-                         f"on the demo KB: {defaults(DEMO_GIF_THRESHOLD)})")
+                         help=f"GIF score threshold s (default: from --params FILE, else per method: "
+                         f"{defaults(DEFAULT_GIF_THRESHOLD)}; on the demo KB: {defaults(DEMO_GIF_THRESHOLD)})")
     finding.add_argument("--top-ranked", action="store_true",
                          help="TopRanked baseline instead of GIF: one interpretation, the top entity")
     link.add_argument("--commonness-threshold", type=float, metavar="C",
-                      help=f"commonness threshold c of web matches, '>=' (default per method: "
-                      f"{defaults(DEFAULT_COMMONNESS_THRESHOLD)})")
+                      help=f"commonness threshold c of web matches, '>=' (default: from --params FILE, else "
+                      f"per method: {defaults(DEFAULT_COMMONNESS_THRESHOLD)})")
+    link.add_argument("--params", metavar="FILE",
+                      help="tuned thresholds: the params.json `elquery experiment` writes into its --out folder "
+                      "(c and s per method, TAGME's rho_na), used where no option gives them")
     link.add_argument("--whitelist", metavar="FILE", help="keep only these entities (one id per line)")
     link.add_argument("--format", choices=FORMATS, default="elq",
                       help="elq: qid<TAB>score<TAB>entity... per interpretation; trec: entity ranking; "
@@ -102,13 +109,14 @@ def _link(args: argparse.Namespace) -> int:
     if args.commonness_threshold is not None and not 0 <= args.commonness_threshold <= 1:
         raise ElqueryError(f"--commonness-threshold must be between 0 and 1, got {args.commonness_threshold:g}")
     check_output(args.out)
+    params = _params(args)
     if args.queries is not None:
         from elquery.retrieval.queries import read_queries
 
         queries = [(q.qid, q.text) for q in read_queries(args.queries)]
     else:
         queries = [(SINGLE_QUERY_ID, args.query)]
-    with _linker(args) as linker:
+    with _linker(args, params) as linker:
         metadata = _metadata(args)
         run_format = RunFormat(args.format, args.tag or f"elquery-{args.method}", metadata)
         if args.engine == "spark":
@@ -118,7 +126,7 @@ def _link(args: argparse.Namespace) -> int:
         else:
             texts = linker.link_many(queries, args.workers, run_format)
         count = write_texts(texts, args.out, args.format, metadata)
-        described = linker.describe()
+        described = linker.describe() + _origins(args, linker, params)
     if not is_stdio(args.out):
         print(f"linked {count} queries with {described} in {time.monotonic() - started:.1f} s -> {args.out}",
               file=sys.stderr)
@@ -135,19 +143,47 @@ def _metadata(args: argparse.Namespace) -> dict | None:
     return run_metadata("link", artefacts)
 
 
-def _linker(args: argparse.Namespace) -> Linker | TagmeLinker:
-    """The linker the options describe: TAGME, or a Linker over the given artefacts or the demo KB."""
+def _params(args: argparse.Namespace) -> LinkingParams | None:
+    """The thresholds of ``--params FILE`` (checked before any work), if given."""
+    from elquery.linking.params import load_params
+
+    return None if args.params is None else load_params(args.params)
+
+
+def _origins(args: argparse.Namespace, linker: Linker | TagmeLinker, params: LinkingParams | None) -> str:
+    """`` [c: default, s: params file PATH]`` (TAGME: `` [rho_na: ...]``): where the linker's
+    thresholds come from."""
+    from elquery.linking.linker import Linker
+
+    if isinstance(linker, Linker):
+        return f" [{linker.config.origins()}]"
+    if _tagme_rho_given(args):
+        return " [rho_na: given]"
+    tuned = params.of(TAGME) if params is not None else None
+    return f" [rho_na: {params.origin if tuned is not None else 'default'}]"  # type: ignore[union-attr]
+
+
+def _tagme_rho_given(args: argparse.Namespace) -> bool:
+    return "rho_na" in {pair.partition("=")[0].strip().replace("-", "_") for pair in args.tagme_param}
+
+
+def _linker(args: argparse.Namespace, params: LinkingParams | None = None) -> Linker | TagmeLinker:
+    """The linker the options describe: TAGME, or a Linker over the given artefacts or the demo KB,
+    with the thresholds of ``params`` where the options give none."""
     from elquery.linking.linker import Linker
     from elquery.linking.mentions import read_whitelist
 
     if args.method == TAGME:
         from elquery.linking.tagme.cli import linker as tagme_linker
 
+        tuned = params.of(TAGME) if params is not None else None
+        if tuned is not None and not _tagme_rho_given(args):
+            args = argparse.Namespace(**{**vars(args), "tagme_param": [*args.tagme_param, f"rho_na={tuned.rho_na!r}"]})
         return tagme_linker(args)
     whitelist = read_whitelist(args.whitelist) if args.whitelist else None
     settings = dict(method=args.method, commonness_threshold=args.commonness_threshold,
                     gif_threshold=args.gif_threshold, top_ranked=args.top_ranked, whitelist=whitelist,
-                    max_query_tokens=args.max_query_tokens)
+                    max_query_tokens=args.max_query_tokens, params=params)
     if args.index is None:
         return Linker.demo(**settings)
     return Linker(args.index, args.surface_forms, **settings)

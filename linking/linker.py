@@ -21,7 +21,10 @@ whose score is at least s):
   queries, Barack_Obama for "obama's mother" at 0.31, above the wrong senses that survive
   containment pruning) and s = 1 for MLM and MLMc (no commonness factor).
 
-For any other knowledge base choose s by cross-validation (methods.md §7, ``elquery experiment``).
+For any other knowledge base choose s by cross-validation (methods.md §7, ``elquery experiment``)
+and give the linker its params file (``params=``, :mod:`elquery.linking.params`): a threshold not
+given comes from the params file's entry for the method, else from the demo defaults (on the demo
+KB), else from the method's default; :meth:`LinkerConfig.origin` says which.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from elquery.linking.gif import gif, top_ranked
 from elquery.indexing.normalize import tokenize
 from elquery.linking.mentions import (DEFAULT_MAX_QUERY_TOKENS, FormEntityLike, check_query_length,
                                       check_query_limit, detect)
+from elquery.linking.params import LinkingParams, MethodParams, load_params
 from elquery.linking.types import Interpretation, LinkResult, MappedEntity
 
 T = TypeVar("T")
@@ -74,6 +78,10 @@ class LinkerConfig:
     top_ranked: bool = False
     whitelist: frozenset[str] | None = None
     max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS
+    params: LinkingParams | None = None
+    """Tuned thresholds, used where none is given (:mod:`elquery.linking.params`)."""
+    demo_defaults: bool = False
+    """Default GIF thresholds of the demo knowledge base (:data:`DEMO_GIF_THRESHOLD`)."""
 
     def __post_init__(self) -> None:
         check_query_limit(self.max_query_tokens)
@@ -87,16 +95,40 @@ class LinkerConfig:
             raise ElqueryError("a GIF threshold does not apply to TopRanked")
 
     @property
+    def _tuned(self) -> MethodParams:
+        tuned = self.params.of(self.method) if self.params is not None else None
+        return tuned if tuned is not None else MethodParams()
+
+    @property
     def c(self) -> float:
-        """Commonness threshold c: the given one, else the method's default."""
-        if self.commonness_threshold is not None:
-            return self.commonness_threshold
+        """Commonness threshold c: the given one, else the params file's, else the method's default."""
+        for value in (self.commonness_threshold, self._tuned.commonness_threshold):
+            if value is not None:
+                return value
         return methods.DEFAULT_COMMONNESS_THRESHOLD[self.method]
 
     @property
     def s(self) -> float:
-        """GIF threshold s: the given one, else the method's default."""
-        return self.gif_threshold if self.gif_threshold is not None else DEFAULT_GIF_THRESHOLD[self.method]
+        """GIF threshold s: the given one, else the params file's, else the demo's or the method's default."""
+        for value in (self.gif_threshold, self._tuned.gif_threshold):
+            if value is not None:
+                return value
+        return (DEMO_GIF_THRESHOLD if self.demo_defaults else DEFAULT_GIF_THRESHOLD)[self.method]
+
+    def origin(self, threshold: str) -> str:
+        """Where threshold ``"c"`` or ``"s"`` comes from: ``given``, ``params file PATH``,
+        ``demo default`` or ``default``."""
+        given, tuned = {"c": (self.commonness_threshold, self._tuned.commonness_threshold),
+                        "s": (self.gif_threshold, self._tuned.gif_threshold)}[threshold]
+        if given is not None:
+            return "given"
+        if tuned is not None:
+            return self.params.origin  # type: ignore[union-attr]
+        return "demo default" if threshold == "s" and self.demo_defaults else "default"
+
+    def origins(self) -> str:
+        """``c: default, s: params file PATH`` (c only for TopRanked)."""
+        return ", ".join(f"{name}: {self.origin(name)}" for name in ("c", "s") if name == "c" or not self.top_ranked)
 
 
 class Linker:
@@ -105,8 +137,10 @@ class Linker:
 
     ``index`` and ``surface_forms`` are paths (opened here; close them with :meth:`close` or
     ``with``) or open objects implementing :class:`CandidateScorer` / :class:`SpanMatcher`; CMNS
-    needs no index (``None``). ``commonness_threshold`` and ``gif_threshold`` default per method
-    (:data:`methods.DEFAULT_COMMONNESS_THRESHOLD`, :data:`DEFAULT_GIF_THRESHOLD`); ``top_ranked``
+    needs no index (``None``). ``commonness_threshold`` and ``gif_threshold`` not given come from
+    ``params`` (a params file of ``elquery experiment`` or its :class:`LinkingParams`) where it has
+    the method, else default per method (:data:`methods.DEFAULT_COMMONNESS_THRESHOLD`,
+    :data:`DEFAULT_GIF_THRESHOLD`, or with ``demo_defaults`` :data:`DEMO_GIF_THRESHOLD`); ``top_ranked``
     replaces GIF by the TopRanked baseline; ``whitelist`` keeps only the listed entities; a query
     longer than ``max_query_tokens`` normalized tokens is refused (:class:`ElqueryError`).
 
@@ -125,6 +159,8 @@ class Linker:
         top_ranked: bool = False,
         whitelist: Iterable[str] | None = None,
         max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS,
+        params: LinkingParams | Path | str | None = None,
+        demo_defaults: bool = False,
     ) -> None:
         self.config = LinkerConfig(
             index=_path_of(index),
@@ -135,6 +171,8 @@ class Linker:
             top_ranked=top_ranked,
             whitelist=frozenset(whitelist) if whitelist is not None else None,
             max_query_tokens=max_query_tokens,
+            params=load_params(params) if isinstance(params, str | Path) else params,
+            demo_defaults=demo_defaults,
         )
         self._matcher = _open_matcher(surface_forms)
         self._scorer = _open_scorer(index, method) if methods.uses_mlm(method) else None
@@ -157,21 +195,21 @@ class Linker:
     def from_config(cls, config: LinkerConfig) -> Linker:
         assert config.surface_forms is not None
         return cls(config.index, config.surface_forms, config.method, config.commonness_threshold,
-                   config.gif_threshold, config.top_ranked, config.whitelist, config.max_query_tokens)
+                   config.gif_threshold, config.top_ranked, config.whitelist, config.max_query_tokens,
+                   config.params, config.demo_defaults)
 
     @classmethod
     def demo(cls, method: str = DEFAULT_METHOD, commonness_threshold: float | None = None,
              gif_threshold: float | None = None, top_ranked: bool = False,
-             whitelist: Iterable[str] | None = None, max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS) -> Linker:
+             whitelist: Iterable[str] | None = None, max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS,
+             params: LinkingParams | Path | str | None = None) -> Linker:
         """A linker over the bundled demo knowledge base (its index and surface forms are built
         on first use), with the demo's GIF thresholds (:data:`DEMO_GIF_THRESHOLD`) by default."""
         from elquery.indexing.demo import demo_artefacts
 
         index, surface_forms = demo_artefacts()
-        if gif_threshold is None and not top_ranked:
-            gif_threshold = DEMO_GIF_THRESHOLD.get(method)
         return cls(index, surface_forms, method, commonness_threshold, gif_threshold, top_ranked, whitelist,
-                   max_query_tokens)
+                   max_query_tokens, params, demo_defaults=True)
 
     def describe(self) -> str:
         """The method and its settings, e.g. ``GIF-MLMcg (c=0.1, s=20)``."""

@@ -13,7 +13,10 @@ Files written under the output folder (each to a temporary name, renamed on succ
   mention-detection recall per source (an entity-retrieval metric of one query category is
   ``CATEGORY:METRIC``);
 * ``results.md``: the tables in the layout of the ICTIR'15 tables and of the DBpedia-Entity v2
-  paper's Table 3.
+  paper's Table 3;
+* ``params.json``: the tuned thresholds of interpretation finding's GIF and TAGME methods, for
+  ``elquery link --params``, ``elquery serve --params`` and ``Linker(..., params=...)``
+  (:mod:`elquery.linking.params`; :func:`tuned_params` says how they are chosen).
 """
 
 from __future__ import annotations
@@ -33,15 +36,16 @@ from elquery.evaluation.mentions import MentionRecall, mention_detection_recall
 from elquery.evaluation.rank import evaluate_rankings, relevant_entities
 from elquery.evaluation.readers import read_elq, read_trec_qrels, read_trec_run
 from elquery.base import ElqueryError
-from elquery.experiments.config import (GIVEN, IF_METRICS, LEAVE_ONE_OUT, ExpectedFigure, ExperimentConfig,
-                                        MethodSpec, RetrievalTaskSpec, TaskSpec, load_config)
-from elquery.experiments.crossval import FoldChoice, combine, cross_validate
+from elquery.experiments.config import (GIF, GIVEN, IF_METRICS, LEAVE_ONE_OUT, TAGME, ExpectedFigure,
+                                        ExperimentConfig, MethodSpec, RetrievalTaskSpec, TaskSpec, load_config)
+from elquery.experiments.crossval import FoldChoice, choose, combine, cross_validate
 from elquery.experiments.folds import Fold, given_folds, leave_one_out, session_folds
 from elquery.experiments.inputs import check_inputs
 from elquery.experiments.sweep import Backend, Ranker, RunStore, Setting, grid
 from elquery.experiments.tables import (IF_COLUMNS, MD_COLUMNS, SM_COLUMNS, TOTAL, Column, category_columns,
                                         category_metric, markdown_table, significance, significance_note)
 from elquery.files import atomic_output
+from elquery.linking.params import PARAMS_FILE, LinkingParams, MethodParams, write_params
 from elquery.linking.types import Candidate
 
 TASKS = {"if": "Interpretation finding", "sm": "Semantic mapping", "er": "Entity retrieval"}
@@ -104,6 +108,8 @@ class ExperimentResult:
     methods: tuple[MethodResult, ...]
     mention_recall: Mapping[str, MentionRecall] = field(default_factory=dict)
     report: str = ""
+    params: LinkingParams | None = None
+    """The tuned thresholds written to ``params.json`` (:func:`tuned_params`), if any."""
 
     def method(self, task: str, label: str) -> MethodResult:
         for result in self.methods:
@@ -190,6 +196,7 @@ def run_experiment(config: ExperimentConfig | str | os.PathLike[str], out_dir: s
                         for method in spec.methods]
     recall = {} if gold is None else _mention_recall(config, store, gold)
     result = ExperimentResult(config, out, len(queries), folds, tuple(methods), recall)
+    result = replace(result, params=tuned_params(result))
     result = replace(result, report=report(result))
     _write_outputs(result)
     return result
@@ -329,6 +336,47 @@ def _mention_recall(config: ExperimentConfig, store: RunStore, gold: Mapping[str
     return {source: mention_detection_recall(gold, by_source[source]) for source in SOURCES}
 
 
+def tuned_params(result: ExperimentResult) -> LinkingParams | None:
+    """The thresholds to link with after the experiment: for each linking method with a GIF (or
+    TAGME) variant in interpretation finding, the setting (c and s, TAGME's rho_NA) with the best
+    mean of the task's metric over all queries of the experiment (the choice cross-validation
+    makes with every query in training; ties go to the setting listed first); of two variants of
+    a method, the better one. None without such a method."""
+    spec = result.config.interpretation_finding
+    if spec is None:
+        return None
+    best: dict[str, tuple[float, MethodParams]] = {}
+    for m in result.methods:
+        if m.task != "if" or m.spec.run is not None or not (m.spec.method == TAGME or m.spec.finder == GIF):
+            continue
+        objective = {setting: scores[spec.metric] for setting, scores in m.sweep.items()}
+        queries = sorted({q for scores in objective.values() for q in scores})
+        setting, value = choose(objective, queries)
+        tuned = {"label": m.label, "metric": spec.metric, "value": None if math.isnan(value) else value,
+                 "queries": len(queries)}
+        params = (MethodParams(rho_na=setting.s, tuned=tuned) if m.spec.method == TAGME else
+                  MethodParams(commonness_threshold=setting.c, gif_threshold=setting.s, tuned=tuned))
+        if m.spec.method not in best or value > best[m.spec.method][0]:
+            best[m.spec.method] = (value, params)
+    if not best:
+        return None
+    experiment = {"config": str(result.config.path), "name": result.config.name,
+                  "task": "interpretation_finding", "metric": spec.metric}
+    return LinkingParams({method: params for method, (_, params) in best.items()},
+                         result.out_dir / PARAMS_FILE, experiment)
+
+
+def _tuned_table(params: LinkingParams) -> str:
+    lines = ["| method | c | s | from | mean over all queries |", "|---|---|---|---|---|"]
+    for method, tuned in params.methods.items():
+        c = "" if tuned.commonness_threshold is None else f"{tuned.commonness_threshold:g}"
+        s = f"{tuned.gif_threshold:g}" if tuned.gif_threshold is not None else f"{tuned.rho_na:g} (rho_NA)"
+        value = tuned.tuned["value"]
+        figure = "" if value is None else f"{tuned.tuned['metric']} {value:.4f}"
+        lines.append(f"| {method} | {c} | {s} | {tuned.tuned['label']} | {figure} |")
+    return "\n".join(lines) + "\n"
+
+
 def report(result: ExperimentResult) -> str:
     """The Markdown report: one table per task in the ICTIR'15 layout, mention-detection recall
     per source, and the parameters chosen per fold."""
@@ -367,6 +415,11 @@ def report(result: ExperimentResult) -> str:
     if result.methods:
         parts.append("## Chosen parameters\n")
         parts.append(_chosen_table(result.methods))
+    if result.params is not None:
+        parts.append(f"## Tuned thresholds ({PARAMS_FILE})\n")
+        parts.append(_tuned_table(result.params))
+        parts.append(f"Each is the setting with the best mean over all queries; `elquery link --params` and "
+                     f"`elquery serve --params` read them from this folder's {PARAMS_FILE}.\n")
     return "\n".join(parts)
 
 
@@ -418,5 +471,7 @@ def _write_outputs(result: ExperimentResult) -> None:
           for metric, values in scores.items() if values))
     _tsv(out / "per_query.tsv", ["task", "method", "qid", "metric", "value"],
          (tuple(r.values()) for r in result.rows()))
+    if result.params is not None:
+        write_params(out / PARAMS_FILE, result.params)
     with atomic_output(out / "results.md") as stream:
         stream.write(result.report)

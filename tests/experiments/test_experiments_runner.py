@@ -15,6 +15,7 @@ from elquery.experiments import load_config, run_experiment
 from elquery.experiments.cli import register
 from elquery.experiments.sweep import Setting
 from elquery.linking.methods import rank_entities
+from elquery.linking.params import MethodParams, load_params
 from elquery.linking.output import number
 from elquery.linking.types import Candidate, LinkResult, Mention, ScoredMention
 
@@ -257,3 +258,21 @@ def test_an_interrupted_experiment_leaves_only_finished_files_and_resumes(settin
     again = run_experiment(setting, out, backend=resumed, progress=False)
     assert len(finished) == 2 and len(resumed.linked) == 4 - len(finished)  # finished (method, c) caches reused
     assert again.report == run_experiment(setting, tmp_path / "fresh", backend=FakeBackend(), progress=False).report
+
+
+def test_the_tuned_thresholds_are_written_for_link(setting: Path, tmp_path: Path) -> None:
+    """params.json holds the GIF method's (c, s) with the best strict F over all 12 queries (s = 0.5,
+    F = 1 on every query); TopRanked and semantic mapping tune no GIF threshold and are left out."""
+    out = tmp_path / "out"
+    result = run_experiment(setting, out, backend=FakeBackend(), progress=False)
+    params = load_params(out / "params.json")
+    assert params == result.params
+    assert params.methods == {"cmns": MethodParams(0.0, 0.5, tuned={
+        "label": "GIF-CMNS", "metric": "strict.F", "value": 1.0, "queries": len(QIDS)})}
+    assert params.experiment == {"config": str(setting), "name": "synthetic", "task": "interpretation_finding",
+                                 "metric": "strict.F"}
+    assert "| cmns | 0 | 0.5 | GIF-CMNS | strict.F 1.0000 |" in result.report
+    # without a GIF or TAGME method in interpretation finding, there is nothing to tune
+    setting.write_text(CONFIG.replace('commonness_threshold = 0\ngif_threshold = [0.2, 0.5, 0.8]', 'finder = "top-ranked"\nlabel = "Top"'))
+    again = run_experiment(setting, tmp_path / "out2", backend=FakeBackend(), progress=False)
+    assert again.params is None and not (tmp_path / "out2" / "params.json").exists()
