@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -178,7 +179,8 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
         (``link_get``, ``link_post``; one route of both methods gives both the same id)."""
         def register(endpoint: Endpoint) -> Endpoint:
             for method in ("GET", "POST"):
-                app.add_api_route(path, endpoint, methods=[method], operation_id=f"{endpoint.__name__}_{method.lower()}")
+                app.add_api_route(path, endpoint, methods=[method],
+                                  operation_id=f"{endpoint.__name__}_{method.lower()}")
             return endpoint
         return register
 
@@ -372,7 +374,7 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
         annotations = []
         for triple in result.scored:
             start, end = result.char_span(triple.mention)
-            title = triple.entity[len("<dbpedia:"):-1].replace("_", " ")
+            title = unquote(triple.entity[len("<dbpedia:"):-1]).replace("_", " ")
             node = dictionary.node(triple.entity)
             page_id = None if node is None else dictionary.page_id(node)
             annotations.append({"spot": text[start:end], "start": start, "end": end, "rho": triple.score,

@@ -20,11 +20,12 @@ def register(commands: Any) -> None:
     serve = commands.add_parser(
         "serve", help="run the linking and retrieval service (JSON API, TAGME-compatible /tag, web page)",
         description="Serve /link, /rank, /entity/ID, /tag, /health, /stats and a web page at / over one set of "
-        "artefacts (without --index and --surface-forms: the bundled demo knowledge base). Each worker "
-        "process opens the artefacts once. See docs/serve.md.")
+        "artefacts (without --index and --surface-forms: the bundled demo knowledge base, with its TAGME "
+        "artefact). Each worker process opens the artefacts once. See docs/serve.md.")
     serve.add_argument("--index", help="entity index (elquery index dbpedia)")
     serve.add_argument("--surface-forms", metavar="SF.db", help="surface-form store (elquery index surface-forms)")
-    serve.add_argument("--tagme", metavar="DIR", help="TAGME artefact, for method tagme and /tag")
+    serve.add_argument("--tagme", metavar="DIR", help="TAGME artefact, for method tagme, /tag and /spot "
+                       "(without --index: the demo knowledge base's)")
     add_artefacts_argument(serve, "--index, --surface-forms and --tagme (its TAGME artefact when built)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
@@ -41,9 +42,10 @@ def _serve(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise ElqueryError(f"--port must be between 1 and 65535, got {args.port}")
     if args.index is None:
-        from elquery.indexing.demo import demo_artefacts
+        from elquery.indexing.demo import demo_knowledge_base
 
-        index, surface_forms = demo_artefacts()
+        index, surface_forms, tagme = demo_knowledge_base()
+        args.tagme = args.tagme or tagme
         os.environ[_ENV["demo"]] = "1"
     else:
         index, surface_forms = args.index, args.surface_forms

@@ -107,6 +107,13 @@ class TagmeLinker:
             raise ElqueryError(f"{artefact_dir}: built with spans of up to {self.artefact.max_tokens} tokens, "
                                f"cannot parse spans of {self.params.max_tokens}")
 
+    @classmethod
+    def demo(cls, max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS, **params: Any) -> TagmeLinker:
+        """TAGME over the bundled demo knowledge base (its TAGME artefact is built on first use)."""
+        from elquery.indexing.demo import demo_tagme
+
+        return cls(demo_tagme(), max_query_tokens, **params)
+
     # --- the steps of methods.md §6 -----------------------------------------------------------
 
     def spots(self, tokens: list[str]) -> list[Spot]:

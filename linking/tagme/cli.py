@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     defaults = TagmeParams()
     names = ", ".join(f"{f.name}={getattr(defaults, f.name)}" for f in fields(TagmeParams))
     parser.add_argument("--tagme", metavar="DIR", help="TAGME artefact built by `elquery index tagme` "
-                        "(required by --method tagme)")
+                        "(--method tagme without it: the demo knowledge base's, built on first use)")
     parser.add_argument("--tagme-param", action="append", default=[], metavar="NAME=VALUE",
                         help=f"a TAGME parameter, repeatable (defaults: {names})")
 
@@ -44,13 +44,14 @@ def parse_params(pairs: list[str]) -> dict[str, int | float]:
 
 
 def linker(args: argparse.Namespace) -> TagmeLinker:
-    """The linker the options describe; a one-line error without ``--tagme`` or with an option
-    of the other methods."""
+    """The linker the options describe (without ``--tagme``: over the demo knowledge base); a
+    one-line error with an option of the other methods."""
     from elquery.linking.tagme.annotator import TagmeLinker
 
-    if not args.tagme:
-        raise ElqueryError("--method tagme needs --tagme DIR (build it with `elquery index tagme`)")
     given = [f"--{name.replace('_', '-')}" for name in _NOT_FOR_TAGME if getattr(args, name, None)]
     if given:
         raise ElqueryError(f"not options of --method tagme: {', '.join(given)} (TAGME takes --tagme-param NAME=VALUE)")
-    return TagmeLinker(args.tagme, args.max_query_tokens, **parse_params(args.tagme_param))
+    params = parse_params(args.tagme_param)
+    if not args.tagme:
+        return TagmeLinker.demo(args.max_query_tokens, **params)
+    return TagmeLinker(args.tagme, args.max_query_tokens, **params)

@@ -243,18 +243,21 @@ def test_output_formats(linker: TagmeLinker, tmp_path: Path, fmt: str) -> None:
         assert len(records[0]["interpretations"]) == 1 and records[1]["interpretations"] == []
 
 
-def test_link_options() -> None:
+def test_link_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import argparse
 
     from elquery.base import ElqueryError
+    from elquery.indexing.demo import demo_tagme
     from elquery.linking.tagme.cli import add_arguments, linker as make_linker, parse_params
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
+    parser.add_argument("--max-query-tokens", type=int, default=1000)
     args = parser.parse_args(["--tagme-param", "rho_na=0.2", "--tagme-param", "max-tokens=3"])
     assert parse_params(args.tagme_param) == {"rho_na": 0.2, "max_tokens": 3}
-    with pytest.raises(ElqueryError, match="needs --tagme DIR"):
-        make_linker(args)
+    monkeypatch.setenv("ELQUERY_CACHE", str(tmp_path))
+    with make_linker(args) as demo:  # without --tagme: the demo knowledge base's artefact
+        assert demo.artefact.directory == demo_tagme() and (demo.params.rho_na, demo.params.max_tokens) == (0.2, 3)
     for bad in ("rho=1", "tau", "tau=x"):
         with pytest.raises(ElqueryError, match="--tagme-param"):
             parse_params([bad])
@@ -296,7 +299,7 @@ def test_link_cli(artefact_dir: Path, tmp_path: Path, fmt: str, capsys: pytest.C
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--method", "tagme", "rome"], "needs --tagme DIR"),
+    (["--method", "tagme", "rome", "--index", "ART"], "not options of --method tagme: --index"),
     (["--method", "tagme", "--tagme", "ART", "rome", "--gif-threshold", "2"],
      "not options of --method tagme: --gif-threshold"),
     (["--method", "tagme", "--tagme", "ART", "rome", "--tagme-param", "rho=1"], "--tagme-param 'rho=1'"),
