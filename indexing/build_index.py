@@ -47,7 +47,7 @@ from elquery.indexing.index_format import (
     length_file,
 )
 from elquery.indexing.lucene_writer import EntityIndexWriter, WrittenDocuments
-from elquery.indexing.build_outputs import check_output, replace, work_dir
+from elquery.indexing.build_outputs import check_output, created_folder, replace, work_folder
 from elquery.indexing.ntriples import ParseReport, dump_files
 from elquery.indexing.provenance import BuildPlan, write_provenance
 from elquery.workers import process_pool
@@ -176,8 +176,8 @@ def build_dbpedia_index(
     ``relations``, also the keyword field of related entity ids (ELR)."""
     started = time.monotonic()
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    check_output(out, "entity index", overwrite)
+    if out.parent.is_dir():  # else it is created for the build, below
+        check_output(out, "entity index", overwrite)
     plan = index_plan(dumps, top_predicates_n, skipped_datasets, relations)
     files = list(plan.inputs)
     if not files:
@@ -187,18 +187,15 @@ def build_dbpedia_index(
     workers = max(1, threads or os.cpu_count() or 1)
     partitions = partitions_for(files)
     workers = min(workers, max(len(files), partitions))
-    work = work_dir(out)
-    # SIGTERM interrupts like Ctrl-C, so the cleanup below runs.
-    try:
-        with sigterm_interrupts():
-            with _executor(workers) as executor:
-                summary = _build(files, work, executor, workers, partitions, top_predicates_n, relations)
-            write_provenance(work / "index", plan.record({"entities": summary[0], "files": len(files),
-                                                          "triples": summary[1].triples,
-                                                          "malformed": summary[1].malformed}))
-            replace(work / "index", out)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    # The output's folder is created for the build (removed again if the build fails); SIGTERM
+    # interrupts like Ctrl-C, so the cleanup below runs.
+    with created_folder(out.parent), sigterm_interrupts(), work_folder(out) as work:
+        with _executor(workers) as executor:
+            summary = _build(files, work, executor, workers, partitions, top_predicates_n, relations)
+        write_provenance(work / "index", plan.record({"entities": summary[0], "files": len(files),
+                                                      "triples": summary[1].triples,
+                                                      "malformed": summary[1].malformed}))
+        replace(work / "index", out)
     return BuildSummary(
         entities=summary[0],
         files=len(files),

@@ -88,28 +88,50 @@ def register_build(commands: argparse._SubParsersAction) -> None:
     build = commands.add_parser(
         "build", help="build every artefact (index, surface forms, TAGME) from the downloaded data",
         description="Build the entity index, the surface-form store (KB names, Wikipedia anchors and FACC counts) "
-        "and the TAGME artefact into ARTEFACTS_DIR/{index,surface-forms.db,tagme}, stage by stage. A stage whose "
-        "artefact exists with the same provenance (elquery version, options, input files by size and SHA-256) "
-        "is skipped, so an interrupted build resumes where it stopped. See docs/commands/build.md.")
+        "and the TAGME artefact into ARTEFACTS_DIR/{index,surface-forms.db,tagme}, stage by stage, with the options "
+        "of each stage's own command (elquery index dbpedia, surface-forms, tagme). By default every stage the "
+        "inputs allow is built, and one line says which were skipped and why (TAGME needs anchor_text, page_links "
+        "and long_abstracts). A stage whose artefact exists with the same provenance (elquery version, options, "
+        "input files by size and SHA-256) is skipped, so an interrupted build resumes where it stopped. "
+        "See docs/commands/build.md.")
     build.add_argument("--data", nargs="+", required=True, type=Path, metavar="DIR",
                        help="DBpedia dump folders or files (as `elquery index dbpedia --dumps`)")
     build.add_argument("--out", required=True, type=Path, metavar="ARTEFACTS_DIR", help="artefacts folder (created)")
-    build.add_argument("--facc", nargs="+", default=[], type=Path, metavar="FILE",
-                       help="FACC count files or folders of them (form<TAB>Freebase id<TAB>count)")
-    build.add_argument("--facc-annotations", nargs="+", default=[], type=Path, metavar="PATH",
-                       help="raw FACC1 annotation files, archives or folders (counted first)")
-    build.add_argument("--min-posterior", type=float, default=0.0, metavar="P",
-                       help="keep FACC1 annotations with posterior >= P (default 0)")
-    build.add_argument("--min-count", type=positive_int, default=1, metavar="N",
-                       help="drop a pair's FACC or anchor count below N (default 1)")
-    build.add_argument("--top-predicates", type=positive_int, default=1000, metavar="N",
-                       help="predicates indexed into content (default 1000)")
-    build.add_argument("--min-link", type=positive_int, default=tagme.min_link, metavar="N",
-                       help=f"TAGME: drop forms linked fewer than N times (default {tagme.min_link})")
-    build.add_argument("--max-tokens", type=positive_int, default=tagme.max_tokens, metavar="N",
-                       help=f"TAGME: longest surface form in tokens (default {tagme.max_tokens})")
+    build.add_argument("--stages", metavar="LIST",
+                       help="comma-separated stages to build, of index, surface-forms, tagme (default: every stage "
+                       "the inputs allow); a chosen stage whose inputs are missing is an error")
     build.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1, metavar="N",
                        help="worker processes (default: number of cores; the artefacts do not depend on it)")
+    index = build.add_argument_group("index (as `elquery index dbpedia`)")
+    index.add_argument("--top-predicates", type=positive_int, default=1000, metavar="N",
+                       help="predicates indexed into content (default 1000)")
+    index.add_argument("--skip-datasets", default=",".join(SKIPPED_DATASETS), metavar="PREFIXES",
+                       help="comma-separated file-name prefixes of dump files the index does not read "
+                       "(default: link and bookkeeping datasets)")
+    index.add_argument("--relations", action="store_true",
+                       help="also index the fields relations and typed_relations, for the ELR models sdm-elr, "
+                       "fsdm-elr, mlm-elr")
+    forms = build.add_argument_group("surface forms (as `elquery index surface-forms`)")
+    forms.add_argument("--facc", nargs="+", default=[], type=Path, metavar="FILE",
+                       help="FACC count files or folders of them (form<TAB>Freebase id<TAB>count)")
+    forms.add_argument("--facc-annotations", nargs="+", default=[], type=Path, metavar="PATH",
+                       help="raw FACC1 annotation files, archives or folders (counted first)")
+    forms.add_argument("--min-posterior", type=float, default=0.0, metavar="P",
+                       help="keep FACC1 annotations with posterior >= P (default 0)")
+    forms.add_argument("--anchors", action=argparse.BooleanOptionalAction, default=None,
+                       help="count Wikipedia anchor texts (default: when an anchor_text dump is among --data)")
+    forms.add_argument("--kb-aliases", action=argparse.BooleanOptionalAction, default=True,
+                       help="KB aliases: rdfs:label, foaf:name, redirect labels (default: on)")
+    forms.add_argument("--min-count", type=positive_int, default=1, metavar="N",
+                       help="drop a pair's FACC or anchor count below N (default 1)")
+    forms.add_argument("--chunk-rows", type=positive_int, default=4_000_000, metavar="N",
+                       help="rows summed in memory per process before spilling to disk (default 4000000; "
+                       "the store does not depend on it)")
+    tagme_group = build.add_argument_group("TAGME (as `elquery index tagme`)")
+    tagme_group.add_argument("--min-link", type=positive_int, default=tagme.min_link, metavar="N",
+                             help=f"drop forms linked fewer than N times (default {tagme.min_link})")
+    tagme_group.add_argument("--max-tokens", type=positive_int, default=tagme.max_tokens, metavar="N",
+                             help=f"longest surface form in tokens (default {tagme.max_tokens})")
     build.set_defaults(func=_build_all)
 
     info = commands.add_parser(
@@ -127,9 +149,14 @@ def _build_all(args: argparse.Namespace) -> int:
     from elquery.indexing.build_all import BuildAllOptions, build_all
     from elquery.indexing.tagme.build import TagmeBuildParams
 
-    options = BuildAllOptions(tuple(args.data), tuple(args.facc), tuple(args.facc_annotations), args.min_posterior,
-                              args.min_count, args.top_predicates, TagmeBuildParams(args.min_link, args.max_tokens),
-                              args.workers)
+    options = BuildAllOptions(
+        tuple(args.data),
+        stages=None if args.stages is None else tuple(name.strip() for name in args.stages.split(",")),
+        top_predicates=args.top_predicates, skip_datasets=tuple(p for p in args.skip_datasets.split(",") if p),
+        relations=args.relations,
+        facc=tuple(args.facc), facc_annotations=tuple(args.facc_annotations), min_posterior=args.min_posterior,
+        anchors=args.anchors, kb_aliases=args.kb_aliases, min_count=args.min_count, chunk_rows=args.chunk_rows,
+        tagme=TagmeBuildParams(args.min_link, args.max_tokens), workers=args.workers)
     results = build_all(args.out, options)
     print(f"{sum(r.built for r in results)} of {len(results)} stages built -> {args.out}")
     return 0

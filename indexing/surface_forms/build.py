@@ -17,7 +17,6 @@ import multiprocessing
 import os
 import queue
 import sys
-import shutil
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -28,7 +27,7 @@ import numpy as np
 from tqdm import tqdm
 
 from elquery.base import ElqueryError
-from elquery.indexing.build_outputs import check_output, replace, work_dir
+from elquery.indexing.build_outputs import check_output, replace, work_folder
 from elquery.workers import die_with_parent
 from elquery.indexing.ntriples import dump_files
 from elquery.indexing.provenance import BuildPlan, write_provenance
@@ -361,8 +360,7 @@ def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False)
     facc = facc_files(list(options.facc)) if options.facc else []
     annotations = annotation_files(options.facc_annotations) if options.facc_annotations else []
     report = BuildReport(options.sources, options.min_count)
-    spill_dir = work_dir(out)
-    try:
+    with work_folder(out) as spill_dir:
         if annotations:
             step = time.perf_counter()
             counts = spill_dir / "facc-annotation-counts.tsv"
@@ -391,6 +389,4 @@ def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False)
         report.seconds["merge_and_write"] = time.perf_counter() - step
         write_provenance(db_path, plan.record(report.to_json()))
         replace(db_path, out)
-    finally:
-        shutil.rmtree(spill_dir, ignore_errors=True)
     return report

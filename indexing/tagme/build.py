@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from elquery.indexing.entity_documents import RDFS_LABEL, REDIRECTS, title_text
 from elquery.base import ElqueryError
-from elquery.indexing.build_outputs import check_output, replace, work_dir
+from elquery.indexing.build_outputs import check_output, replace, work_folder
 from elquery.indexing.ntriples import ObjectKind, ParseReport, Triple, read_triples
 from elquery.indexing.provenance import BuildPlan, write_provenance
 from elquery.indexing.tagme.datasets import TagmeDumps, find_dumps
@@ -180,17 +180,14 @@ def build_tagme(
     plan = tagme_plan(dumps, params)
     out = Path(out)
     check_output(out, "TAGME artefact", overwrite)
-    work = work_dir(out)
-    temporary = work / "artefact"
-    temporary.mkdir()
     report = ParseReport()
-    try:
+    with work_folder(out) as work:
+        temporary = work / "artefact"
+        temporary.mkdir()
         counts = _build(found, params, temporary, report)
         write_meta(temporary, {**asdict(params), **counts, "df_collection": "long_abstracts", "dumps": found.files()})
         write_provenance(temporary, plan.record({**counts, "triples": report.triples, "malformed": report.malformed}))
         replace(temporary, out)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     return TagmeBuildSummary(str(out), counts["forms"], counts["pairs"], counts["entities"], counts["edges"],
                              counts["abstracts"], counts["forms_df_below_link"], round(time.monotonic() - started, 3),
                              report)

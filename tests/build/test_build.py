@@ -319,7 +319,7 @@ def test_artefacts_errors(built: Path, tmp_path: Path, argv: list[str], message:
 def test_serve_and_experiment_take_the_artefacts(built: Path, tmp_path: Path) -> None:
     import argparse
 
-    from elquery.experiments.cli import _config
+    from elquery.experiments.config import load_config
     from elquery.indexing.artefacts import IF_BUILT, REQUIRED, resolve_artefact_args
 
     served = argparse.Namespace(artefacts=str(built), index=None, surface_forms=None, tagme=None)
@@ -330,7 +330,7 @@ def test_serve_and_experiment_take_the_artefacts(built: Path, tmp_path: Path) ->
     config.write_text('index = "${ELQUERY_UNSET_VARIABLE}/index"\nqueries = "queries.tsv"\n'
                       '[semantic_mapping]\nqrels = "qrels.txt"\nmetric = "map"\n'
                       '[[semantic_mapping.methods]]\nmethod = "cmns"\n', encoding="utf-8")
-    parsed = _config(argparse.Namespace(config=str(config), artefacts=str(built)))
+    parsed = load_config(config, built)
     assert (parsed.index, parsed.surface_forms, parsed.tagme) == (
         (built / "index").resolve(), (built / "surface-forms.db").resolve(), (built / "tagme").resolve())
 
