@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import html
+import json
 import threading
 import time
 from collections import deque
@@ -35,10 +37,12 @@ from elquery.linking.linker import Linker
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
 from elquery.linking.mlm_scores import IndexScorer
 from elquery.linking.output import jsonl_record
+from elquery.linking.params import TAGME, LinkingParams
 from elquery.retrieval.links import record_links
 from elquery.retrieval.models import MODEL_HELP, EntityLinkingRetrieval, model_from_name, parse_params
 from elquery.retrieval.scoring import LinkedQuery
 from elquery.retrieval.searcher import Searcher
+from elquery.serve.example import Example, candidate_queries, find_example, thresholds
 
 PAGE = Path(__file__).with_name("page.html")
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -65,6 +69,8 @@ class Artefacts:
     surface_forms: Path
     tagme: Path | None = None
     demo_thresholds: bool = False
+    params: LinkingParams | None = None
+    """Tuned thresholds (``elquery serve --params``), used where a request gives none."""
 
     def __post_init__(self) -> None:
         self.entity_index = EntityIndex(self.index)
@@ -79,16 +85,15 @@ class Artefacts:
         if self.tagme is not None:
             from elquery.linking.tagme import TagmeLinker
 
-            self.tagme_linker = TagmeLinker(self.tagme)
+            tuned = self.params.of(TAGME) if self.params is not None else None
+            self.tagme_linker = TagmeLinker(self.tagme, **({} if tuned is None else {"rho_na": tuned.rho_na}))
+        self._example: Example | None = None
 
     def linker(self, method: str, commonness_threshold: float | None, gif_threshold: float | None,
                top_ranked: bool, max_query_tokens: int) -> Linker:
         """The linker of these settings, made once (a Linker is thread-safe; they share the
-        open artefacts); at most 64 settings are kept."""
-        from elquery.linking.linker import DEMO_GIF_THRESHOLD
-
-        if gif_threshold is None and not top_ranked and self.demo_thresholds:
-            gif_threshold = DEMO_GIF_THRESHOLD.get(method)
+        open artefacts); at most 64 settings are kept. A threshold not given comes from the params
+        file, else the demo's or the method's default (:meth:`LinkerConfig.origin`)."""
         key = (method, commonness_threshold, gif_threshold, top_ranked, max_query_tokens)
         with self._lock:
             linker = self._linkers.get(key)
@@ -96,8 +101,28 @@ class Artefacts:
                 if len(self._linkers) >= 64:
                     self._linkers.pop(next(iter(self._linkers)))
                 linker = self._linkers[key] = Linker(self.scorer, self.store, method, commonness_threshold,
-                                                     gif_threshold, top_ranked, max_query_tokens=max_query_tokens)
+                                                     gif_threshold, top_ranked, max_query_tokens=max_query_tokens,
+                                                     params=self.params, demo_defaults=self.demo_thresholds)
         return linker
+
+    def _default_linker(self, method: str) -> Linker:
+        return self.linker(method, None, None, False, DEFAULT_MAX_QUERY_TOKENS)
+
+    def thresholds(self) -> dict[str, Any]:
+        """Per method, the thresholds a request that gives none links with, and where each comes
+        from (params file, demo default or default)."""
+        tagme = None
+        if self.tagme_linker is not None:
+            tuned = self.params is not None and self.params.of(TAGME) is not None
+            tagme = (self.tagme_linker.params.rho_na, self.params.origin if tuned else "default")  # type: ignore[union-attr]
+        return thresholds(self._default_linker, tagme)
+
+    def example(self) -> Example:
+        """The page's starting query, found once (:mod:`elquery.serve.example`)."""
+        if self._example is None:
+            candidates = candidate_queries(self.entity_index, self.store, self.demo_thresholds)
+            self._example = find_example(candidates, self._default_linker)
+        return self._example
 
 
 @dataclass
@@ -360,7 +385,9 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
                           "metadata": artefacts.entity_index.metadata},
                 "surface_forms": {"path": str(artefacts.surface_forms), "meta": artefacts.store.meta},
                 "tagme": None if artefacts.tagme is None else str(artefacts.tagme),
-                "provenance": artefacts.provenance, "limits": limits.__dict__, **statistics.as_dict()}
+                "provenance": artefacts.provenance, "limits": limits.__dict__,
+                "params": None if artefacts.params is None else str(artefacts.params.path),
+                "thresholds": artefacts.thresholds(), **statistics.as_dict()}
 
     @get_and_post("/tag")
     async def tag(request: Request) -> JSONResponse:
@@ -422,6 +449,12 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
 
     @app.get("/", response_class=HTMLResponse)
     async def page() -> str:
-        return PAGE.read_text(encoding="utf-8")
+        """The page, starting with a query that links on the served knowledge base and showing
+        where each threshold comes from (:mod:`elquery.serve.example`)."""
+        example = await run_in_threadpool(artefacts.example)
+        settings = {"query": example.query, "method": example.method, "links": example.links,
+                    "thresholds": artefacts.thresholds()}
+        return (PAGE.read_text(encoding="utf-8").replace("{{QUERY}}", html.escape(example.query))
+                .replace("{{SETTINGS}}", json.dumps(settings).replace("<", "\\u003c")))
 
     return app

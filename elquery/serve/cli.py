@@ -13,7 +13,7 @@ from elquery.base import ElqueryError, positive_int
 from elquery.indexing.artefacts import IF_BUILT, REQUIRED, add_artefacts_argument, resolve_artefact_args
 
 _ENV = {"index": "ELQUERY_SERVE_INDEX", "surface_forms": "ELQUERY_SERVE_SURFACE_FORMS",
-        "tagme": "ELQUERY_SERVE_TAGME", "demo": "ELQUERY_SERVE_DEMO"}
+        "tagme": "ELQUERY_SERVE_TAGME", "demo": "ELQUERY_SERVE_DEMO", "params": "ELQUERY_SERVE_PARAMS"}
 
 
 def register(commands: Any) -> None:
@@ -27,6 +27,10 @@ def register(commands: Any) -> None:
     serve.add_argument("--tagme", metavar="DIR", help="TAGME artefact, for method tagme, /tag and /spot "
                        "(without --index: the demo knowledge base's)")
     add_artefacts_argument(serve, "--index, --surface-forms and --tagme (its TAGME artefact when built)")
+    serve.add_argument("--params", metavar="FILE",
+                       help="tuned thresholds: the params.json `elquery experiment` writes into its --out folder "
+                       "(c and s per method, TAGME's rho_na), used where a request gives none; otherwise the demo "
+                       "KB's defaults (without --index) or each method's; the page at / and /stats show which")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
     serve.add_argument("--workers", type=positive_int, default=1, help="worker processes (default 1)")
@@ -41,6 +45,13 @@ def _serve(args: argparse.Namespace) -> int:
         raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
     if not 0 < args.port < 65536:
         raise ElqueryError(f"--port must be between 1 and 65535, got {args.port}")
+    if args.params is not None:
+        from elquery.linking.params import load_params
+
+        load_params(args.params)  # a bad file is one line here, not an error in every worker
+        os.environ[_ENV["params"]] = str(Path(args.params).resolve())
+    else:
+        os.environ.pop(_ENV["params"], None)
     if args.index is None:
         from elquery.indexing.demo import demo_knowledge_base
 
@@ -99,6 +110,9 @@ def app_from_environment() -> Any:
     """The application over the artefacts named in the environment (one per worker process)."""
     from elquery.serve.app import Artefacts, create_app
 
-    tagme = os.environ.get(_ENV["tagme"])
+    from elquery.linking.params import load_params
+
+    tagme, params = os.environ.get(_ENV["tagme"]), os.environ.get(_ENV["params"])
     return create_app(Artefacts(Path(os.environ[_ENV["index"]]), Path(os.environ[_ENV["surface_forms"]]),
-                                Path(tagme) if tagme else None, demo_thresholds=bool(os.environ.get(_ENV["demo"]))))
+                                Path(tagme) if tagme else None, demo_thresholds=bool(os.environ.get(_ENV["demo"])),
+                                params=load_params(params) if params else None))
