@@ -4,13 +4,14 @@ mistakes and the command-line runner that turns one into a single line on stderr
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from importlib import metadata
+from typing import Any, NoReturn
 
 Registrar = Callable[[argparse._SubParsersAction], None]
 
@@ -57,23 +58,65 @@ def positive_int(text: str) -> int:
     return value
 
 
+def lazy_exports(package: str, exports: Mapping[str, Sequence[str]]) -> Callable[[str], Any]:
+    """A package's ``__getattr__`` (PEP 562) over its public names, ``{module: names}``: a module
+    is imported when one of its names is first used, so importing the package (as each command's
+    start-up does for its command-line module) loads none of them."""
+    where = {name: module for module, names in exports.items() for name in names}
+
+    def __getattr__(name: str) -> Any:
+        if name not in where:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(where[name]), name)
+
+    return __getattr__
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose mistakes are one line, exit status 2: the error (with the valid
+    choices, where there are some) and where the help is, without the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}; see `{self.prog} --help`\n")
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed version, looked up only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from importlib import metadata
+
+        print(f"{parser.prog} {metadata.version('elquery')}")
+        parser.exit()
+
+
+def interrupted(prog: str) -> int:
+    """Ctrl-C or SIGTERM: one line, exit status 130."""
+    print(f"{prog}: interrupted", file=sys.stderr)
+    return 130
+
+
 def run(registrars: Sequence[Registrar], prog: str, argv: Sequence[str] | None = None) -> int:
     """Build a parser from ``registrars``, run the chosen command, and turn a user error into one
-    line on stderr and exit status 2 (no traceback). Ctrl-C and SIGTERM end it alike: one line
-    "interrupted", exit status 130, the command's own clean-up having run (both raise
-    KeyboardInterrupt). Output into a closed pipe (``| head``) ends quietly with status 141
-    (128 + SIGPIPE), as Unix tools do."""
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description="elquery: entity retrieval and entity linking in queries over a Lucene index of DBpedia.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {metadata.version('elquery')}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for register in registrars:
-        register(commands)
-    args = parser.parse_args(argv)
+    line on stderr and exit status 2 (no traceback; an argparse mistake too, :class:`Parser`).
+    Ctrl-C and SIGTERM end it alike, at any moment (while the command's modules are still being
+    imported too): one line "interrupted", exit status 130, the command's own clean-up having run
+    (both raise KeyboardInterrupt). Output into a closed pipe (``| head``) ends quietly with status
+    141 (128 + SIGPIPE), as Unix tools do."""
     try:
         with sigterm_interrupts():
+            parser = Parser(
+                prog=prog,
+                description="elquery: entity retrieval and entity linking in queries over a Lucene index of DBpedia.",
+            )
+            parser.add_argument("--version", action=_Version)
+            commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+            for register in registrars:
+                register(commands)
+            args = parser.parse_args(argv)
             return int(args.func(args) or 0)
     except (ElqueryError, OSError) as exc:
         if isinstance(exc, BrokenPipeError):
@@ -81,8 +124,7 @@ def run(registrars: Sequence[Registrar], prog: str, argv: Sequence[str] | None =
         print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
+        return interrupted(prog)
     except Exception as exc:
         if type(exc).__name__ == "JavaException" and "OutOfMemoryError" in str(exc):
             heap = os.environ.get("ELQUERY_JVM_HEAP", "2g")

@@ -1,34 +1,49 @@
-"""The ``elquery`` command: a thin dispatcher, on top of every layer, over their command-line modules."""
+"""The ``elquery`` command: a thin dispatcher, on top of every layer, over their command-line modules.
+
+Start-up imports only the argparse layer: each command-line module imports what its command
+needs inside the command (tests/project/test_startup.py keeps ``--version`` and ``--help`` free
+of numpy, Java and the web stack)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from elquery.base import run
+if TYPE_CHECKING:
+    from elquery.base import Registrar
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def registrars() -> list[Registrar]:
+    """Every command's argparse registrar, in the order ``elquery --help`` lists them."""
     import elquery.data.cli
     import elquery.evaluation.cli
+    import elquery.experiments.cli
     import elquery.indexing.cli
     import elquery.indexing.surface_forms.cli
     import elquery.linking.cli
-    import elquery.experiments.cli
     import elquery.retrieval.cli
     import elquery.serve.cli
 
-    return run(
-        [
-            elquery.indexing.cli.register,
-            elquery.indexing.cli.register_build,
-            elquery.indexing.surface_forms.cli.register,
-            elquery.retrieval.cli.register,
-            elquery.linking.cli.register,
-            elquery.experiments.cli.register,
-            elquery.evaluation.cli.register,
-            elquery.serve.cli.register,
-            elquery.data.cli.register,
-        ],
-        prog="elquery",
-        argv=argv,
-    )
+    return [
+        elquery.indexing.cli.register,
+        elquery.indexing.cli.register_build,
+        elquery.indexing.surface_forms.cli.register,
+        elquery.retrieval.cli.register,
+        elquery.linking.cli.register,
+        elquery.experiments.cli.register,
+        elquery.evaluation.cli.register,
+        elquery.serve.cli.register,
+        elquery.data.cli.register,
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:  # Ctrl-C in the first moments, while the modules load, is "interrupted" too
+        from elquery.base import run
+
+        commands = registrars()
+    except KeyboardInterrupt:
+        print("elquery: interrupted", file=sys.stderr)
+        return 130
+    return run(commands, prog="elquery", argv=argv)

@@ -65,15 +65,26 @@ def atomic_output(path: Path | str | None) -> Iterator[IO[str]]:
         raise
 
 
+def check_input(path: Path | str, what: str) -> None:
+    """Refuse an input file that is missing or a folder (``what``: "query file", ...), before any
+    work is done; ``-`` (standard input) passes."""
+    if is_stdio(path):
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise ElqueryError(f"{path}: is a directory, not a {what}")
+    if not path.exists():
+        raise ElqueryError(f"{path}: no such {what}")
+
+
 @contextmanager
 def open_binary_input(path: Path | str, what: str) -> Iterator[BinaryIO]:
     """A binary input stream: standard input for ``-``; one-line errors naming the path."""
     if is_stdio(path):
         yield sys.stdin.buffer
         return
+    check_input(path, what)
     path = Path(path)
-    if path.is_dir():
-        raise ElqueryError(f"{path}: is a directory, not a {what}")
     try:
         handle = path.open("rb")
     except FileNotFoundError:

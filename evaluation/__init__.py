@@ -3,20 +3,25 @@
 Reads files only; imports nothing from the indexing, retrieval or linking packages.
 """
 
-from elquery.evaluation.clustering import (ClusteringScores, f_alpha, inverse_purity, macro_clustering,
-                                   purity, score_clustering)
-from elquery.evaluation.correlation import Correlation, spearman
-from elquery.evaluation.errors import EvaluationInputError
-from elquery.evaluation.interpretation import (EntitySet, InterpretationEvaluation, QueryScores,
-                                       entity_scores, evaluate_interpretations, lean_scores,
-                                       score_query, strict_scores)
-from elquery.evaluation.mentions import MentionRecall, mention_detection_recall
-from elquery.evaluation.rank import RankEvaluation, evaluate_rankings, parse_metric, relevant_entities
-from elquery.evaluation.readers import read_elq, read_jsonl, read_trec_qrels, read_trec_run
-from elquery.evaluation.setmetrics import PRF, Aggregate, f_measure, macro_average, set_prf
-from elquery.evaluation.significance import Comparison, PairedTest, compare, paired_t_test, randomization_test
-from elquery.evaluation.tagme_metrics import TagmeScores, annotation_scores, mentions_match, topics_scores
-from elquery.evaluation.wikification import NOT_IN_KB, WikificationScores, wikification_scores
+from elquery.base import lazy_exports
+
+# imported on first use: importing the package (a command's start-up) loads none of them
+__getattr__ = lazy_exports(__name__, {
+    "elquery.evaluation.clustering": ("ClusteringScores", "f_alpha", "inverse_purity", "macro_clustering",
+        "purity", "score_clustering"),
+    "elquery.evaluation.correlation": ("Correlation", "spearman"),
+    "elquery.evaluation.errors": ("EvaluationInputError",),
+    "elquery.evaluation.interpretation": ("EntitySet", "InterpretationEvaluation", "QueryScores", "entity_scores",
+        "evaluate_interpretations", "lean_scores", "score_query", "strict_scores"),
+    "elquery.evaluation.mentions": ("MentionRecall", "mention_detection_recall"),
+    "elquery.evaluation.rank": ("RankEvaluation", "evaluate_rankings", "parse_metric", "relevant_entities"),
+    "elquery.evaluation.readers": ("read_elq", "read_jsonl", "read_trec_qrels", "read_trec_run"),
+    "elquery.evaluation.setmetrics": ("PRF", "Aggregate", "f_measure", "macro_average", "set_prf"),
+    "elquery.evaluation.significance": ("Comparison", "PairedTest", "compare", "paired_t_test",
+        "randomization_test"),
+    "elquery.evaluation.tagme_metrics": ("TagmeScores", "annotation_scores", "mentions_match", "topics_scores"),
+    "elquery.evaluation.wikification": ("NOT_IN_KB", "WikificationScores", "wikification_scores"),
+})
 
 __all__ = [
     "NOT_IN_KB", "PRF", "Aggregate", "ClusteringScores", "Comparison", "Correlation",

@@ -11,15 +11,18 @@ import math
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elquery.base import ElqueryError, positive_int
 from elquery.evaluation.errors import EvaluationInputError
 from elquery.evaluation.interpretation import evaluate_interpretations
-from elquery.evaluation.rank import RankEvaluation, evaluate_rankings, parse_metric, relevant_entities
 from elquery.evaluation.readers import read_elq, read_trec_qrels, read_trec_run
-from elquery.evaluation.significance import Comparison, compare
 from elquery.evaluation.setmetrics import Aggregate
+from elquery.files import check_input
+
+if TYPE_CHECKING:  # ir_measures, numpy and scipy load inside the commands that use them
+    from elquery.evaluation.rank import RankEvaluation
+    from elquery.evaluation.significance import Comparison
 
 DEFAULT_METRICS = "map@100,p@10,ndcg@10,mrr"
 _ELQ_METRIC = re.compile(r"(strict|entity|lean)\.([prf])", re.IGNORECASE)
@@ -93,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (EvaluationInputError, OSError) as exc:
+    except (ElqueryError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
@@ -125,6 +128,8 @@ def _metric_list(text: str) -> list[str]:
 
 
 def _rank_metric(name: str) -> str:
+    from elquery.evaluation.rank import parse_metric
+
     try:
         parse_metric(name)
     except ElqueryError as exc:
@@ -140,7 +145,15 @@ def _compare_metric(text: str) -> str:
 
 # ---- commands ---------------------------------------------------------------------------------
 
+def _check_inputs(args: argparse.Namespace, runs: Sequence[str]) -> None:
+    """Every input file exists and is a file, before any is read."""
+    check_input(args.qrels, "qrels file")
+    for run in runs:
+        check_input(run, "run file")
+
+
 def _run_elq(args: argparse.Namespace) -> int:
+    _check_inputs(args, [args.run])
     qrels = read_elq(args.qrels)
     run = read_elq(args.run)
     _warn_unmatched(args.run, run, qrels)
@@ -165,6 +178,9 @@ def _run_elq(args: argparse.Namespace) -> int:
 
 
 def _run_rank(args: argparse.Namespace) -> int:
+    from elquery.evaluation.rank import relevant_entities
+
+    _check_inputs(args, [args.run])
     qrels = read_trec_qrels(args.qrels)
     run = read_trec_run(args.run)
     _warn_unmatched(args.run, run, qrels)
@@ -184,6 +200,9 @@ def _run_rank(args: argparse.Namespace) -> int:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
+    from elquery.evaluation.significance import compare
+
+    _check_inputs(args, [args.run_a, args.run_b])
     match = _ELQ_METRIC.fullmatch(args.metric)
     scores: list[dict[str, float]] = []
     if match:
@@ -212,6 +231,8 @@ def _run_compare(args: argparse.Namespace) -> int:
 def _rankings(blamed_path: str, qrels: Mapping[str, Mapping[str, int]],
               run: Mapping[str, Mapping[str, float]], metrics: Sequence[str], complete: bool
               ) -> RankEvaluation:
+    from elquery.evaluation.rank import evaluate_rankings
+
     try:
         return evaluate_rankings(qrels, run, metrics, complete=complete)
     except ElqueryError as exc:

@@ -82,7 +82,7 @@ def _index_stats(args: argparse.Namespace) -> int:
 
 def register_build(commands: argparse._SubParsersAction) -> None:
     """Add ``build`` (every artefact, stage by stage) and ``info`` (provenance) to the top-level commands."""
-    from elquery.indexing.tagme.build import TagmeBuildParams
+    from elquery.indexing.tagme.params import TagmeBuildParams
 
     tagme = TagmeBuildParams()
     build = commands.add_parser(

@@ -14,7 +14,13 @@ MLMcg), :mod:`elquery.linking.gif` (GIF, TopRanked), :mod:`elquery.linking.linke
 :mod:`elquery.linking.output` (elq / trec / jsonl runs), :mod:`elquery.linking.cli` (``elquery link``).
 """
 
-from elquery.linking.linker import Linker
-from elquery.linking.types import Candidate, Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
+from elquery.base import lazy_exports
+
+# imported on first use: importing the package (a command's start-up) loads none of them
+__getattr__ = lazy_exports(__name__, {
+    "elquery.linking.linker": ("Linker",),
+    "elquery.linking.types": ("Candidate", "Interpretation", "LinkResult", "Mention", "MappedEntity",
+        "ScoredMention"),
+})
 
 __all__ = ["Candidate", "Interpretation", "LinkResult", "Linker", "Mention", "MappedEntity", "ScoredMention"]

@@ -19,7 +19,7 @@ from typing import Protocol
 from elquery.base import ElqueryError
 from elquery.files import text_lines
 from elquery.indexing.ntriples import canonical_entity_id
-from elquery.indexing.surface_forms.store import KB
+from elquery.indexing.surface_forms.layout import KB
 from elquery.linking.types import Candidate, Mention
 
 

@@ -26,7 +26,6 @@ from elquery.base import ElqueryError
 from elquery.files import atomic_output, is_stdio
 from elquery.linking.types import Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
 from elquery.retrieval.runs import run_lines
-from elquery.retrieval.searcher import RankedEntity
 
 FORMATS = ("elq", "trec", "jsonl")
 
@@ -45,6 +44,8 @@ def elq_lines(result: LinkResult) -> Iterator[str]:
 
 
 def trec_lines(result: LinkResult, tag: str) -> Iterator[str]:
+    from elquery.retrieval.searcher import RankedEntity  # with numpy and Java: not at `elquery link --help`
+
     ranking = [RankedEntity(rank, r.entity, r.score) for rank, r in enumerate(result.ranking, start=1)]
     for line in run_lines(result.qid, ranking, tag):
         yield line.rstrip("\n")

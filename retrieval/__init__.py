@@ -20,40 +20,19 @@ Whole-index ranking::
         searcher.score("obama family", ids)                # [EntityScore(entity, log_score, score)]
 """
 
-from elquery.retrieval.models import (
-    BM25,
-    BM25F,
-    Dirichlet,
-    EntityLinkingRetrieval,
-    FieldModel,
-    JelinekMercer,
-    LanguageModel,
-    Model,
-    Rerank,
-    SequentialDependence,
-    fsdm,
-    fsdm_elr,
-    lm,
-    lm_dirichlet,
-    mlm,
-    mlm_elr,
-    model_from_name,
-    prms,
-    sdm,
-    sdm_elr,
-)
-from elquery.retrieval.queries import QueryRecord, read_queries
-from elquery.retrieval.runs import write_run
-from elquery.retrieval.scoring import (
-    AnalyzedQuery,
-    EntityPrior,
-    EntityScorer,
-    LinkedQuery,
-    MLMScorer,
-    QueryLikelihood,
-    analyze,
-)
-from elquery.retrieval.searcher import EntityScore, RankedEntity, Searcher
+from elquery.base import lazy_exports
+
+# imported on first use: importing the package (a command's start-up) loads none of them
+__getattr__ = lazy_exports(__name__, {
+    "elquery.retrieval.models": ("BM25", "BM25F", "Dirichlet", "EntityLinkingRetrieval", "FieldModel",
+        "JelinekMercer", "LanguageModel", "Model", "Rerank", "SequentialDependence", "fsdm", "fsdm_elr", "lm",
+        "lm_dirichlet", "mlm", "mlm_elr", "model_from_name", "prms", "sdm", "sdm_elr"),
+    "elquery.retrieval.queries": ("QueryRecord", "read_queries"),
+    "elquery.retrieval.runs": ("write_run",),
+    "elquery.retrieval.scoring": ("AnalyzedQuery", "EntityPrior", "EntityScorer", "LinkedQuery", "MLMScorer",
+        "QueryLikelihood", "analyze"),
+    "elquery.retrieval.searcher": ("EntityScore", "RankedEntity", "Searcher"),
+})
 
 __all__ = [
     "BM25",

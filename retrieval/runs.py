@@ -13,10 +13,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from elquery.base import ElqueryError
 from elquery.files import atomic_output
-from elquery.retrieval.searcher import RankedEntity
+
+if TYPE_CHECKING:
+    from elquery.retrieval.searcher import RankedEntity
 
 
 def run_scores(scores: Iterable[float]) -> list[float]:

@@ -12,13 +12,18 @@ Python API::
     result.rows()                            # per-query scores, one record per value
 """
 
-from elquery.experiments.config import (Category, CrossValidation, ExperimentConfig, MentionDetectionSpec,
-                                        MethodSpec, RetrievalTaskSpec, TaskSpec, load_config)
-from elquery.experiments.crossval import FoldChoice, choose, combine, cross_validate
-from elquery.experiments.folds import Fold, given_folds, leave_one_out, session_folds, session_of
-from elquery.experiments.runner import ExperimentResult, MethodResult, run_experiment
-from elquery.experiments.sweep import Setting, grid
-from elquery.experiments.tables import Column, category_columns, markdown_table
+from elquery.base import lazy_exports
+
+# imported on first use: importing the package (a command's start-up) loads none of them
+__getattr__ = lazy_exports(__name__, {
+    "elquery.experiments.config": ("Category", "CrossValidation", "ExperimentConfig", "MentionDetectionSpec",
+        "MethodSpec", "RetrievalTaskSpec", "TaskSpec", "load_config"),
+    "elquery.experiments.crossval": ("FoldChoice", "choose", "combine", "cross_validate"),
+    "elquery.experiments.folds": ("Fold", "given_folds", "leave_one_out", "session_folds", "session_of"),
+    "elquery.experiments.runner": ("ExperimentResult", "MethodResult", "run_experiment"),
+    "elquery.experiments.sweep": ("Setting", "grid"),
+    "elquery.experiments.tables": ("Column", "category_columns", "markdown_table"),
+})
 
 __all__ = [
     "Category", "FoldChoice", "Column", "CrossValidation", "ExperimentConfig", "ExperimentResult", "Fold",

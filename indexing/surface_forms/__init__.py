@@ -5,8 +5,13 @@ Build with ``build_store(out, BuildOptions(...))`` (or ``elquery index surface-f
 ``aliases(entity)``.
 """
 
-from elquery.indexing.surface_forms.build import BuildOptions, BuildReport, build_store
-from elquery.indexing.normalize import query_tokens
-from elquery.indexing.surface_forms.store import Alias, FormEntity, SurfaceFormStore
+from elquery.base import lazy_exports
+
+# imported on first use: importing the package (a command's start-up) loads none of them
+__getattr__ = lazy_exports(__name__, {
+    "elquery.indexing.surface_forms.build": ("BuildOptions", "BuildReport", "build_store"),
+    "elquery.indexing.normalize": ("query_tokens",),
+    "elquery.indexing.surface_forms.store": ("Alias", "FormEntity", "SurfaceFormStore"),
+})
 
 __all__ = ["Alias", "BuildOptions", "BuildReport", "FormEntity", "SurfaceFormStore", "build_store", "query_tokens"]

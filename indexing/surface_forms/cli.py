@@ -11,13 +11,12 @@ from pathlib import Path
 
 from elquery.base import positive_int
 from elquery.spark import add_engine_arguments, check_engine
-from elquery.indexing.normalize import normalize
-from elquery.indexing.surface_forms.build import BuildOptions, build_store
-from elquery.indexing.surface_forms.facc_annotations import DEFAULT_MEMORY_MB, count_annotations
-from elquery.indexing.surface_forms.store import SurfaceFormStore
+from elquery.indexing.surface_forms.memory import DEFAULT_MEMORY_MB
 
 
 def _build(args: argparse.Namespace) -> int:
+    from elquery.indexing.surface_forms.build import BuildOptions, build_store
+
     options = BuildOptions(
         dumps=tuple(args.dumps),
         facc=tuple(args.facc),
@@ -44,6 +43,8 @@ def _facc_counts(args: argparse.Namespace) -> int:
         report = count_annotations_spark(args.annotations, args.out, min_posterior=args.min_posterior,
                                          memory_mb=args.memory, master=args.master)
     else:
+        from elquery.indexing.surface_forms.facc_annotations import count_annotations
+
         report = count_annotations(args.annotations, args.out, min_posterior=args.min_posterior,
                                    memory_mb=args.memory, workers=args.workers)
     for line in report.summary_lines():
@@ -63,6 +64,9 @@ def _print(data: object) -> None:
 
 
 def _lookup(args: argparse.Namespace) -> int:
+    from elquery.indexing.normalize import normalize
+    from elquery.indexing.surface_forms.store import SurfaceFormStore
+
     with SurfaceFormStore(args.store) as store:
         candidates = store.lookup(args.text)
     _print({"form": normalize(args.text), "candidates": [asdict(c) for c in candidates[: args.limit]]})
@@ -70,6 +74,8 @@ def _lookup(args: argparse.Namespace) -> int:
 
 
 def _aliases(args: argparse.Namespace) -> int:
+    from elquery.indexing.surface_forms.store import SurfaceFormStore
+
     with SurfaceFormStore(args.store) as store:
         aliases = store.aliases(args.entity)
     _print({"entity": args.entity, "aliases": [asdict(a) for a in aliases[: args.limit]]})

@@ -55,6 +55,7 @@ from elquery.base import ElqueryError
 from elquery.files import atomic_output
 from elquery.indexing.ntriples import expand_files
 from elquery.indexing.normalize import normalize
+from elquery.indexing.surface_forms.memory import DEFAULT_MEMORY_MB
 from elquery.workers import process_pool
 
 ANNOTATION_SUFFIXES = (".tsv", ".gz", ".bz2", ".tar", ".tgz")
@@ -62,7 +63,6 @@ COLUMNS = 8
 BYTES_PER_PAIR = 300
 """Estimated memory of one distinct (mention, mid) pair while it is summed and spilled (the
 arrow columns and hash table, then the Python strings and dictionary of a run)."""
-DEFAULT_MEMORY_MB = 512
 MAX_EXAMPLES = 5
 MERGE_FAN_IN = 64
 """Run files merged at once; with more, they are merged in rounds (in the worker processes), so

@@ -39,10 +39,7 @@ from elquery.indexing.normalize import normalize
 from elquery.indexing.ntriples import canonical_entity_id
 from elquery.indexing.sqlite_files import ReadOnlyDatabase
 from elquery.indexing.surface_forms.aggregate import MergedPartition
-
-FORMAT = "elquery-surface-forms/1"
-KB, FACC, ANCHORS = "kb", "facc", "anchors"
-SOURCE_ORDER = (KB, FACC, ANCHORS)
+from elquery.indexing.surface_forms.layout import ANCHORS, FACC, FORMAT, KB, SOURCE_ORDER
 
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;

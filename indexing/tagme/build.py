@@ -25,7 +25,6 @@ from pathlib import Path
 from tqdm import tqdm
 
 from elquery.indexing.entity_documents import RDFS_LABEL, REDIRECTS, title_text
-from elquery.base import ElqueryError
 from elquery.indexing.build_outputs import check_output, replace, work_folder
 from elquery.indexing.ntriples import ObjectKind, ParseReport, Triple, read_triples
 from elquery.indexing.provenance import BuildPlan, write_provenance
@@ -35,6 +34,7 @@ from elquery.indexing.tagme.document_frequency import document_frequencies, phra
 from elquery.indexing.tagme.graph import EdgeSpill, build_csr
 from elquery.indexing.tagme.layout import DICTIONARY_FILE, write_meta
 from elquery.indexing.tagme.nodes import NodeIds
+from elquery.indexing.tagme.params import TagmeBuildParams
 from elquery.indexing.tagme.store import DictionaryWriter
 
 WIKI_LINK = "http://dbpedia.org/ontology/wikiPageWikiLink"
@@ -42,19 +42,6 @@ WIKI_LINK_TEXT = "http://dbpedia.org/ontology/wikiPageWikiLinkText"
 WIKI_PAGE_ID = "http://dbpedia.org/ontology/wikiPageID"
 DISAMBIGUATION_SUFFIX = "(disambiguation)"
 PARTITIONS = 256
-
-
-@dataclass(frozen=True)
-class TagmeBuildParams:
-    """Build-time parameters of methods.md §6: link(m) >= ``min_link``; spans of up to
-    ``max_tokens`` tokens."""
-
-    min_link: int = 2
-    max_tokens: int = 6
-
-    def __post_init__(self) -> None:
-        if self.min_link < 1 or self.max_tokens < 1:
-            raise ElqueryError("--min-link and --max-tokens must be at least 1")
 
 
 @dataclass(frozen=True)

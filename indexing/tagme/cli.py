@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from elquery.indexing.tagme.build import TagmeBuildParams
+from elquery.indexing.tagme.params import TagmeBuildParams
 
 
 def register_index(index_commands: argparse._SubParsersAction) -> None:

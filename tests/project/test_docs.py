@@ -22,23 +22,11 @@ FILE_SUFFIXES = {"json", "txt", "npy", "md", "toml", "db", "jar"}
 def _parser() -> argparse.ArgumentParser:
     import elquery.cli
 
-    captured: list[argparse.ArgumentParser] = []
-    original = elquery.cli.run
-
-    def capture(registrars, prog, argv=None):  # type: ignore[no-untyped-def]
-        parser = argparse.ArgumentParser(prog=prog)
-        commands = parser.add_subparsers(dest="command")
-        for register in registrars:
-            register(commands)
-        captured.append(parser)
-        return 0
-
-    elquery.cli.run = capture  # type: ignore[assignment]
-    try:
-        elquery.cli.main([])
-    finally:
-        elquery.cli.run = original  # type: ignore[assignment]
-    return captured[0]
+    parser = argparse.ArgumentParser(prog="elquery")
+    commands = parser.add_subparsers(dest="command")
+    for register in elquery.cli.registrars():
+        register(commands)
+    return parser
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

@@ -1,0 +1,122 @@
+"""The command's start-up, in real processes: ``--version`` and ``--help`` load the argparse layer
+only (no numpy, Java or web stack), an argparse mistake is one line, and Ctrl-C at any moment of
+the start-up (while the modules load) is one line "interrupted", never a traceback."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("numpy", "scipy", "pyarrow", "jnius", "pyserini", "fastapi", "starlette", "pydantic", "uvicorn", "httpx",
+         "ir_measures", "tqdm", "pyoxigraph", "pyspark")
+LOADED = """
+import contextlib, io, json, sys
+from elquery.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+    main(sys.argv[1:])
+print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+SCRIPT = Path(sys.executable).with_name("elquery")
+"""The console script users run. A signal test runs it rather than ``python -m elquery``: under
+``-m``, CPython 3.11 ends a process whose start-up saw a KeyboardInterrupt inside exec'd code
+(dataclasses and namedtuples build their methods so) by SIGINT after a clean exit, though the
+command printed "interrupted" and returned 130."""
+
+
+def loaded_packages(argv: list[str]) -> set[str]:
+    """The top-level packages imported by ``elquery ARGV`` in a fresh interpreter."""
+    completed = subprocess.run([sys.executable, "-c", LOADED, *argv], capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    return set(json.loads(completed.stdout))
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["link", "--help"], ["rank", "--help"],
+                                  ["evaluate", "rank", "--help"], ["serve", "--help"], ["build", "--help"]],
+                         ids=" ".join)
+def test_help_and_version_load_no_heavy_module(argv: list[str]) -> None:
+    loaded = loaded_packages(argv)
+    assert "elquery" in loaded
+    assert sorted(loaded & set(HEAVY)) == []
+
+
+def test_the_check_sees_a_heavy_module() -> None:
+    """The probe itself: a command that ranks would load numpy (here it stops at a missing file)."""
+    completed = subprocess.run([sys.executable, "-c", LOADED.replace("main(sys.argv[1:])", "import numpy")],
+                               capture_output=True, text=True, timeout=60)
+    assert "numpy" in json.loads(completed.stdout)
+
+
+def run_elquery(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "elquery", *argv], capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["rank", "--model", "bm52"], "elquery rank: error: argument --model: invalid choice: 'bm52' (choose from "),
+    (["link", "--format", "xml", "q"], "elquery link: error: argument --format: invalid choice: 'xml' (choose from "
+                                       "'elq', 'trec', 'jsonl')"),
+    (["rank", "--k", "ten"], "elquery rank: error: argument --k: invalid int value: 'ten'"),
+    (["frobnicate"], "elquery: error: argument COMMAND: invalid choice: 'frobnicate' (choose from 'index', "),
+    ([], "elquery: error: the following arguments are required: COMMAND"),
+    (["evaluate", "rank", "--run", "r"], "elquery evaluate rank: error: the following arguments are required: --qrels"),
+])
+def test_an_argparse_mistake_is_one_line(argv: list[str], expected: str) -> None:
+    completed = run_elquery(*argv)
+    assert completed.returncode == 2
+    assert completed.stdout == ""
+    [line] = completed.stderr.splitlines()
+    assert line.startswith(expected)
+    command = expected.split(":")[0]
+    assert line.endswith(f"; see `{command} --help`")
+
+
+def test_the_model_error_names_every_valid_model() -> None:
+    from elquery.retrieval.models import MODEL_HELP
+
+    [line] = run_elquery("rank", "--model", "bm52").stderr.splitlines()
+    assert all(repr(name) in line for name in MODEL_HELP)
+
+
+def test_version_prints_the_installed_version() -> None:
+    from importlib import metadata
+
+    completed = run_elquery("--version")
+    assert (completed.returncode, completed.stdout, completed.stderr) == (0, f"elquery {metadata.version('elquery')}\n", "")
+
+
+@pytest.fixture()
+def evaluation_inputs(tmp_path: Path) -> tuple[Path, Path]:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 <dbpedia:Rome> 1\nq2 0 <dbpedia:Paris> 1\n", encoding="utf-8")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 <dbpedia:Rome> 1 2.5 x\nq2 Q0 <dbpedia:Rome> 1 1.5 x\n", encoding="utf-8")
+    return qrels, run
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason=f"no console script at {SCRIPT}")
+def test_ctrl_c_while_starting_is_one_line(evaluation_inputs: tuple[Path, Path]) -> None:
+    """SIGINT at moments spread over the start-up of a command that loads ir_measures, numpy and
+    scipy: each run ends with "interrupted" (status 130) or, when the signal came after the work,
+    with the full answer; never with a traceback. (The interpreter's own first tens of
+    milliseconds, before any elquery code runs, are out of the program's reach.)"""
+    qrels, run = evaluation_inputs
+    argv = [str(SCRIPT), "evaluate", "rank", "--qrels", str(qrels), "--run", str(run), "--format", "json"]
+    complete = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert complete.returncode == 0, complete.stderr
+    interrupted = 0
+    for delay in (0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0):
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+        if err:
+            assert (process.returncode, out, err) == (130, "", "elquery: interrupted\n"), f"at {delay} s"
+            interrupted += 1
+        else:  # the signal came after the work (during the interpreter's exit: killed by it)
+            assert out == complete.stdout and process.returncode in (0, -signal.SIGINT), f"at {delay} s"
+    assert interrupted > 0
