@@ -10,6 +10,11 @@ Python API::
     print(result.report)                     # the Markdown tables
     result.summary()                         # [{"task", "method", "metric", "value", "p_value"}, ...]
     result.rows()                            # per-query scores, one record per value
+    result.params                            # the tuned thresholds, also in out/y-erd/params.json
+
+    config = load_config("elquery/experiments/configs/sample-erd-dev.toml", artefacts="sample")  # an `elquery build` folder
+
+``Linker(index, surface_forms, params="out/y-erd/params.json")`` links with the tuned thresholds.
 """
 
 from elquery.base import lazy_exports

@@ -21,7 +21,10 @@ def register(subparsers: Any) -> None:
         "(entity retrieval: NDCG@10, NDCG@100, MAP@100 per query category and in total), "
         "test significance against the baseline (paired t-test) and write every run file, the "
         "chosen parameters per fold, per-query scores and Markdown tables in the layout of the "
-        "ICTIR'15 tables and of the DBpedia-Entity v2 paper into DIR. Finished runs are reused when "
+        "ICTIR'15 tables and of the DBpedia-Entity v2 paper into DIR, with the tuned thresholds of the linking "
+        "methods in DIR/params.json (for `elquery link --params` and `elquery serve --params`). Every input of "
+        "every method is checked before the first run; a problem is one line and nothing is written. "
+        "Finished runs are reused when "
         "re-run (content-hashed by their inputs and parameters). Ready configs: "
         "elquery/experiments/configs/ (with --check: the figures each must reproduce).")
     parser.add_argument("config", metavar="CONFIG", help="experiment description (TOML)")
