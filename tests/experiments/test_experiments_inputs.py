@@ -244,3 +244,27 @@ def test_computed_links_rank_as_the_links_file_of_elquery_link(relations_kb: Pat
     stamp = cached[0].stat().st_mtime_ns
     assert run_experiment(computed_config, tmp_path / "out", progress=False).report == computed.report
     assert cached[0].stat().st_mtime_ns == stamp
+
+
+def test_the_readme_reproduction_commands_run_after_elquery_build(dbpedia_sample: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's "Reproduction matrix" for the DBpedia sample, as written: one `elquery build`,
+    then each sample config with --artefacts, every pinned figure OK."""
+    import shlex
+
+    from elquery.cli import main
+
+    readme = (CONFIGS.parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Reproduction matrix", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    commands = [line for line in block.splitlines() if line.startswith("elquery ") and ("sample" in line)]
+    assert [c.split()[1] for c in commands] == ["build", "experiment", "experiment", "experiment"]
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        command = command.replace("${ELQUERY_DATA:-../shared/data}", str(dbpedia_sample.parent))
+        command = command.replace("elquery/experiments/configs/", f"{CONFIGS}/")
+        assert main(shlex.split(command)[1:]) == 0, command
+        out = capsys.readouterr().out
+        if "--check" in command:
+            checks = [line for line in out.splitlines() if line.startswith(("OK", "FAIL"))]
+            assert checks and all(line.startswith("OK   ") for line in checks), command
