@@ -9,6 +9,9 @@ command and never keep it from stopping.
 * A spawned worker does not re-run the user's script: every function a pool runs lives in an
   elquery module, so the script that called the API (``__main__``) is not imported in the
   workers, and the API works from a plain script without an ``if __name__ == "__main__"`` guard.
+* A worker whose initializer fails (an index that cannot be opened) answers every task with that
+  error, so the caller sees it (one line for an :class:`~elquery.base.ElqueryError`) instead of
+  ``BrokenProcessPool``.
 """
 
 from __future__ import annotations
@@ -36,18 +39,36 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+_start_error: Exception | None = None
+"""In a worker: what its initializer raised, raised again by every task."""
+
+
 def _start(parent: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
+    global _start_error
     die_with_parent(parent)
     if initializer is not None:
-        initializer(*initargs)
+        try:
+            initializer(*initargs)
+        except Exception as exc:  # a raise here would only break the pool, the reason lost
+            _start_error = exc
+
+
+def _task(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    if _start_error is not None:
+        raise _start_error
+    return function(*args, **kwargs)
 
 
 class _Pool(ProcessPoolExecutor):
-    """Spawns its workers without the ``__main__`` script (see the module docstring)."""
+    """Spawns its workers without the ``__main__`` script, and answers each task with the
+    initializer's error when it failed (see the module docstring)."""
 
     def _spawn_process(self) -> None:
         with _script_hidden():
             super()._spawn_process()  # type: ignore[misc]
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        return super().submit(_task, fn, *args, **kwargs)
 
 
 @contextmanager

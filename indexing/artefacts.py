@@ -34,6 +34,20 @@ class ArtefactPaths:
                 ("tagme", "TAGME artefact", self.tagme)]
 
 
+BUILT_BY = {"entity index": "elquery index dbpedia", "surface-form store": "elquery index surface-forms",
+            "TAGME artefact": "elquery index tagme"}
+
+
+def check_artefact(path: Path | str, kind: str) -> None:
+    """Refuse, before any work starts (before a worker pool above all), a path that is not an
+    elquery artefact of ``kind`` (:data:`~elquery.indexing.build_outputs.KINDS`): one line naming
+    the path and the command that builds one."""
+    path = Path(path)
+    if not KINDS[kind](path):
+        problem = f"not an elquery {kind}" if path.exists() else f"no such {kind}"
+        raise ElqueryError(f"{path}: {problem} (build one with `{BUILT_BY[kind]}` or `elquery build`)")
+
+
 def is_artefacts_dir(path: Path) -> bool:
     """Whether ``path`` is a folder holding at least one of the artefacts (under its name)."""
     return path.is_dir() and any(KINDS[kind](p) for _, kind, p in ArtefactPaths.of(path).items())

@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager
 from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from elquery.indexing.artefacts import check_artefact
 from elquery.workers import process_pool
 
 if TYPE_CHECKING:
@@ -27,7 +28,9 @@ MIN_QUERIES_PER_WORKER = 20
 def rank_many(index: str, queries: Sequence[QueryRecord], model: Model, k: int, workers: int,
               progress: Callable[[int], Any] | None = None) -> Iterator[tuple[str, list[RankedEntity]]]:
     """``(qid, ranking)`` of every query, in input order, ranked by ``workers`` processes (this
-    process when 1); ``progress(n)`` is called as ``n`` more queries are done."""
+    process when 1); ``progress(n)`` is called as ``n`` more queries are done. An ``index`` that
+    is not an entity index is a one-line error before any worker starts."""
+    check_artefact(index, "entity index")
     workers = min(workers, max(1, len(queries) // MIN_QUERIES_PER_WORKER))
     size = max(1, min(50, -(-len(queries) // (4 * workers))))
     chunks = [list(queries[i : i + size]) for i in range(0, len(queries), size)]

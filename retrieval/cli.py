@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from elquery.base import ElqueryError
 from elquery.files import check_output, is_stdio
-from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
+from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, check_artefact, resolve_artefact_args
 from elquery.retrieval.models import MODEL_HELP
 from elquery.spark import add_engine_arguments, check_engine
 
@@ -61,6 +61,7 @@ def _rank(args: argparse.Namespace) -> int:
     resolve_artefact_args(args, index=REQUIRED)
     if args.index is None:
         raise ElqueryError("give --index DIR or --artefacts DIR")
+    check_artefact(args.index, "entity index")
     model = model_from_name(args.model, parse_params(args.param))
     if not 1 <= args.k <= MAX_K:
         raise ElqueryError(f"--k must be between 1 and {MAX_K}, got {args.k}")

@@ -107,7 +107,8 @@ def test_missing_index_and_output_directory(tmp_path: Path, capsys: pytest.Captu
     queries = tmp_path / "q.txt"
     queries.write_text("q1\tairline\n")
     assert main(["rank", "--index", str(tmp_path / "none"), "--queries", str(queries), "--out", str(tmp_path / "r")]) == 2
-    assert "not an elquery index" in capsys.readouterr().err
+    assert "none: no such entity index" in capsys.readouterr().err
+    (tmp_path / "elquery.json").write_text("{}")  # passes the path check: the output's folder is refused first
     assert main(["rank", "--index", str(tmp_path), "--queries", str(queries), "--out", str(tmp_path / "no" / "r")]) == 2
     assert "does not exist" in capsys.readouterr().err
 
