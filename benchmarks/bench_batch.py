@@ -29,9 +29,7 @@ Usage: ``python benchmarks/bench_batch.py [--work DIR] [--entities N] [--queries
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -40,16 +38,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
+from harness import cpu_seconds, emit, load_avg_1m, max_rss_mb  # noqa: E402
 from process_tree import descendants, peak_rss_mb  # noqa: E402
-
-
-def emit(record: dict[str, object]) -> None:
-    print(json.dumps(record), flush=True)
-
-
-def cpu_seconds() -> float:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def process_tree_cpu(root: int) -> float:
@@ -138,8 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                     extra["ratio_to_local"] = round(record["queries_per_s"] / local_rate, 2)
             emit({"bench": "batch_linking", "engine": engine, "entities": args.entities, **record, **extra,
                   "ratio_to_in_process": round(record["queries_per_s"] / baseline, 2) if baseline else None,
-                  "self_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
-                  "load_avg_1m": round(os.getloadavg()[0], 2)})
+                  "self_peak_rss_mb": int(max_rss_mb()), "load_avg_1m": load_avg_1m()})
     if args.spark:
         spark_session.stop()
     return 0

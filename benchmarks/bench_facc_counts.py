@@ -35,7 +35,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from process_tree import TreeCpu  # noqa: E402
+from harness import TreeSampler, cpu_seconds, emit, load_avg_1m  # noqa: E402
 from synthetic_facc import SyntheticSpec, generate_annotations  # noqa: E402
 
 
@@ -47,11 +47,6 @@ def generate(directory: Path, spec: SyntheticSpec) -> list[Path]:
     paths = generate_annotations(directory, spec)
     manifest.write_text(json.dumps(asdict(spec)))
     return paths
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def baseline(paths: list[Path]) -> tuple[float, float, int]:
@@ -72,22 +67,20 @@ def elquery_counts(paths: list[Path], out: Path, workers: int, memory: int,
                    spark: bool = False) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds and peak RSS (MB, all processes) of `elquery index facc-counts`
     (``spark``: with ``--engine spark --master local[workers]``). CPU is the larger of the reaped
-    children's and the sampled tree's (:class:`TreeCpu`)."""
+    children's and the sampled tree's (:class:`harness.TreeSampler`, every 0.2 s)."""
     command = [sys.executable, "-m", "elquery", "index", "facc-counts", *map(str, paths), "--out", str(out)]
     if spark:
         command += ["--engine", "spark", "--master", f"local[{workers}]"]
     else:
         command += ["--workers", str(workers), "--memory", str(memory)]
-    started, cpu = time.perf_counter(), _children_cpu()
+    started, cpu = time.perf_counter(), cpu_seconds([resource.RUSAGE_CHILDREN])
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    peak, sampled = 0.0, TreeCpu()
-    while process.poll() is None:
-        peak = max(peak, sampled.sample(process.pid))
-        time.sleep(0.2)
+    with TreeSampler(process.pid, 0.2) as sampled:
+        process.wait()
     seconds = time.perf_counter() - started
     if process.returncode:
         raise SystemExit(f"facc-counts failed: {process.stderr.read() if process.stderr else ''}")
-    return seconds, max(_children_cpu() - cpu, sampled.total()), peak
+    return seconds, max(cpu_seconds([resource.RUSAGE_CHILDREN]) - cpu, sampled.cpu_s), sampled.peak_rss_mb
 
 
 def main() -> int:
@@ -107,27 +100,27 @@ def main() -> int:
         with open(args.work / f"counts-{lines}.tsv", encoding="utf-8") as counts:
             pairs = sum(1 for _ in counts)
         base_seconds, base_cpu, base_pairs = baseline(paths)
-        print(json.dumps({"bench": "facc_counts", "lines": lines, "files": args.files, "workers": args.workers,
-                          "memory_mb_per_worker": args.memory, "seconds": round(seconds, 2),
-                          "lines_per_s": round(lines / seconds), "cpu_seconds": round(cpu, 2),
-                          "lines_per_cpu_s": round(lines / cpu), "peak_rss_mb_all_processes": round(peak, 1),
-                          "pairs": pairs, "baseline_seconds": round(base_seconds, 2),
-                          "baseline_lines_per_s": round(lines / base_seconds), "baseline_cpu_seconds": round(base_cpu, 2),
-                          "baseline_lines_per_cpu_s": round(lines / base_cpu), "baseline_raw_pairs": base_pairs,
-                          "speedup_vs_baseline": round(base_seconds / seconds, 2),
-                          "cpu_ratio_vs_baseline": round(cpu / base_cpu, 2), "cpus": os.cpu_count(),
-                          "load_avg_1m": round(os.getloadavg()[0], 2)}), flush=True)
+        emit({"bench": "facc_counts", "lines": lines, "files": args.files, "workers": args.workers,
+              "memory_mb_per_worker": args.memory, "seconds": round(seconds, 2),
+              "lines_per_s": round(lines / seconds), "cpu_seconds": round(cpu, 2),
+              "lines_per_cpu_s": round(lines / cpu), "peak_rss_mb_all_processes": round(peak, 1),
+              "pairs": pairs, "baseline_seconds": round(base_seconds, 2),
+              "baseline_lines_per_s": round(lines / base_seconds), "baseline_cpu_seconds": round(base_cpu, 2),
+              "baseline_lines_per_cpu_s": round(lines / base_cpu), "baseline_raw_pairs": base_pairs,
+              "speedup_vs_baseline": round(base_seconds / seconds, 2),
+              "cpu_ratio_vs_baseline": round(cpu / base_cpu, 2), "cpus": os.cpu_count(),
+              "load_avg_1m": load_avg_1m()})
         if args.spark:
             out = args.work / f"counts-{lines}-spark.tsv"
             spark_seconds, spark_cpu, spark_peak = elquery_counts(paths, out, args.workers, args.memory, spark=True)
             same = out.read_bytes() == (args.work / f"counts-{lines}.tsv").read_bytes()
-            print(json.dumps({"bench": "facc_counts", "engine": "spark", "master": f"local[{args.workers}]",
-                              "lines": lines, "files": args.files, "seconds": round(spark_seconds, 2),
-                              "lines_per_s": round(lines / spark_seconds), "cpu_seconds": round(spark_cpu, 2),
-                              "lines_per_cpu_s": round(lines / spark_cpu),
-                              "peak_rss_mb_all_processes": round(spark_peak, 1), "same_counts_as_local": same,
-                              "ratio_to_local": round(seconds / spark_seconds, 2),
-                              "load_avg_1m": round(os.getloadavg()[0], 2)}), flush=True)
+            emit({"bench": "facc_counts", "engine": "spark", "master": f"local[{args.workers}]",
+                  "lines": lines, "files": args.files, "seconds": round(spark_seconds, 2),
+                  "lines_per_s": round(lines / spark_seconds), "cpu_seconds": round(spark_cpu, 2),
+                  "lines_per_cpu_s": round(lines / spark_cpu),
+                  "peak_rss_mb_all_processes": round(spark_peak, 1), "same_counts_as_local": same,
+                  "ratio_to_local": round(seconds / spark_seconds, 2),
+                  "load_avg_1m": load_avg_1m()})
     return 0
 
 

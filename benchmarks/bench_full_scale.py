@@ -27,7 +27,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -35,16 +34,12 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
-from process_tree import TreeCpu  # noqa: E402
+from harness import TreeSampler, emit  # noqa: E402
 
 STAGE_START = re.compile(r"^([\w-]+): building")
 STAGE_END = re.compile(r"^([\w-]+): (built in|up to date)")
 TARGETS = {"build_wall_s": 7200, "build_peak_rss_mb": 12 * 1024, "linker_rss_mb": 2048, "linker_load_s": 5.0,
            "p50_ms": 0.5, "p99_ms": 5.0}
-
-
-def emit(record: dict[str, object]) -> None:
-    print(json.dumps(record), flush=True)
 
 
 def facc_counts(dumps: object, path: Path, pairs: int, seed: int = 0) -> Path:
@@ -96,49 +91,11 @@ def long_abstracts(data: Path) -> None:
     temporary.replace(target)
 
 
-class TreeSampler(threading.Thread):
-    """Samples a process tree (:class:`process_tree.TreeCpu`: CPU seconds, RSS sum) and the
-    bytes under a folder; remembers each sample with its time."""
-
-    def __init__(self, pid: int, folder: Path) -> None:
-        super().__init__(daemon=True)
-        self.pid, self.folder = pid, folder
-        self.samples: list[tuple[float, float, float, int]] = []  # (time, cpu s, rss MB, disk bytes)
-        self.done = threading.Event()
-
-    def _disk(self) -> int:
-        total = 0
-        for root, _, files in os.walk(self.folder):
-            for name in files:
-                try:
-                    total += os.lstat(os.path.join(root, name)).st_size
-                except OSError:
-                    pass
-        return total
-
-    def run(self) -> None:
-        cpu_high, tree = 0.0, TreeCpu()
-        while not self.done.is_set():
-            rss = tree.sample(self.pid)
-            cpu_high = max(cpu_high, tree.total())
-            self.samples.append((time.monotonic(), cpu_high, rss, self._disk()))
-            self.done.wait(0.5)
-
-    def window(self, start: float, end: float) -> dict[str, float]:
-        inside = [s for s in self.samples if start <= s[0] <= end] or self.samples[-1:]
-        before = [s for s in self.samples if s[0] < start]
-        cpu_start = before[-1][1] if before else 0.0
-        return {"wall_s": round(end - start, 1), "cpu_s": round(inside[-1][1] - cpu_start, 1),
-                "peak_rss_mb": round(max(s[2] for s in inside), 1),
-                "peak_disk_gb": round(max(s[3] for s in inside) / 2**30, 2)}
-
-
 def build(data: Path, facc: Path, out: Path, workers: int) -> None:
     command = [sys.executable, "-m", "elquery", "build", "--data", str(data), "--facc", str(facc),
                "--out", str(out), "--workers", str(workers)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    sampler = TreeSampler(process.pid, out)
-    sampler.start()
+    sampler = TreeSampler(process.pid, 0.5, out).start()
     began, stages, started, lines = time.monotonic(), {}, {}, []
     assert process.stderr is not None
     for line in process.stderr:
@@ -149,8 +106,7 @@ def build(data: Path, facc: Path, out: Path, workers: int) -> None:
         elif match := STAGE_END.match(line):
             stages[match.group(1)] = (started.get(match.group(1), now), now)
     process.wait()
-    sampler.done.set()
-    sampler.join()
+    sampler.stop()
     if process.returncode:
         raise SystemExit(f"elquery build failed (exit {process.returncode}):\n{''.join(lines)}")
     for name, (start, end) in stages.items():
@@ -162,9 +118,10 @@ def build(data: Path, facc: Path, out: Path, workers: int) -> None:
 
 
 LINKER = """
-import json, resource, sys, time
+import resource, sys, time
 sys.path.insert(0, sys.argv[3])
 from bench_linking import kb_queries, latencies, summary
+from harness import emit
 from pathlib import Path
 from elquery.linking.linker import Linker
 started = time.perf_counter()
@@ -174,7 +131,7 @@ load = time.perf_counter() - started
 queries = kb_queries(Path(sys.argv[1]), 5000, seed=0)
 times = summary(latencies(linker.result, queries))
 rss = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize() / 2**20
-print(json.dumps({"load_s": round(load, 2), "rss_mb": round(rss, 1), **times}))
+emit({"load_s": round(load, 2), "rss_mb": round(rss, 1), **times})
 """
 
 

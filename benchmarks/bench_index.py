@@ -39,7 +39,6 @@ import resource
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -51,6 +50,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
+from harness import TreeSampler, cpu_seconds, emit, machine, max_rss_mb  # noqa: E402
+from process_tree import descendants, stat  # noqa: E402
 
 TARGET_ENTITIES_PER_S = 5000
 TARGET_CPU_RATIO = 1.5  # total CPU of the build over Anserini's on the same documents
@@ -58,81 +59,22 @@ TARGET_UTILIZATION = 0.85  # CPU time over wall time x cores
 TARGET_SIZE_RATIO = 1.5  # index bytes over Anserini's for the same text
 
 
-def _emit(record: dict[str, Any]) -> None:
-    print(json.dumps(record), flush=True)
-
-
 def _tree_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 def _usage() -> dict[str, float]:
-    self_usage = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
-        "cpu_s": self_usage.ru_utime + self_usage.ru_stime + children.ru_utime + children.ru_stime,
-        "rss_self_mb": self_usage.ru_maxrss / 1024,  # Linux: KiB
-        "rss_children_mb": children.ru_maxrss / 1024,  # the largest terminated child
+        "cpu_s": cpu_seconds(),
+        "rss_self_mb": max_rss_mb(),
+        "rss_children_mb": max_rss_mb(resource.RUSAGE_CHILDREN),  # the largest terminated child
     }
 
 
-class PeakRss:
-    """Peak resident memory of this process and of every process under it, each on its own: the
-    kernel's high-water mark (``VmHWM`` in ``/proc/PID/status``), read every ``interval`` seconds
-    from a thread while the stage runs (a process living less than that may be missed)."""
-
-    def __init__(self, interval: float = 0.2) -> None:
-        self.interval = interval
-        self.peaks: dict[int, tuple[str, float]] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> PeakRss:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._sample()
-
-    @staticmethod
-    def _descendants() -> list[int]:
-        parents: dict[int, int] = {}
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                except (OSError, IndexError, ValueError):
-                    continue
-        found, frontier = [os.getpid()], [os.getpid()]
-        while frontier:
-            frontier = [pid for pid, parent in parents.items() if parent in frontier]
-            found += frontier
-        return found
-
-    def _sample(self) -> None:
-        for pid in self._descendants():
-            try:
-                status = Path(f"/proc/{pid}/status").read_text()
-            except OSError:
-                continue
-            fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-            if "VmHWM" in fields:
-                mb = int(fields["VmHWM"].split()[0]) / 1024
-                name = "self" if pid == os.getpid() else f"{fields['Name'].strip()}-{pid}"
-                self.peaks[pid] = (name, max(mb, self.peaks.get(pid, ("", 0.0))[1]))
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self._sample()
-
-    def report(self) -> dict[str, float]:
-        return {name: round(mb, 1) for name, mb in sorted(self.peaks.values())}
-
-
-def _machine() -> dict[str, Any]:
-    return {"cores": os.cpu_count(), "loadavg": [round(x, 2) for x in os.getloadavg()]}
+def peak_rss() -> TreeSampler:
+    """Peak resident memory of this process and of every process under it, each on its own (the
+    kernel's high-water marks), sampled every 0.2 s while a stage runs."""
+    return TreeSampler(os.getpid(), 0.2)
 
 
 # --- stage: the whole build ----------------------------------------------------------------------
@@ -140,24 +82,14 @@ def _machine() -> dict[str, Any]:
 _PHASES = {"reading dumps": "spill", "counting predicates": "count", "indexing entities": "write"}
 
 
-_TICKS = os.sysconf("SC_CLK_TCK")
-
-
 def tree_cpu_seconds() -> float:
     """CPU time (user + system, all threads) of this process, of its living descendants, and of
     the children it has waited for: read from ``/proc/PID/stat`` at a phase's start and end, the
     difference is the phase's CPU over every process of the build (the worker processes live
     through all phases)."""
-    total = 0
-    for pid in PeakRss._descendants():
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-        if pid == os.getpid():
-            total += int(fields[13]) + int(fields[14])  # cutime, cstime
-    return total / _TICKS
+    own = stat(os.getpid())
+    assert own is not None
+    return own.own_cpu + own.reaped_cpu + sum(figures.own_cpu for figures in descendants(os.getpid()).values())
 
 
 def _timed_phases(phases: dict[str, float], cpu: dict[str, float]) -> Callable[[], None]:
@@ -204,10 +136,10 @@ def stage_build(dumps: Path, out: Path, threads: int | None) -> dict[str, Any]:
     phases: dict[str, float] = {}
     phases_cpu: dict[str, float] = {}
     undo = _timed_phases(phases, phases_cpu)
-    machine = _machine()
+    machine_before = machine()
     started = time.monotonic()
     try:
-        with PeakRss() as rss:
+        with peak_rss() as rss:
             summary = build_dbpedia_index([dumps], out, threads=threads, overwrite=True)
     finally:
         undo()
@@ -233,14 +165,14 @@ def stage_build(dumps: Path, out: Path, threads: int | None) -> dict[str, Any]:
             "self": round(usage["rss_self_mb"], 1),
             "largest_child": round(usage["rss_children_mb"], 1),
             "self_plus_children": round(usage["rss_self_mb"] + usage["rss_children_mb"], 1),
-            "per_process": rss.report(),
+            "per_process": rss.process_peaks_mb(),
         },
         "index_bytes": _tree_bytes(out),
         "phases_s": {k: round(v, 2) for k, v in phases.items()} or None,
         # CPU of the whole process tree in each phase, and the cores it kept busy (CPU / wall).
         "phases_cpu_s": {k: round(v, 2) for k, v in phases_cpu.items()} or None,
         "phases_cores_busy": {k: round(phases_cpu[k] / phases[k], 2) for k in phases_cpu if phases[k] > 0} or None,
-        "machine": machine,
+        "machine": machine_before,
     }
 
 
@@ -336,7 +268,7 @@ def stage_documents(dumps: Path, collection: Path, threads: int | None) -> dict[
         "wall_s": {k: round(v, 2) for k, v in wall.items()},
         "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
         "collection_bytes": _tree_bytes(collection),
-        "machine": _machine(),
+        "machine": machine(),
     }
 
 
@@ -358,9 +290,9 @@ def anserini_command(collection: Path, index: Path, threads: int) -> list[str]:
 def stage_anserini(collection: Path, index: Path, threads: int, documents: int) -> dict[str, Any]:
     shutil.rmtree(index, ignore_errors=True)
     command = anserini_command(collection, index, threads)
-    machine = _machine()
+    machine_before = machine()
     started = time.monotonic()
-    with PeakRss() as rss:
+    with peak_rss() as rss:
         completed = subprocess.run(command, capture_output=True, text=True)
     wall = time.monotonic() - started
     usage = _usage()
@@ -380,10 +312,10 @@ def stage_anserini(collection: Path, index: Path, threads: int, documents: int) 
         "entities_per_s": round(documents / wall, 1),
         "cpu_s": round(usage["cpu_s"], 1),
         "entities_per_s_if_idle_upper_bound": round(documents * (os.cpu_count() or 1) / usage["cpu_s"], 1),
-        "peak_rss_mb": {"java": round(usage["rss_children_mb"], 1), "per_process": rss.report()},
+        "peak_rss_mb": {"java": round(usage["rss_children_mb"], 1), "per_process": rss.process_peaks_mb()},
         "index_bytes": _tree_bytes(index),
         "args": command[command.index("io.anserini.index.IndexCollection"):],
-        "machine": machine,
+        "machine": machine_before,
     }
 
 
@@ -417,11 +349,11 @@ def main(argv: list[str] | None = None) -> int:
         name, *rest = args.stage
         threads = None if args.threads is None else args.threads
         if name == "build":
-            _emit(stage_build(Path(rest[0]), Path(rest[1]), threads))
+            emit(stage_build(Path(rest[0]), Path(rest[1]), threads))
         elif name == "documents":
-            _emit(stage_documents(Path(rest[0]), Path(rest[1]), threads))
+            emit(stage_documents(Path(rest[0]), Path(rest[1]), threads))
         elif name == "anserini":
-            _emit(stage_anserini(Path(rest[0]), Path(rest[1]), int(rest[2]), int(rest[3])))
+            emit(stage_anserini(Path(rest[0]), Path(rest[1]), int(rest[2]), int(rest[3])))
         else:
             raise SystemExit(f"unknown stage {name}")
         return 0
@@ -431,23 +363,23 @@ def main(argv: list[str] | None = None) -> int:
     dumps_dir = args.work / f"dumps-{args.entities}-seed{args.seed}"
     reused = (dumps_dir / "synthetic_dbpedia.json").is_file()
     generated = generate(dumps_dir, args.entities, args.seed, reuse=True)
-    _emit({"benchmark": "synthetic_dbpedia", "reused": reused, **generated.to_json()})
+    emit({"benchmark": "synthetic_dbpedia", "reused": reused, **generated.to_json()})
 
     threads_args = [] if args.threads is None else ["--threads", str(args.threads)]
     index = args.work / f"index-{args.entities}"
     build = _run_stage(["build", str(dumps_dir), str(index), *threads_args])
-    _emit(build)
+    emit(build)
     records = [build]
     if not args.skip_anserini:
         collection = args.work / f"jsonl-{args.entities}"
         documents = _run_stage(["documents", str(dumps_dir), str(collection), *threads_args])
-        _emit(documents)
+        emit(documents)
         anserini_index = args.work / f"anserini-{args.entities}"
         anserini = _run_stage(
             ["anserini", str(collection), str(anserini_index), str(args.anserini_threads),
              str(documents["documents"])]
         )
-        _emit(anserini)
+        emit(anserini)
         records += [documents, anserini]
         if not args.keep:
             shutil.rmtree(collection, ignore_errors=True)
@@ -475,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     if build.get("phases_s"):
         total = sum(build["phases_s"].values())
         summary["build_time_share"] = {k: round(v / total, 3) for k, v in build["phases_s"].items()}
-    _emit(summary)
+    emit(summary)
     if not args.keep:
         shutil.rmtree(index, ignore_errors=True)
     return 0

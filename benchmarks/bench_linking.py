@@ -34,10 +34,8 @@ Usage: ``python benchmarks/bench_linking.py [--work DIR] [--entities N] [--index
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
-import resource
 import statistics
 import sys
 import time
@@ -49,10 +47,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
-
-
-def emit(record: dict[str, object]) -> None:
-    print(json.dumps(record), flush=True)
+from harness import call_times, cpu_seconds, emit, load_avg_1m, percentiles, yerd_queries  # noqa: E402
 
 
 def build_artefacts(work: Path, entities: int) -> tuple[Path, Path]:
@@ -79,14 +74,6 @@ def build_artefacts(work: Path, entities: int) -> tuple[Path, Path]:
     return index, surface_forms
 
 
-def yerd_queries() -> list[tuple[str, str]]:
-    root = Path(os.environ.get("ELQUERY_DATA", REPO.parent / "shared" / "data"))
-    path = root / "elq" / "y-erd" / "queries.json"
-    if not path.is_file():
-        return []
-    return list(json.loads(path.read_text(encoding="utf-8")).items())
-
-
 def kb_queries(index: Path, count: int, seed: int) -> list[tuple[str, str]]:
     """Queries made of one or two entity titles of the index (underscores to spaces, qualifiers
     in parentheses dropped), a third of them with one more word from another title."""
@@ -107,36 +94,22 @@ def kb_queries(index: Path, count: int, seed: int) -> list[tuple[str, str]]:
 
 
 def latencies(function: Callable[[str], object], queries: Sequence[tuple[str, str]]) -> list[float]:
-    for _, query in queries:  # warm-up pass
+    """Seconds of each query's call, after a warm-up pass over all of them."""
+    texts = [query for _, query in queries]
+    for query in texts:
         function(query)
-    times = []
-    for _, query in queries:
-        started = time.perf_counter()
-        function(query)
-        times.append(time.perf_counter() - started)
-    return times
+    return call_times(function, texts)
 
 
 def summary(times: list[float]) -> dict[str, float]:
-    ordered = sorted(times)
-    return {
-        "queries": len(times),
-        "p50_ms": round(1000 * ordered[len(ordered) // 2], 3),
-        "p99_ms": round(1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 3),
-        "mean_ms": round(1000 * statistics.fmean(ordered), 3),
-        "max_ms": round(1000 * ordered[-1], 3),
-    }
-
-
-def cpu_seconds() -> float:
-    """CPU time of this process and its finished children (the pool's workers), user + system."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    """The linking latency figures: p50 and p99 by nearest rank, mean and max, in ms."""
+    return {"queries": len(times), **percentiles(times, ("p50", "p99", "mean", "max"), nearest_rank=True)}
 
 
 def throughput(linker: object, queries: Sequence[tuple[str, str]], workers: int) -> dict[str, float]:
     """Queries/s of ``link_many``; the start-up (a pool linking two queries) is timed apart. CPU
-    time per query (all processes) shows the cost apart from how many cores were free."""
+    time per query (this process and its finished children, the pool's workers) shows the cost
+    apart from how many cores were free."""
     started = time.perf_counter()
     list(linker.link_many(queries[:2], workers=workers))
     startup = time.perf_counter() - started
@@ -211,9 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     cmns = Linker(None, surface_forms, method="cmns")
     store = SurfaceFormStore(surface_forms)
     emit({"bench": "linking_open", "seconds": round(time.perf_counter() - started, 2), "index": str(index),
-          "surface_forms": str(surface_forms), "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2)})
+          "surface_forms": str(surface_forms), "cpus": os.cpu_count(), "load_avg_1m": load_avg_1m()})
 
-    query_sets = {"y-erd": yerd_queries(), "kb": kb_queries(index, args.kb_queries, args.seed)}
+    query_sets = {"y-erd": list(yerd_queries().items()), "kb": kb_queries(index, args.kb_queries, args.seed)}
     for name, queries in query_sets.items():
         if not queries:
             emit({"bench": "linking_latency", "query_set": name, "skipped": "no queries (ELQUERY_DATA?)"})
@@ -228,12 +201,12 @@ def main(argv: list[str] | None = None) -> int:
             emit({"bench": "linking_latency", "query_set": name, "stage": stage, **summary(latencies(function, queries)),
                   "mean_candidates": round(statistics.fmean(candidates), 2),
                   "with_candidates": round(sum(1 for c in candidates if c) / len(candidates), 3),
-                  "load_avg_1m": round(os.getloadavg()[0], 2)})
+                  "load_avg_1m": load_avg_1m()})
 
     batch = [q for queries in query_sets.values() for q in queries] * args.batch_repeat
     for workers in sorted({1, args.workers}):
         emit({"bench": "linking_throughput", "method": "gif-mlmcg", **throughput(mlmcg, batch, workers),
-              "load_avg_1m": round(os.getloadavg()[0], 2)})
+              "load_avg_1m": load_avg_1m()})
 
     # Threads in one process: one shared Linker vs one per thread, against 1 thread of the same run.
     def make() -> Linker:
@@ -246,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             baseline = baseline or figures["queries_per_s"]
             emit({"bench": "linking_threads", "method": "gif-mlmcg", "linker": sharing, **figures,
                   "speedup_vs_1_thread": round(figures["queries_per_s"] / baseline, 2),
-                  "load_avg_1m": round(os.getloadavg()[0], 2)})
+                  "load_avg_1m": load_avg_1m()})
     return 0
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
 import subprocess
 import sys
 import time
+
+from harness import emit, max_rss_mb
 
 
 def _child(tokens: int, method: str, repeats: int) -> dict[str, float]:
@@ -27,13 +28,13 @@ def _child(tokens: int, method: str, repeats: int) -> dict[str, float]:
     with Linker(index, surface_forms, method, gif_threshold=DEMO_GIF_THRESHOLD[method],
                 max_query_tokens=max(tokens, 1)) as linker:
         linker.link("warm up")
-        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rss_before = max_rss_mb()
         started = time.perf_counter()
         for _ in range(repeats):
             linker.result(query)
         seconds = (time.perf_counter() - started) / repeats
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"seconds": seconds, "peak_rss_mb": peak / 1024, "rss_growth_mb": (peak - rss_before) / 1024}
+    peak = max_rss_mb()
+    return {"seconds": seconds, "peak_rss_mb": peak, "rss_growth_mb": peak - rss_before}
 
 
 def main() -> None:
@@ -44,7 +45,7 @@ def main() -> None:
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(_child(int(args.child[0]), args.child[1], args.repeats)))
+        emit(_child(int(args.child[0]), args.child[1], args.repeats))
         return
     for method in args.methods:
         baseline: dict[str, float] | None = None
@@ -53,12 +54,12 @@ def main() -> None:
                                  check=True, capture_output=True, text=True).stdout
             figures = json.loads(out.strip().splitlines()[-1])
             baseline = baseline or {"size": size, **figures}
-            print(json.dumps({
+            emit({
                 "benchmark": "long_queries", "method": method, "tokens": size, **figures,
                 "ms_per_token": 1000 * figures["seconds"] / size,
                 "time_per_token_vs_smallest": (figures["seconds"] / size) / (baseline["seconds"] / baseline["size"]),
                 "rss_growth_vs_smallest_mb": figures["rss_growth_mb"] - baseline["rss_growth_mb"],
-            }), flush=True)
+            })
 
 
 if __name__ == "__main__":

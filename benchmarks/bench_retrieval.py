@@ -41,7 +41,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import math
 import os
@@ -58,6 +57,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+from harness import Timer, emit, load_average, percentiles  # noqa: E402
 
 if TYPE_CHECKING:
     from elquery.indexing.entity_documents import EntityDocument
@@ -200,40 +200,11 @@ def make_queries(terms: list[str], count: int, rng: np.random.Generator, length:
 # --- measurements -----------------------------------------------------------------------------------
 
 
-def percentiles(wall: list[float], cpu: list[float]) -> dict[str, float]:
+def figures(timer: Timer) -> dict[str, float]:
     """Wall-clock p50/p99/mean/min and this thread's CPU time p50/p99 (the Java work runs on the
     calling thread), in ms. On a shared, busy machine the CPU figures are the comparable ones."""
-    w, c = np.asarray(wall) * 1000, np.asarray(cpu) * 1000
-    return {
-        "p50_ms": round(float(np.percentile(w, 50)), 3),
-        "p99_ms": round(float(np.percentile(w, 99)), 3),
-        "mean_ms": round(float(w.mean()), 3),
-        "min_ms": round(float(w.min()), 3),
-        "cpu_p50_ms": round(float(np.percentile(c, 50)), 3),
-        "cpu_p99_ms": round(float(np.percentile(c, 99)), 3),
-    }
-
-
-class Timer:
-    """Wall-clock and thread CPU time of each call, made with the cyclic garbage collector off."""
-
-    def __init__(self) -> None:
-        self.wall: list[float] = []
-        self.cpu: list[float] = []
-
-    def __call__(self, call: Callable[[], object]) -> object:
-        gc.disable()
-        try:
-            wall, cpu = time.perf_counter(), time.thread_time()
-            result = call()
-            self.cpu.append(time.thread_time() - cpu)
-            self.wall.append(time.perf_counter() - wall)
-        finally:
-            gc.enable()
-        return result
-
-    def figures(self) -> dict[str, float]:
-        return percentiles(self.wall, self.cpu)
+    return {**percentiles(timer.wall, ("p50", "p99", "mean", "min")),
+            **percentiles(timer.cpu, ("p50", "p99"), prefix="cpu_")}
 
 
 class Spans:
@@ -300,7 +271,7 @@ def run_band(searcher: Searcher, band: str, queries: list[str], k: int, candidat
         for query, chosen in zip(queries, candidates):
             timer(lambda: scorer.score_candidates(query, chosen))
         yield {"task": "candidates", "band": band, "model": "mlm", "candidates": size, "queries": len(queries),
-               **timer.figures()}
+               **figures(timer)}
     models = rank_models(names)
     links = dict(zip(queries, query_links(index, len(queries), rng))) if set(ELR_MODELS) & set(names) else {}
 
@@ -322,10 +293,10 @@ def run_band(searcher: Searcher, band: str, queries: list[str], k: int, candidat
             found = timers[name](lambda: rank(name, query))
             assert isinstance(found, int)
             results[name] += found
-    figures = {name: timer.figures() for name, timer in timers.items()}
+    measured = {name: figures(timer) for name, timer in timers.items()}
     for name in models:
         yield {"task": "rank", "band": band, "model": name, "k": k, "queries": len(queries),
-               "mean_results": round(results[name] / len(queries), 1), **figures[name]}
+               "mean_results": round(results[name] / len(queries), 1), **measured[name]}
     for name in names:
         baselines = ["bm25"]  # and SDM/FSDM over the span queries, an ELR model over its term model
         if name in ("sdm", "fsdm"):
@@ -333,7 +304,7 @@ def run_band(searcher: Searcher, band: str, queries: list[str], k: int, candidat
         if name in ELR_MODELS and name.removesuffix("-elr") in names:
             baselines.append(name.removesuffix("-elr"))
         yield {"task": "rank-ratio", "band": band, "model": name, **{
-            f"over_{baseline}_{p}": round(figures[name][p] / figures[baseline][p], 2)
+            f"over_{baseline}_{p}": round(measured[name][p] / measured[baseline][p], 2)
             for baseline in baselines for p in ("cpu_p50_ms", "cpu_p99_ms", "p50_ms", "p99_ms")
         }}
 
@@ -371,31 +342,31 @@ def main(argv: list[str] | None = None) -> int:
             started = time.monotonic()
             searcher.prepare()
             bands = terms_by_band(index)
-            print(json.dumps({
+            emit({
                 "benchmark": "retrieval", "index": str(path), "entities": index.num_entities,
                 "fields": index.field_statistics(), "build_seconds": build_seconds,
                 "relations": index.relation_statistics().as_dict() if index.has_relations else None,
                 "prepare_seconds": round(time.monotonic() - started, 1),
                 "band_terms": {name: len(terms) for name, terms in bands.items()},
-                "band_df_fractions": {**BANDS, "rare": [RARE_MIN_DF, max(RARE_MIN_MAX_DF, RARE_FRACTION * index.num_entities)]}, "load_average": [round(x, 2) for x in os.getloadavg()],
+                "band_df_fractions": {**BANDS, "rare": [RARE_MIN_DF, max(RARE_MIN_MAX_DF, RARE_FRACTION * index.num_entities)]}, "load_average": load_average(),
                 "cpus": os.cpu_count(),
-            }), flush=True)
+            })
             if {"sdm", "fsdm"} & set(names):  # the first SDM/FSDM query
                 from elquery.retrieval import fsdm
 
                 started = time.monotonic()
                 searcher.rank(bands["common"][0] if bands["common"] else "x", fsdm(), 1)
-                print(json.dumps({"task": "dependence", "prepare_seconds": round(time.monotonic() - started, 1)}), flush=True)
+                emit({"task": "dependence", "prepare_seconds": round(time.monotonic() - started, 1)})
             rng = np.random.default_rng(args.seed)
             sizes = [int(s) for s in args.candidates.split(",") if s]
             for band, terms in bands.items():
                 queries = make_queries(terms, args.queries, rng)
                 if not queries:
-                    print(json.dumps({"task": "skipped", "band": band, "reason": "fewer than 3 terms"}), flush=True)
+                    emit({"task": "skipped", "band": band, "reason": "fewer than 3 terms"})
                     continue
                 for record in run_band(searcher, band, queries, args.k, sizes, rng, args.warmup, names):
-                    print(json.dumps(record), flush=True)
-            print(json.dumps({"task": "end", "load_average": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+                    emit(record)
+            emit({"task": "end", "load_average": load_average()})
     finally:
         if work is not None:
             shutil.rmtree(work, ignore_errors=True)

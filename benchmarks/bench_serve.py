@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import emit, load_avg_1m  # noqa: E402
 from process_tree import descendants, peak_rss_mb  # noqa: E402
 
 QUERIES = ["new york pizza manhattan", "the music man", "jacksonville fl", "obama's mother", "total recall",
@@ -117,15 +118,15 @@ def main() -> int:
         server.terminate()
         server.wait(timeout=30)
     served = measured["requests"] / measured["seconds"]
-    print(json.dumps({"bench": "serve", "artefacts": str(index), "workers": args.workers, "clients": args.clients,
-                      "seconds": args.seconds, "load_generator": "wrk", "requests": measured["requests"],
-                      "requests_per_s": round(served, 1), "p50_ms": measured["p50_us"] / 1000,
-                      "p99_ms": measured["p99_us"] / 1000, "errors": measured["errors"],
-                      "server_peak_rss_mb": round(sum(peaks), 1),
-                      "largest_process_peak_rss_mb": round(max(peaks), 1),
-                      "in_process_queries_per_s": round(in_process, 1),
-                      "served_vs_in_process": round(served / in_process, 3), "cpus": os.cpu_count(),
-                      "load_avg_1m": round(os.getloadavg()[0], 2)}))
+    emit({"bench": "serve", "artefacts": str(index), "workers": args.workers, "clients": args.clients,
+          "seconds": args.seconds, "load_generator": "wrk", "requests": measured["requests"],
+          "requests_per_s": round(served, 1), "p50_ms": measured["p50_us"] / 1000,
+          "p99_ms": measured["p99_us"] / 1000, "errors": measured["errors"],
+          "server_peak_rss_mb": round(sum(peaks), 1),
+          "largest_process_peak_rss_mb": round(max(peaks), 1),
+          "in_process_queries_per_s": round(in_process, 1),
+          "served_vs_in_process": round(served / in_process, 3), "cpus": os.cpu_count(),
+          "load_avg_1m": load_avg_1m()})
     return 0
 
 

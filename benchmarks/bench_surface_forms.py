@@ -32,10 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from elquery.indexing.surface_forms import BuildOptions, SurfaceFormStore, build_store, query_tokens  # noqa: E402
-
-
-def _emit(record: dict) -> None:
-    print(json.dumps(record), flush=True)
+from harness import call_times, emit, load_avg_1m, max_rss_mb, percentiles  # noqa: E402
 
 
 def _data(data_dir: Path, rows: int, seed: int) -> Path:
@@ -52,27 +49,6 @@ def _data(data_dir: Path, rows: int, seed: int) -> Path:
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     manifest.write_text(output)
     return data_dir
-
-
-def _percentiles(samples_ns: list[int]) -> dict:
-    samples_ns.sort()
-    n = len(samples_ns)
-    return {
-        "n": n,
-        "p50_us": round(samples_ns[n // 2] / 1000, 2),
-        "p99_us": round(samples_ns[min(n - 1, n * 99 // 100)] / 1000, 2),
-        "mean_us": round(sum(samples_ns) / n / 1000, 2),
-    }
-
-
-def _time_calls(function, arguments: list) -> list[int]:
-    clock = time.perf_counter_ns
-    samples = []
-    for argument in arguments:
-        start = clock()
-        function(argument)
-        samples.append(clock() - start)
-    return samples
 
 
 def _sample_forms(facc_dir: Path, count: int, rng: random.Random) -> list[str]:
@@ -101,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         report = build_store(out, BuildOptions(dumps=(data / "dumps",), facc=facc, workers=args.workers, progress=False))
         seconds = time.perf_counter() - start
-        _emit({
+        emit({
             "bench": "surface_forms_build",
             "rows": report.facc.rows,
             "workers": args.workers,
@@ -110,13 +86,13 @@ def main(argv: list[str] | None = None) -> int:
             "facc_step_rows_per_s": round(report.facc.rows / report.seconds["facc"]),
             "step_seconds": {step: round(value, 2) for step, value in report.seconds.items()},
             "cpu_seconds": round(sum(resource.getrusage(who).ru_utime for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)), 1),
-            "peak_rss_mb_main": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-            "peak_rss_mb_largest_worker": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
+            "peak_rss_mb_main": round(max_rss_mb()),
+            "peak_rss_mb_largest_worker": round(max_rss_mb(resource.RUSAGE_CHILDREN)),
             "store_mb": round(out.stat().st_size / 2**20, 1),
             "forms": report.forms,
             "pairs": report.pairs,
             "entities": report.entities,
-            "load_avg_1m": round(os.getloadavg()[0], 2),
+            "load_avg_1m": load_avg_1m(),
         })
         rng = random.Random(args.seed)
         hits = _sample_forms(data / "facc", args.lookups, rng)
@@ -131,10 +107,12 @@ def main(argv: list[str] | None = None) -> int:
                 ("miss", store.lookup, misses),
                 ("spans", store.lookup_spans, queries[: len(queries) // 10]),
             ):
-                record = {"bench": "surface_forms_lookup", "kind": kind, **_percentiles(_time_calls(function, arguments))}
+                times = call_times(function, arguments)
+                record = {"bench": "surface_forms_lookup", "kind": kind, "n": len(times),
+                          **percentiles(times, ("p50", "p99", "mean"), unit="us", digits=2, nearest_rank=True)}
                 if kind == "hit":
                     record["hit_rate"] = found / 1000
-                _emit(record)
+                emit(record)
     finally:
         shutil.rmtree(scratch)
     return 0

@@ -43,7 +43,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import shutil
 import subprocess
 import sys
@@ -58,6 +57,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from harness import emit, percentiles, yerd_queries, yerd_queries_file  # noqa: E402
 from elquery.indexing.normalize import normalize  # noqa: E402
 from elquery.indexing.tagme.dictionary import FormEntry  # noqa: E402
 from elquery.indexing.tagme.layout import DICTIONARY_FILE, INDICES_FILE, INDPTR_FILE, read_meta, write_meta  # noqa: E402
@@ -68,14 +68,6 @@ from elquery.linking.tagme.relatedness import milne_witten  # noqa: E402
 FORM_PROBABILITY = {1: 0.9, 2: 0.5, 3: 0.25}
 LONG_FORM_PROBABILITY = 0.1
 _CHUNK = 5_000_000
-
-
-def yerd_queries() -> dict[str, str]:
-    root = Path(os.environ.get("ELQUERY_DATA", REPO.parent / "shared" / "data"))
-    path = root / "elq" / "y-erd" / "queries.json"
-    if not path.is_file():
-        sys.exit(f"bench_tagme: Y-ERD queries not found at {path} (set ELQUERY_DATA)")
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def popularity(entities: int, rng: np.random.Generator) -> Callable[[int], np.ndarray]:
@@ -149,11 +141,9 @@ def build(out: Path, queries: dict[str, str], args: argparse.Namespace) -> dict[
     return {**meta, "build_s": round(time.monotonic() - started, 1)}
 
 
-def summary(measure: str, times: list[float], **extra: object) -> str:
-    ms = np.array(times) * 1000
-    percentiles = {f"p{q}_ms": round(float(np.percentile(ms, q)), 3) for q in (50, 90, 99)}
-    return json.dumps({"measure": measure, "queries": len(ms), "mean_ms": round(float(ms.mean()), 3),
-                       **percentiles, "max_ms": round(float(ms.max()), 3), **extra})
+def summary(measure: str, times: list[float], **extra: object) -> dict[str, object]:
+    return {"measure": measure, "queries": len(times),
+            **percentiles(times, ("mean", "p50", "p90", "p99", "max")), **extra}
 
 
 def per_pair_baseline(linker: TagmeLinker, rows: list[int], columns: list[int]) -> np.ndarray:
@@ -167,10 +157,10 @@ def per_pair_baseline(linker: TagmeLinker, rows: list[int], columns: list[int]) 
     return rel
 
 
-def run(artefact: Path, queries: dict[str, str], baseline_queries: int) -> Iterator[str]:
+def run(artefact: Path, queries: dict[str, str], baseline_queries: int) -> Iterator[dict[str, object]]:
     started = time.monotonic()
     linker = TagmeLinker(artefact)
-    yield json.dumps({"measure": "open", "ms": round((time.monotonic() - started) * 1000, 3)})
+    yield {"measure": "open", "ms": round((time.monotonic() - started) * 1000, 3)}
     items = sorted(queries.items())
     for label in ("first", "second"):
         times, linked = [], 0
@@ -249,7 +239,7 @@ sys.exit(code)
 """
 
 
-def measure_build(pages: int, links: int, seed: int) -> str:
+def measure_build(pages: int, links: int, seed: int) -> dict[str, object]:
     directory = Path(tempfile.mkdtemp(prefix="bench-tagme-build-"))
     try:
         write_dumps(directory / "dumps", pages, links, seed)
@@ -262,10 +252,10 @@ def measure_build(pages: int, links: int, seed: int) -> str:
             sys.exit(f"bench_tagme: build failed: {completed.stderr[-2000:]}")
         built = json.loads(completed.stdout)
         peak_kb = int(completed.stderr.strip().splitlines()[-1])
-        return json.dumps({"measure": "build_from_dumps", "pages": pages, "page_links_lines": links,
-                           "anchor_lines": links // 2, "seconds": round(seconds, 1),
-                           "page_links_lines_per_s": round(links / seconds), "peak_rss_mb": round(peak_kb / 1024),
-                           "forms": built["forms"], "edges": built["edges"], "entities": built["entities"]})
+        return {"measure": "build_from_dumps", "pages": pages, "page_links_lines": links,
+                "anchor_lines": links // 2, "seconds": round(seconds, 1),
+                "page_links_lines_per_s": round(links / seconds), "peak_rss_mb": round(peak_kb / 1024),
+                "forms": built["forms"], "edges": built["edges"], "entities": built["entities"]}
     finally:
         shutil.rmtree(directory)
 
@@ -285,9 +275,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.dump_links:
         for links in [int(n) for n in args.dump_links.split(",")]:
-            print(measure_build(args.dump_pages, links, args.seed), flush=True)
+            emit(measure_build(args.dump_pages, links, args.seed))
         return 0
     queries = yerd_queries()
+    if not queries:
+        sys.exit(f"bench_tagme: Y-ERD queries not found at {yerd_queries_file()} (set ELQUERY_DATA)")
     temporary = args.artefact is None and args.keep is None
     directory = args.artefact or args.keep or Path(tempfile.mkdtemp(prefix="bench-tagme-"))
     try:
@@ -296,9 +288,9 @@ def main(argv: list[str] | None = None) -> int:
             header = build(directory, queries, args)
         else:
             header = read_meta(directory)
-        print(json.dumps({"bench": "tagme", **header}), flush=True)
-        for line in run(directory, queries, args.baseline_queries):
-            print(line, flush=True)
+        emit({"bench": "tagme", **header})
+        for record in run(directory, queries, args.baseline_queries):
+            emit(record)
     finally:
         if temporary:
             shutil.rmtree(directory)

@@ -37,34 +37,52 @@ def stat(pid: int) -> ProcessStat | None:
                        (int(fields[13]) + int(fields[14])) / TICKS, pages * PAGE)
 
 
+def _parents() -> dict[int, int]:
+    """The parent of every process (read from /proc/PID/stat alone, the cheapest file)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    return parents
+
+
 def descendants(root: int) -> dict[int, ProcessStat]:
     """Every live descendant of ``root`` (not ``root`` itself) with its figures."""
-    by_parent: dict[int, list[tuple[int, ProcessStat]]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (figures := stat(int(entry.name))) is not None:
-            by_parent.setdefault(figures.parent, []).append((int(entry.name), figures))
+    children: dict[int, list[int]] = {}
+    for pid, parent in _parents().items():
+        children.setdefault(parent, []).append(pid)
     found: dict[int, ProcessStat] = {}
     stack = [root]
     while stack:
-        for pid, figures in by_parent.get(stack.pop(), []):
-            found[pid] = figures
+        for pid in children.get(stack.pop(), []):
+            if (figures := stat(pid)) is not None:
+                found[pid] = figures
             stack.append(pid)
     return found
 
 
+def high_water_mark(pid: int) -> tuple[str, float] | None:
+    """``pid``'s name and the kernel's high-water mark of its resident memory (VmHWM) in MB, or
+    None once it is gone (or for a kernel thread, which has none)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    if "VmHWM" not in fields:
+        return None
+    return fields["Name"].strip(), int(fields["VmHWM"].split()[0]) / 1024
+
+
 def peak_rss_mb(pids: list[int]) -> dict[str, int]:
-    """The kernel's high-water mark of resident memory (VmHWM, MB) of each live process, keyed
-    ``name-pid``."""
+    """The high-water mark of resident memory (whole MB) of each live process, keyed ``name-pid``."""
     peaks = {}
     for pid in pids:
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-            name = Path(f"/proc/{pid}/comm").read_text().strip()
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("VmHWM:"):
-                peaks[f"{name}-{pid}"] = int(line.split()[1]) // 1024
+        if (mark := high_water_mark(pid)) is not None:
+            peaks[f"{mark[0]}-{pid}"] = int(mark[1])
     return peaks
 
 
@@ -77,15 +95,15 @@ class TreeCpu:
     seen: dict[int, tuple[int, int, float, float]] = field(default_factory=dict)  # pid: parent, sample, own, reaped
     samples: int = 0
 
-    def sample(self, root: int) -> float:
-        """Record ``root`` and its descendants; returns their resident memory in MB."""
+    def sample(self, root: int) -> dict[int, ProcessStat]:
+        """Record ``root`` and its descendants; returns them with their figures."""
         self.samples += 1
         tree = descendants(root)
         if (figures := stat(root)) is not None:
             tree[root] = figures
         for pid, figures in tree.items():
             self.seen[pid] = (figures.parent, self.samples, figures.own_cpu, figures.reaped_cpu)
-        return sum(figures.rss for figures in tree.values()) / 2**20
+        return tree
 
     def total(self) -> float:
         return sum(own + reaped for pid, (parent, sample, own, reaped) in self.seen.items()
