@@ -22,6 +22,7 @@ def registrars() -> list[Registrar]:
     import elquery.indexing.cli
     import elquery.indexing.surface_forms.cli
     import elquery.linking.cli
+    import elquery.linking.ltr.cli
     import elquery.retrieval.cli
     import elquery.serve.cli
 
@@ -31,6 +32,7 @@ def registrars() -> list[Registrar]:
         elquery.indexing.surface_forms.cli.register,
         elquery.retrieval.cli.register,
         elquery.linking.cli.register,
+        elquery.linking.ltr.cli.register,
         elquery.experiments.cli.register,
         elquery.evaluation.cli.register,
         elquery.serve.cli.register,

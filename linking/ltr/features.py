@@ -1,0 +1,250 @@
+"""The 28 features of a (mention, entity) pair of learning to rank for ELQ (methods.md §9).
+
+Candidates are the (mention, entity) pairs with commonness(m, e) >= c (default 0.1), the mentions
+being the query n-grams that match a surface form (§3, :func:`elquery.linking.mentions.detect`
+over the store's matches); a KB-only match (commonness 0) is a candidate only at c = 0. Pairs whose
+entity is not in the index are left out, as the linker leaves them out.
+
+Per query, :meth:`FeatureExtractor.extract` makes one SQLite lookup (the surface forms of every
+query span, :meth:`SurfaceFormStore.lookup_spans`) and one Java call
+(:func:`~elquery.linking.ltr.statistics.query_statistics`: the query and its mentions analyzed,
+their terms' counts in the seven fields for every candidate, the stored titles and short
+abstracts), and computes everything else with numpy and string tests.
+
+The features, in :data:`FEATURES` order (m the mention, e the entity, q the query):
+
+* mention: ``len`` (tokens of m), ``ntem`` (entities whose title equals m), ``smil`` (entities
+  whose title equals some n-gram of m, m itself included), ``matches`` (entities with m as a
+  surface form, any source, before the commonness threshold), ``len_ratio`` (|m| / |q| in tokens);
+* entity: ``redirects`` (distinct redirect pages to e), ``links`` (distinct wiki page links of e),
+  both counted by the index build (:meth:`EntityIndex.entity_counts`);
+* mention-entity: ``commonness``; ``mct`` (m contains e's title), ``tcm`` (e's title contains m),
+  ``tem`` (e's title equals m), each 0 or 1; ``pos1`` (character offset of m in e's short
+  abstract, 1000 if absent); ``mtitle``, ``msAbs``, ``mlAbs``, ``mlinks``, ``mcats``, ``mcatchall``:
+  exp(Eq. 16) of m against one field each (title, short_abstract, long_abstract, wiki_links,
+  categories, content), Jelinek-Mercer lambda 0.1 (:mod:`elquery.linking.ltr.language_models`);
+* entity-query: ``qct``, ``tcq``, ``teq`` (the title tests with q in place of m), ``mlm-tc`` (Eq. 16
+  under MLM: names 0.2 / content 0.8, the linker's MLM score), and ``qtitle`` ... ``qcatchall``.
+
+String tests compare normalized text (§3: NFKC, casefolded, every character that is not a letter
+or digit a separator, as the surface forms are): the mention's text is already normalized, a
+title or short abstract is normalized here. "Contains" means contains as a run of whole tokens (so
+"york" is not in "new yorker", as GIF works on token spans, §5), and ``pos1`` is the character
+offset of the first such run in the normalized short abstract. An entity's title is its label
+(the index's stored ``title``; an entity with several labels passes a test if one of them does).
+The language-model features read the mention's own characters in the query (``query[start:end]``)
+and the query as typed, analyzed with the index's analyzer (so "obama's" stays one term, §2).
+
+Title lookup (``ntem``, ``smil``): every label is a KB alias in the surface-form store (§3), so the
+entities whose title equals an n-gram g are among g's KB matches, which the one lookup of the query's
+spans has already fetched; their stored titles come with the Java call, and a match counts when a
+normalized title equals g. No table of all titles is loaded, and the cost per query is the few KB
+matches of its spans. This needs a store built with KB aliases (``--kb-aliases``, the default),
+from the same dumps as the index; a store without them is refused. Titles ending in
+"(disambiguation)", which are not KB aliases, are never counted (such pages are not entities).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from elquery.base import ElqueryError
+from elquery.indexing.entity_index import EntityIndex
+from elquery.indexing.normalize import normalize, tokenize
+from elquery.indexing.surface_forms.store import KB, SurfaceFormStore
+from elquery.linking.ltr.language_models import exp_scores
+from elquery.linking.ltr.statistics import query_statistics
+from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit, detect
+from elquery.linking.types import Mention
+
+FEATURES = (
+    "len", "ntem", "smil", "matches", "len_ratio",
+    "redirects", "links",
+    "commonness", "mct", "tcm", "tem", "pos1", "mtitle", "msAbs", "mlAbs", "mlinks", "mcats", "mcatchall",
+    "qct", "tcq", "teq", "mlm-tc", "qtitle", "qsAbs", "qlAbs", "qlinks", "qcats", "qcatchall",
+)  # fmt: skip
+"""The 28 feature names of methods.md §9, in the order of a feature matrix's columns."""
+
+FIELD_FEATURES = (("title", "title"), ("sAbs", "short_abstract"), ("lAbs", "long_abstract"),
+                  ("links", "wiki_links"), ("cats", "categories"), ("catchall", "content"))
+"""(feature suffix, index field) of the single-field language-model features: ``m<suffix>``, ``q<suffix>``."""
+STATISTICS_FIELDS = (*(field for _, field in FIELD_FEATURES), "names")
+MLM_TC_WEIGHTS = {"names": 0.2, "content": 0.8}
+REQUIRED_FIELDS = ("title", "short_abstract", "long_abstract", "wiki_links", "categories", "redirects", "links")
+"""What the features read from the index besides ``names`` and ``content``."""
+TITLE, SHORT_ABSTRACT = "title", "short_abstract"
+NOT_FOUND_POSITION = 1000
+"""``pos1`` of a mention absent from the short abstract."""
+DEFAULT_COMMONNESS_THRESHOLD = 0.1
+
+
+class FormEntityLike(Protocol):
+    entity: str
+    commonness: float
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CandidatePair:
+    """A (mention, entity) candidate: the mention's token span, its characters
+    ``query[start:end]``, and commonness(m, e)."""
+
+    mention: Mention
+    entity: str
+    start: int
+    end: int
+    commonness: float
+
+
+def contains(outer: str, inner: str) -> bool:
+    """Whether normalized text ``outer`` holds normalized ``inner`` as a run of whole tokens."""
+    return bool(inner) and f" {inner} " in f" {outer} "
+
+
+def position(text: str, inner: str) -> int:
+    """The character offset of the first run of whole tokens ``inner`` in normalized ``text``,
+    :data:`NOT_FOUND_POSITION` when there is none."""
+    found = f" {text} ".find(f" {inner} ") if inner else -1
+    return found if found >= 0 else NOT_FOUND_POSITION
+
+
+def _weights(fields: dict[str, float]) -> list[float]:
+    return [fields.get(field, 0.0) for field in STATISTICS_FIELDS]
+
+
+_SINGLE_FIELD_WEIGHTS = [_weights({field: 1.0}) for _, field in FIELD_FEATURES]
+_MLM_TC = _weights(MLM_TC_WEIGHTS)
+
+
+class FeatureExtractor:
+    """The LTR features (methods.md §9) of every candidate pair of a query, over one index and one
+    surface-form store (paths, opened here and closed by :meth:`close`, or open objects).
+
+    The index must hold the LTR fields and counts (:data:`REQUIRED_FIELDS`) and the store KB
+    aliases; otherwise a one-line :class:`ElqueryError`. Safe to share between threads."""
+
+    def __init__(self, index: EntityIndex | Path | str, surface_forms: SurfaceFormStore | Path | str,
+                 commonness_threshold: float = DEFAULT_COMMONNESS_THRESHOLD,
+                 max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS) -> None:
+        if not (isinstance(commonness_threshold, int | float) and 0 <= commonness_threshold <= 1):
+            raise ElqueryError(f"commonness threshold must be between 0 and 1, got {commonness_threshold!r}")
+        self.commonness_threshold = float(commonness_threshold)
+        self.max_query_tokens = check_query_limit(max_query_tokens)
+        self._owned: list[EntityIndex | SurfaceFormStore] = []
+        try:
+            self.index = self._open(index, EntityIndex)
+            self.store = self._open(surface_forms, SurfaceFormStore)
+            self.index.require_fields(REQUIRED_FIELDS, "the LTR features")
+            sources = self.store.meta.get("sources")
+            if isinstance(sources, list) and KB not in sources:
+                raise ElqueryError(f"{self.store.path}: the surface-form store has no KB aliases, which the LTR "
+                                   "features ntem and smil look titles up through; rebuild it with --kb-aliases")
+            self._redirects = self.index.entity_counts("redirects")
+            self._links = self.index.entity_counts("links")
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, given: object, kind: type) -> object:
+        if isinstance(given, str | Path):
+            opened = kind(given)
+            self._owned.append(opened)
+            return opened
+        return given
+
+    def close(self) -> None:
+        """Close the artefacts this extractor opened from paths."""
+        for artefact in self._owned:
+            artefact.close()
+        self._owned = []
+
+    def __enter__(self) -> FeatureExtractor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def extract(self, query: str) -> tuple[list[CandidatePair], np.ndarray]:
+        """The candidate pairs of ``query`` (in span order, then entity id) and their features: a
+        float64 matrix of one row per pair and one column per name of :data:`FEATURES`."""
+        tokens = tokenize(query)
+        texts = [t.text for t in tokens]
+        check_query_length(texts, self.max_query_tokens)
+        matches = self.store.lookup_spans(texts)
+        threshold = self.commonness_threshold
+        docids: dict[str, int] = {}
+        candidates = []
+        for candidate in detect(texts, matches, threshold):
+            docid = self._docid(candidate.entity, docids)
+            if candidate.commonness >= threshold and docid is not None:
+                candidates.append(candidate)
+        if not candidates:
+            return [], np.zeros((0, len(FEATURES)))
+        spans = sorted({(c.mention.start, c.mention.end) for c in candidates})
+        char_spans = [(tokens[s].start, tokens[e - 1].end) for s, e in spans]
+        titled = self._title_matches(spans, matches, docids)
+        columns = np.array(sorted({docids[c.entity] for c in candidates}), dtype=np.int32)
+        stored_docids = np.array(sorted({*columns.tolist(), *(d for found in titled.values() for d in found)}),
+                                 dtype=np.int32)
+        statistics = query_statistics(self.index, STATISTICS_FIELDS, [query, *(query[a:b] for a, b in char_spans)],
+                                      columns, (TITLE, SHORT_ABSTRACT), stored_docids)
+        titles, abstracts = {}, {}
+        for docid, (title, abstract) in zip(stored_docids.tolist(), statistics.stored):
+            titles[docid] = tuple(t for t in (normalize(v) for v in title.split("\n")) if t)
+            abstracts[docid] = normalize(abstract)
+        lengths = np.stack([self.index.lengths(field)[columns] for field in STATISTICS_FIELDS])
+        query_scores = [exp_scores(statistics, lengths, 0, w) for w in _SINGLE_FIELD_WEIGHTS]
+        mlm_tc = exp_scores(statistics, lengths, 0, _MLM_TC)
+        mention_scores = [[exp_scores(statistics, lengths, 1 + n, w) for w in _SINGLE_FIELD_WEIGHTS]
+                          for n in range(len(spans))]
+        title_equals = {span: {d for d in found if " ".join(texts[span[0]:span[1]]) in titles[d]}
+                        for span, found in titled.items()}
+        query_text = " ".join(texts)
+        pairs, rows = [], []
+        for candidate in candidates:
+            mention = candidate.mention
+            span = (mention.start, mention.end)
+            number = spans.index(span)
+            docid = docids[candidate.entity]
+            column = int(np.searchsorted(columns, docid))
+            title = titles[docid]
+            smil = set().union(*(title_equals[(i, j)] for i in range(span[0], span[1])
+                                 for j in range(i + 1, span[1] + 1) if (i, j) in title_equals))
+            rows.append([
+                mention.length, len(title_equals.get(span, ())), len(smil), len(matches[span]),
+                mention.length / len(texts),
+                self._redirects[docid], self._links[docid],
+                candidate.commonness, any(contains(mention.text, t) for t in title),
+                any(contains(t, mention.text) for t in title), mention.text in title,
+                position(abstracts[docid], mention.text),
+                *(scores[column] for scores in mention_scores[number]),
+                any(contains(query_text, t) for t in title), any(contains(t, query_text) for t in title),
+                query_text in title, mlm_tc[column],
+                *(scores[column] for scores in query_scores),
+            ])
+            pairs.append(CandidatePair(mention, candidate.entity, *char_spans[number], candidate.commonness))
+        return pairs, np.array(rows, dtype=np.float64)
+
+    def _docid(self, entity: str, known: dict[str, int | None]) -> int | None:
+        if entity not in known:
+            known[entity] = self.index.find_docid(entity)
+        return known[entity]
+
+    def _title_matches(self, spans: Sequence[tuple[int, int]], matches: dict[tuple[int, int], Sequence[FormEntityLike]],
+                       docids: dict[str, int | None]) -> dict[tuple[int, int], set[int]]:
+        """Per n-gram (i, j) of each mention span, the docids of its KB matches in the index: the
+        entities whose title may equal it."""
+        found: dict[tuple[int, int], set[int]] = {}
+        for start, end in spans:
+            for i in range(start, end):
+                for j in range(i + 1, end + 1):
+                    if (i, j) in found or (i, j) not in matches:
+                        continue
+                    entities = (self._docid(m.entity, docids) for m in matches[(i, j)] if KB in m.sources)
+                    found[(i, j)] = {d for d in entities if d is not None}
+        return found

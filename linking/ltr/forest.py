@@ -1,0 +1,218 @@
+"""A trained random forest as plain arrays, its ONNX form, and two ways to run it.
+
+The model file is ONNX (an ``ai.onnx.ml`` opset 5 ``TreeEnsemble`` node, double precision): it
+cannot run code, and every ONNX runtime reads it. The trees are written straight from
+scikit-learn's arrays with numpy (a few seconds for a thousand fully grown trees, where a
+general converter took minutes), thresholds and leaf values in float64, so a row takes the same
+branch as in scikit-learn (which compares ``float32(x) <= threshold``) and the prediction is
+scikit-learn's to the last bits of the sum.
+
+Engines (:data:`ENGINES`), both with scikit-learn's answers:
+
+* ``compiled``: a numba kernel over a compact copy of the trees (8 bytes a split: the threshold as
+  the largest float32 not above it, which decides ``float32(x) <= t`` exactly, and the feature and
+  the offset of the right child packed in an int32; the left child is the next node), traversing
+  tree by tree with the batch's rows in lockstep, so a tree is read once for all rows and the
+  rows' memory reads overlap. Needs numba (the ``ltr`` extra).
+* ``onnxruntime``: the ONNX file in an onnxruntime session (one thread).
+
+``benchmarks/bench_ltr.py`` measures both against scikit-learn's own ``predict``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from elquery.base import ElqueryError
+
+ENGINES = ("compiled", "onnxruntime")
+INPUT, OUTPUT = "features", "score"
+ML_DOMAIN = "ai.onnx.ml"
+MAX_FEATURES = 255
+"""At most this many features (the compact layout packs a feature number in 8 bits)."""
+
+
+@dataclass(frozen=True)
+class ForestArrays:
+    """A regression forest (prediction = mean of its trees' leaf values) in the layout of ONNX's
+    ``TreeEnsemble``: ``split_*`` per split node, ``true_*`` / ``false_*`` the child of a split
+    when ``x[feature] <= threshold`` holds / does not (a split's index, or a leaf's when the
+    matching ``*_leaf`` is 1), ``roots`` each tree's root split, ``leaf_values`` per leaf. Splits
+    and leaves are in scikit-learn's order (depth first, left child first)."""
+
+    features: int
+    roots: np.ndarray
+    split_features: np.ndarray
+    split_thresholds: np.ndarray
+    true_ids: np.ndarray
+    true_leaf: np.ndarray
+    false_ids: np.ndarray
+    false_leaf: np.ndarray
+    leaf_values: np.ndarray
+
+    @property
+    def trees(self) -> int:
+        return len(self.roots)
+
+    @property
+    def nodes(self) -> int:
+        return len(self.split_features) + len(self.leaf_values)
+
+
+def from_sklearn(forest: Any) -> ForestArrays:
+    """The arrays of a fitted ``RandomForestRegressor`` (one output)."""
+    trees = [estimator.tree_ for estimator in forest.estimators_]
+    counts = np.array([tree.node_count for tree in trees], dtype=np.int64)
+    if np.any(counts < 3):
+        raise ElqueryError("a tree of the forest is a single leaf (the training labels are all the same)")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    base = np.repeat(starts, counts)
+    left = np.concatenate([tree.children_left for tree in trees]).astype(np.int64)
+    right = np.concatenate([tree.children_right for tree in trees]).astype(np.int64)
+    is_leaf = left == -1
+    splits, leaves = np.flatnonzero(~is_leaf), np.flatnonzero(is_leaf)
+    number = np.empty(len(is_leaf), dtype=np.int64)
+    number[splits] = np.arange(len(splits))
+    number[leaves] = np.arange(len(leaves))
+    left_global, right_global = left[splits] + base[splits], right[splits] + base[splits]
+    return ForestArrays(
+        features=int(forest.n_features_in_),
+        roots=number[starts],
+        split_features=np.concatenate([tree.feature for tree in trees]).astype(np.int64)[splits],
+        split_thresholds=np.concatenate([tree.threshold for tree in trees]).astype(np.float64)[splits],
+        true_ids=number[left_global], true_leaf=is_leaf[left_global].astype(np.int64),
+        false_ids=number[right_global], false_leaf=is_leaf[right_global].astype(np.int64),
+        leaf_values=np.concatenate([tree.value[:, 0, 0] for tree in trees]).astype(np.float64)[leaves],
+    )
+
+
+def to_onnx(arrays: ForestArrays, metadata: Mapping[str, str]) -> bytes:
+    """The forest as a serialized ONNX model (input ``features``: double [n, features]; output
+    ``score``: double [n, 1]; AVERAGE over the trees), ``metadata`` in its metadata_props."""
+    from onnx import AttributeProto, TensorProto, helper, numpy_helper
+
+    def ints(name: str, values: np.ndarray) -> AttributeProto:
+        attribute = AttributeProto(name=name, type=AttributeProto.INTS)
+        attribute.ints.extend(values.tolist())
+        return attribute
+
+    def tensor(name: str, values: np.ndarray) -> AttributeProto:
+        return helper.make_attribute(name, numpy_helper.from_array(values))
+
+    node = helper.make_node("TreeEnsemble", [INPUT], [OUTPUT], domain=ML_DOMAIN, n_targets=1,
+                            aggregate_function=0, post_transform=0)  # 0: AVERAGE, NONE
+    node.attribute.extend([
+        ints("tree_roots", arrays.roots), ints("nodes_featureids", arrays.split_features),
+        tensor("nodes_splits", arrays.split_thresholds),
+        tensor("nodes_modes", np.zeros(len(arrays.split_features), dtype=np.uint8)),  # 0: BRANCH_LEQ
+        ints("nodes_truenodeids", arrays.true_ids), ints("nodes_trueleafs", arrays.true_leaf),
+        ints("nodes_falsenodeids", arrays.false_ids), ints("nodes_falseleafs", arrays.false_leaf),
+        ints("leaf_targetids", np.zeros(len(arrays.leaf_values), dtype=np.int64)),
+        tensor("leaf_weights", arrays.leaf_values),
+    ])
+    graph = helper.make_graph(
+        [node], "elquery-ltr-forest",
+        [helper.make_tensor_value_info(INPUT, TensorProto.DOUBLE, [None, arrays.features])],
+        [helper.make_tensor_value_info(OUTPUT, TensorProto.DOUBLE, [None, 1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(ML_DOMAIN, 5)],
+                              producer_name="elquery")
+    helper.set_model_props(model, dict(metadata))
+    return model.SerializeToString()
+
+
+def from_onnx(model: Any) -> ForestArrays:
+    """The arrays of an ONNX model written by :func:`to_onnx` (an ``onnx.ModelProto``)."""
+    from onnx import numpy_helper
+
+    nodes = [n for n in model.graph.node if n.op_type == "TreeEnsemble" and n.domain == ML_DOMAIN]
+    if len(model.graph.node) != 1 or len(nodes) != 1:
+        raise ElqueryError("not an elquery LTR model: expected one ai.onnx.ml TreeEnsemble node")
+    attributes = {a.name: a for a in nodes[0].attribute}
+
+    def ints(name: str) -> np.ndarray:
+        return np.array(attributes[name].ints, dtype=np.int64)
+
+    def tensor(name: str) -> np.ndarray:
+        return numpy_helper.to_array(attributes[name].t)
+
+    shape = model.graph.input[0].type.tensor_type.shape.dim
+    return ForestArrays(int(shape[1].dim_value), ints("tree_roots"), ints("nodes_featureids"),
+                        tensor("nodes_splits").astype(np.float64), ints("nodes_truenodeids"), ints("nodes_trueleafs"),
+                        ints("nodes_falsenodeids"), ints("nodes_falseleafs"), tensor("leaf_weights").astype(np.float64))
+
+
+# --- engines ------------------------------------------------------------------------------------
+
+
+class OnnxRuntimeEngine:
+    """The ONNX model in a one-thread onnxruntime session."""
+
+    name = "onnxruntime"
+
+    def __init__(self, model_bytes: bytes) -> None:
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        self._session = onnxruntime.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
+
+    def predict(self, rows: np.ndarray) -> np.ndarray:
+        """Mean leaf value of each row of float32 ``rows``."""
+        return self._session.run(None, {INPUT: rows.astype(np.float64)})[0].ravel()
+
+
+class CompiledEngine:
+    """The numba kernel over the compact layout (module docstring)."""
+
+    name = "compiled"
+
+    def __init__(self, arrays: ForestArrays) -> None:
+        if arrays.features > MAX_FEATURES:
+            raise ElqueryError(f"the compiled engine takes at most {MAX_FEATURES} features, not {arrays.features}")
+        kernels = _kernels()
+        thresholds = _float32_at_most(arrays.split_thresholds)
+        self._nodes, self._values, self._roots = kernels.compact(
+            arrays.roots, arrays.split_features.astype(np.int32), thresholds.view(np.int32),
+            arrays.true_ids, arrays.true_leaf.astype(np.bool_), arrays.false_ids, arrays.false_leaf.astype(np.bool_),
+            arrays.leaf_values)
+        self._thresholds = self._nodes.view(np.float32)
+        self._predict = kernels.predict
+
+    def predict(self, rows: np.ndarray) -> np.ndarray:
+        return self._predict(self._nodes, self._thresholds, self._values, self._roots,
+                             np.ascontiguousarray(rows, dtype=np.float32))
+
+
+def _float32_at_most(values: np.ndarray) -> np.ndarray:
+    """Per float64 threshold t, the largest float32 f <= t: for a float32 x, x <= f iff x <= t."""
+    rounded = values.astype(np.float32)
+    above = rounded.astype(np.float64) > values
+    rounded[above] = np.nextafter(rounded[above], np.float32(-np.inf))
+    return rounded
+
+
+def compiled_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("numba") is not None
+
+
+_KERNELS: Any = None
+
+
+def _kernels() -> Any:
+    """The numba kernels, compiled on first use (and cached on disk by numba)."""
+    global _KERNELS
+    if _KERNELS is None:
+        if not compiled_available():
+            raise ElqueryError("the compiled LTR engine needs numba: pip install 'elquery[ltr]' "
+                               "(or use engine onnxruntime)")
+        from elquery.linking.ltr import forest_kernels
+
+        _KERNELS = forest_kernels
+    return _KERNELS
