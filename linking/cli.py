@@ -93,6 +93,10 @@ def _link(args: argparse.Namespace) -> int:
     started = time.monotonic()
     if (args.query is None) == (args.queries is None):
         raise ElqueryError("give either one QUERY or --queries FILE")
+    if args.query is not None:
+        from elquery.retrieval.queries import check_query_text
+
+        check_query_text(args.query)
     if args.method == TAGME:
         resolve_artefact_args(args, tagme=REQUIRED)
     else:

@@ -43,6 +43,7 @@ from elquery.linking.mentions import (DEFAULT_MAX_QUERY_TOKENS, FormEntityLike, 
                                       check_query_limit, detect)
 from elquery.linking.params import LinkingParams, MethodParams, load_params
 from elquery.linking.types import Interpretation, LinkResult, MappedEntity
+from elquery.retrieval.queries import check_query_text
 
 T = TypeVar("T")
 
@@ -222,7 +223,9 @@ class Linker:
     # --- one query ------------------------------------------------------------------------------
 
     def result(self, query: str, qid: str = "") -> LinkResult:
-        """Mentions, scored candidates, interpretations and ranking of one query."""
+        """Mentions, scored candidates, interpretations and ranking of one query; a blank query is
+        an :class:`ElqueryError` (:func:`~elquery.retrieval.queries.check_query_text`)."""
+        check_query_text(query, qid or None)
         config = self.config
         normalized = tokenize(query)
         tokens = [t.text for t in normalized]

@@ -1,20 +1,38 @@
 """Query files: TSV (``qid<TAB>query`` per line) or JSON (``{"qid": "query", ...}``, by the
 ``.json`` suffix; on standard input, ``-``, by a leading ``{``). The same rules for both: UTF-8
 (a byte order mark is dropped), a qid is non-empty and holds no whitespace (it becomes a field of
-TREC and ELQ run lines), a qid given twice is an error, and each error is one line naming the file
-and line. TSV lines end at ``\\n`` only (:func:`elquery.files.text_lines`); blank lines are skipped."""
+TREC and ELQ run lines), a qid given twice is an error, a blank query (empty or only whitespace)
+is an error, and each error is one line naming the file and line. TSV lines end at ``\\n`` only
+(:func:`elquery.files.text_lines`); blank lines are skipped.
+
+The rule for one query holds at every door (:func:`check_query_text`): ``elquery link ""``, a
+query file, :class:`~elquery.linking.Linker` and the service refuse a blank query alike."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from elquery.base import ElqueryError
 from elquery.files import is_stdio, open_binary_input, text_lines
-from elquery.retrieval.scoring import LinkedQuery
+
+if TYPE_CHECKING:
+    from elquery.retrieval.scoring import LinkedQuery
 
 WHAT = "query file"
+BLANK = "is blank (empty or only whitespace)"
+
+
+def check_query_text(text: str, qid: str | None = None, where: str | None = None) -> str:
+    """``text``, if it holds more than whitespace; else the one-line error every door gives: "the
+    query is blank (...)", or "query 'QID' is blank (...)" for a query of a batch, after ``where``
+    (``file:line``) when given."""
+    if text.strip():
+        return text
+    message = f"the query {BLANK}" if qid is None else f"query {qid!r} {BLANK}"
+    raise ElqueryError(message if where is None else f"{where}: {message}")
 
 
 @dataclass(frozen=True)
@@ -28,7 +46,11 @@ class QueryRecord:
 
     def query(self) -> str | LinkedQuery:
         """What a searcher ranks: the text, or the text with its links."""
-        return LinkedQuery(self.text, self.links) if self.links else self.text
+        if not self.links:
+            return self.text
+        from elquery.retrieval.scoring import LinkedQuery  # numpy and Java: not loaded to read queries
+
+        return LinkedQuery(self.text, self.links)
 
 
 def read_queries(path: Path | str) -> list[QueryRecord]:
@@ -80,7 +102,7 @@ def _read_tsv(name: str, lines: object) -> list[QueryRecord]:
         if not tab:
             raise ElqueryError(f"{name}:{number}: expected 'qid<TAB>query', got {line[:60]!r}")
         _check_qid(f"{name}:{number}", qid, seen)
-        queries.append(QueryRecord(qid, query.strip()))
+        queries.append(QueryRecord(qid, check_query_text(query, qid, f"{name}:{number}").strip()))
     return queries
 
 
@@ -97,5 +119,5 @@ def _read_json(name: str, text: str) -> list[QueryRecord]:
         _check_qid(f"{name}: query {qid!r}", qid, seen)
         if not isinstance(query, str):
             raise ElqueryError(f"{name}: query {qid!r}: expected a string query, got {type(query).__name__}")
-        queries.append(QueryRecord(qid, query.strip()))
+        queries.append(QueryRecord(qid, check_query_text(query, qid, name).strip()))
     return queries

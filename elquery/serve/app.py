@@ -40,6 +40,7 @@ from elquery.linking.output import jsonl_record
 from elquery.linking.params import TAGME, LinkingParams
 from elquery.retrieval.links import record_links
 from elquery.retrieval.models import MODEL_HELP, EntityLinkingRetrieval, model_from_name, parse_params
+from elquery.retrieval.queries import check_query_text
 from elquery.retrieval.scoring import LinkedQuery
 from elquery.retrieval.searcher import Searcher
 from elquery.serve.example import Example, candidate_queries, find_example, thresholds
@@ -273,8 +274,9 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
         if len(pairs) > limits.max_batch:
             raise RequestError(413, f"{len(pairs)} queries in one request; the limit is {limits.max_batch}")
         for qid, text in pairs:
-            if not isinstance(text, str) or not text.strip():
-                raise RequestError(422, f"query {qid!r}: expected a non-empty string")
+            if not isinstance(text, str):
+                raise RequestError(422, f"query {qid!r}: expected a string")
+            check_query_text(text, qid if "queries" in values else None)  # a blank one: 422, as the CLI's error
         return pairs
 
     def tagme_request(values: dict[str, Any]) -> tuple[Any, str]:
@@ -282,9 +284,9 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
         if artefacts.tagme_linker is None:
             raise RequestError(422, "the service was started without --tagme")
         text = values.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise RequestError(422, "text: expected a non-empty string")
-        return artefacts.tagme_linker, text
+        if not isinstance(text, str):
+            raise RequestError(422, "text: expected a string")
+        return artefacts.tagme_linker, check_query_text(text)
 
     def tagme_answer(key: str, items: list[dict[str, Any]], values: dict[str, Any], started: float) -> JSONResponse:
         """TAGME's answer envelope: the items, lang, time (ms) and timestamp."""

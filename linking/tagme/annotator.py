@@ -43,6 +43,7 @@ from elquery.linking.tagme.params import TagmeParams
 from elquery.linking.tagme.relatedness import Relatedness
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
 from elquery.linking.types import Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
+from elquery.retrieval.queries import check_query_text
 
 T = TypeVar("T")
 
@@ -176,7 +177,7 @@ class TagmeLinker:
 
     def annotate(self, query: str) -> list[ScoredMention]:
         """TAGME's annotations of a query (methods.md §3 normalization), by span; they may overlap."""
-        tokens = query_tokens(query)
+        tokens = query_tokens(check_query_text(query))
         check_query_length(tokens, self.max_query_tokens)
         return self.annotate_tokens(tokens)
 
@@ -196,7 +197,7 @@ class TagmeLinker:
     def result(self, query: str, qid: str = "") -> LinkResult:
         """Everything ``elquery link`` writes for one query: the annotations as scored mentions,
         the single interpretation, and the annotated entities ranked by ρ (semantic mapping)."""
-        normalized = tokenize(query)
+        normalized = tokenize(check_query_text(query, qid or None))
         tokens = [t.text for t in normalized]
         check_query_length(tokens, self.max_query_tokens)
         annotations = self.annotate_tokens(tokens)

@@ -105,7 +105,7 @@ def test_no_candidates() -> None:
     scorer = Scorer()
     result = Linker(scorer, Store()).result("forearm braces")
     assert result.interpretations == () and result.ranking == () and scorer.calls == []
-    assert Linker(scorer, Store()).result("").tokens == ()
+    assert Linker(scorer, Store()).result("?!").tokens == ()  # no token (a blank query is refused)
 
 
 def test_defaults_and_bad_settings() -> None:

@@ -14,8 +14,8 @@ from elquery.retrieval.searcher import RankedEntity
 
 def test_tsv_queries(tmp_path: Path) -> None:
     path = tmp_path / "q.txt"
-    path.write_text("q1\tobama family\n\nq2\t  tab\tinside  \nq3\t\n", encoding="utf-8")
-    assert read_queries(path) == [QueryRecord("q1", "obama family"), QueryRecord("q2", "tab\tinside"), QueryRecord("q3", "")]
+    path.write_text("q1\tobama family\n\nq2\t  tab\tinside  \n", encoding="utf-8")
+    assert read_queries(path) == [QueryRecord("q1", "obama family"), QueryRecord("q2", "tab\tinside")]
 
 
 @pytest.mark.parametrize(
@@ -25,6 +25,7 @@ def test_tsv_queries(tmp_path: Path) -> None:
         ("q1\tok\n\tmissing qid\n", r"q\.txt:2: query id '' must be non-empty and hold no whitespace"),
         ("q1\tok\nq 2\tspace in qid\n", r"q\.txt:2: query id 'q 2' must be non-empty and hold no whitespace"),
         ("q1\tok\nq1\tagain\n", r"q\.txt:2: query id 'q1' given twice \(first at .*q\.txt:1\)"),
+        ("q1\tok\nq2\t \t\n", r"q\.txt:2: query 'q2' is blank \(empty or only whitespace\)"),
         ("q1\t" + "x" * (1 << 21) + "\n", r"q\.txt:1: line longer than 1048576 bytes"),
     ],
 )

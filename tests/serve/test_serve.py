@@ -78,7 +78,7 @@ def test_entity_health_stats_and_page(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize(("request_args", "status", "words"), [
-    ({"method": "GET", "url": "/link", "params": {"q": "  "}}, 422, "non-empty string"),
+    ({"method": "GET", "url": "/link", "params": {"q": "  "}}, 422, "the query is blank (empty or only whitespace)"),
     ({"method": "GET", "url": "/link"}, 422, "give a query"),
     ({"method": "GET", "url": "/link", "params": {"q": "pizza", "method": "nope"}}, 422, "unknown method"),
     ({"method": "GET", "url": "/link", "params": {"q": "pizza", "gif_threshold": "x"}}, 422, "not a number"),
