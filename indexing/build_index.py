@@ -3,7 +3,8 @@
 Phases (see :mod:`elquery.indexing.entity_documents`): spill the dumps into subject partitions (a
 task per file, over worker processes), count predicates per partition, write one Lucene sub-index per
 partition (worker processes, one JVM each), then append the sub-indexes in partition order into
-one single-segment index with the exact-length caches beside it. Everything is built in a
+one single-segment index with the exact-length caches (and, with the LTR fields, the per-entity
+counts) beside it. Everything is built in a
 temporary directory next to ``--out`` and renamed into place only on success.
 """
 
@@ -30,6 +31,7 @@ from tqdm import tqdm
 from elquery.indexing.entity_documents import (
     SKIPPED_DATASETS,
     count_predicates,
+    is_link_dataset,
     is_skipped_dataset,
     load_labels,
     partition_documents,
@@ -39,11 +41,10 @@ from elquery.indexing.entity_documents import (
 from elquery.base import ElqueryError, sigterm_interrupts
 from elquery.indexing.index_format import (
     ANALYZER_NAME,
-    FIELDS,
     FORMAT_VERSION,
     IDS_FILE,
     METADATA_FILE,
-    RELATIONS_FIELD,
+    count_file,
     length_file,
 )
 from elquery.indexing.lucene_writer import EntityIndexWriter, WrittenDocuments
@@ -95,8 +96,8 @@ def balanced_groups(files: Sequence[Path], workers: int) -> list[list[Path]]:
     return [sorted(bucket) for bucket in buckets if bucket]
 
 
-def _spill_task(files: list[Path], out_dir: Path, partitions: int) -> tuple[Path, ParseReport]:
-    result = spill(files, out_dir, partitions)
+def _spill_task(files: list[Path], out_dir: Path, partitions: int, links_only: bool) -> tuple[Path, ParseReport]:
+    result = spill(files, out_dir, partitions, links_only=files if links_only else ())
     return result.labels_file, result.report
 
 
@@ -110,14 +111,14 @@ _labels: tuple[tuple[str, tuple[Path, ...]], Any] | None = None
 
 def _write_task(
     partition_files: list[Path], build: str, labels_files: tuple[Path, ...], predicates: list[str], out: Path,
-    relations: bool
+    relations: bool, ltr: bool
 ) -> WrittenDocuments:
     global _labels
     if _labels is None or _labels[0] != (build, labels_files):
         _labels = None  # the old ones may go before the new ones load
         _labels = ((build, labels_files), load_labels(labels_files))
-    writer = EntityIndexWriter(out, relations=relations)
-    writer.add_partition(partition_documents(partition_files, _labels[1], predicates, relations=relations))
+    writer = EntityIndexWriter(out, relations=relations, ltr=ltr)
+    writer.add_partition(partition_documents(partition_files, _labels[1], predicates, relations=relations, ltr=ltr))
     writer.close(merge=False)
     return writer.written
 
@@ -152,13 +153,19 @@ def _map_ordered(
 
 
 def index_plan(dumps: Sequence[Path | str], top_predicates_n: int = 1000,
-               skipped_datasets: Sequence[str] = SKIPPED_DATASETS, relations: bool = False) -> BuildPlan:
+               skipped_datasets: Sequence[str] = SKIPPED_DATASETS, relations: bool = False,
+               ltr_fields: bool = True) -> BuildPlan:
     """The dump files an index build reads and the options that shape it (its provenance;
-    ``relations`` is recorded only when on, so an index without it keeps its record)."""
-    files = [f for f in dump_files(dumps) if not is_skipped_dataset(f, skipped_datasets)]
+    ``relations`` and ``ltr_fields`` are recorded only when on, so an index without them keeps the
+    record it had before they existed). With ``ltr_fields``, the page links datasets are read
+    (for their links only) even when skipped."""
+    files = [f for f in dump_files(dumps)
+             if not is_skipped_dataset(f, skipped_datasets) or (ltr_fields and is_link_dataset(f))]
     options: dict[str, Any] = {"top_predicates": top_predicates_n, "skip_datasets": list(skipped_datasets)}
     if relations:
         options["relations"] = True
+    if ltr_fields:
+        options["ltr_fields"] = True
     return BuildPlan("entity index", tuple(files), options)
 
 
@@ -171,15 +178,18 @@ def build_dbpedia_index(
     overwrite: bool = False,
     skipped_datasets: Sequence[str] = SKIPPED_DATASETS,
     relations: bool = False,
+    ltr_fields: bool = True,
 ) -> BuildSummary:
     """Build the entity index at ``out`` from DBpedia dump files or directories; with
-    ``relations``, also the keyword field of related entity ids (ELR)."""
+    ``relations``, also the keyword field of related entity ids (ELR); with ``ltr_fields`` (the
+    default), also the LTR fields and counts (methods.md §9)."""
     started = time.monotonic()
     out = Path(out)
     if out.parent.is_dir():  # else it is created for the build, below
         check_output(out, "entity index", overwrite)
-    plan = index_plan(dumps, top_predicates_n, skipped_datasets, relations)
+    plan = index_plan(dumps, top_predicates_n, skipped_datasets, relations, ltr_fields)
     files = list(plan.inputs)
+    links_only = {f for f in files if is_skipped_dataset(f, skipped_datasets)}
     if not files:
         raise ElqueryError("no dump files left to index after skipping link datasets")
     if top_predicates_n < 1:
@@ -191,7 +201,8 @@ def build_dbpedia_index(
     # interrupts like Ctrl-C, so the cleanup below runs.
     with created_folder(out.parent), sigterm_interrupts(), work_folder(out) as work:
         with _executor(workers) as executor:
-            summary = _build(files, work, executor, workers, partitions, top_predicates_n, relations)
+            summary = _build(files, links_only, work, executor, workers, partitions, top_predicates_n,
+                             relations, ltr_fields)
         write_provenance(work / "index", plan.record({"entities": summary[0], "files": len(files),
                                                       "triples": summary[1].triples,
                                                       "malformed": summary[1].malformed}))
@@ -213,14 +224,15 @@ def _executor(workers: int) -> AbstractContextManager[Executor]:
 
 
 def _build(
-    files: list[Path], work: Path, executor: Executor, workers: int, partitions: int, top_n: int, relations: bool
+    files: list[Path], links_only: set[Path], work: Path, executor: Executor, workers: int, partitions: int,
+    top_n: int, relations: bool, ltr: bool,
 ) -> tuple[int, ParseReport]:
     # One spill task per file, largest first, each worker taking the next file when it is done
     # (files differ in cost per byte: spreading them over the workers up front left one idle).
     spill_dirs = {f: work / "spill" / f"f{k}" for k, f in enumerate(files)}
     largest_first = sorted(files, key=lambda f: (-f.stat().st_size, str(f)))
     spilled = dict(zip(largest_first, _map_ordered(
-        executor, _spill_task, [([f], spill_dirs[f], partitions) for f in largest_first], "reading dumps",
+        executor, _spill_task, [([f], spill_dirs[f], partitions, f in links_only) for f in largest_first], "reading dumps",
         sizes=[f.stat().st_size for f in largest_first],
     )))
     labels_files: list[Path] = []
@@ -241,7 +253,7 @@ def _build(
     written = _map_ordered(
         executor,
         _write_task,
-        [(partition_files[p], build, tuple(labels_files), predicates, sub_indexes[p], relations)
+        [(partition_files[p], build, tuple(labels_files), predicates, sub_indexes[p], relations, ltr)
          for p in range(partitions)],
         "indexing entities",
     )
@@ -254,20 +266,23 @@ def _build(
     if sys.stderr.isatty():
         print(f"merging {len(sub_indexes)} partitions into one segment ({len(everything.entities)} entities)",
               file=sys.stderr)
-    _merge(executor, sub_indexes, everything, work / "index", sorted(predicates, key=lambda p: (-counts[p], p)), relations)
+    _merge(executor, sub_indexes, everything, work / "index", sorted(predicates, key=lambda p: (-counts[p], p)),
+           relations, ltr)
     return len(everything.entities), report
 
 
 def _merge(
     executor: Executor, sub_indexes: list[Path], written: WrittenDocuments, index: Path, predicates: list[str],
-    relations: bool,
+    relations: bool, ltr: bool,
 ) -> None:
     """The single-segment index and the files beside it. The Lucene work runs as a task of the
     executor (a worker's JVM is running already; this process starts none)."""
     index.mkdir(parents=True)
     (index / IDS_FILE).write_text("".join(e + "\n" for e in written.entities), encoding="utf-8")
-    for name in (*FIELDS, RELATIONS_FIELD) if relations else FIELDS:
-        np.save(index / length_file(name), np.asarray(written.lengths[name], dtype=np.int32))
+    for name, lengths in written.lengths.items():
+        np.save(index / length_file(name), np.asarray(lengths, dtype=np.int32))
+    for name, counts in written.counts.items():
+        np.save(index / count_file(name), np.asarray(counts, dtype=np.int32))
     metadata: dict[str, Any] = {
         "format": FORMAT_VERSION,
         "analyzer": ANALYZER_NAME,
@@ -276,6 +291,12 @@ def _merge(
     }
     if relations:
         metadata["relations"] = True
+    if ltr:
+        metadata["ltr_fields"] = True
+        metadata["entity_counts"] = {
+            name: {"sum": int(np.sum(counts, dtype=np.int64)), "entities": int(np.count_nonzero(counts))}
+            for name, counts in written.counts.items()
+        }
     (index / METADATA_FILE).write_text(json.dumps(metadata, indent=1), encoding="utf-8")
     metadata["fields"], relation_statistics = executor.submit(_merge_task, sub_indexes, index).result()
     if relations:

@@ -28,7 +28,10 @@ def register_artefacts(index_commands: argparse._SubParsersAction) -> None:
         help="build the fielded Lucene entity index from DBpedia dumps",
         description="Build the fielded Lucene entity index (fields names and content, exact field "
         "lengths) from DBpedia dumps (.ttl/.nt, plain, .bz2 or .gz). Only entities with both "
-        "rdfs:label and rdfs:comment are indexed (methods.md §2).",
+        "rdfs:label and rdfs:comment are indexed (methods.md §2). By default the index also holds the "
+        "fields the LTR linker's features read (title, short_abstract, long_abstract, wiki_links, "
+        "categories; methods.md §9) and the entities' redirect and link counts; the page links dataset is "
+        "then read for its links.",
     )
     dbpedia.add_argument("--dumps", nargs="+", required=True, metavar="DIR_OR_FILE",
                          help="dump files, or directories holding them")
@@ -39,12 +42,17 @@ def register_artefacts(index_commands: argparse._SubParsersAction) -> None:
                          help="worker processes (default: number of cores)")
     dbpedia.add_argument("--skip-datasets", default=",".join(SKIPPED_DATASETS), metavar="PREFIXES",
                          help="comma-separated file-name prefixes of dump files not read "
-                         "(default: link and bookkeeping datasets: %(default)s)")
+                         "(default: link and bookkeeping datasets: %(default)s); page_links is still read for "
+                         "the wiki_links field unless --no-ltr-fields")
     dbpedia.add_argument("--overwrite", action="store_true", help="replace an existing index at --out")
     dbpedia.add_argument("--relations", action="store_true",
                          help="also index the fields relations and typed_relations: the ids of the entities each "
                          "entity links to through URI-valued objects of the top predicates, in all and per predicate "
                          "(for the ELR models sdm-elr, fsdm-elr, mlm-elr)")
+    dbpedia.add_argument("--no-ltr-fields", dest="ltr_fields", action="store_false",
+                         help="leave out the LTR fields (title, short_abstract, long_abstract, wiki_links, categories) "
+                         "and the redirect and link counts, and do not read page_links: a smaller, faster build that "
+                         "the LTR linker refuses")
     dbpedia.set_defaults(func=_index_dbpedia)
 
     stats = index_commands.add_parser("stats", help="print an index's statistics as JSON")
@@ -65,6 +73,7 @@ def _index_dbpedia(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         skipped_datasets=[p for p in args.skip_datasets.split(",") if p],
         relations=args.relations,
+        ltr_fields=args.ltr_fields,
     )
     for line in summary.report.summary_lines():
         print(line, file=sys.stderr)
@@ -111,6 +120,8 @@ def register_build(commands: argparse._SubParsersAction) -> None:
     index.add_argument("--relations", action="store_true",
                        help="also index the fields relations and typed_relations, for the ELR models sdm-elr, "
                        "fsdm-elr, mlm-elr")
+    index.add_argument("--no-ltr-fields", dest="ltr_fields", action="store_false",
+                       help="leave out the LTR linker's fields and counts (and do not read page_links)")
     forms = build.add_argument_group("surface forms (as `elquery index surface-forms`)")
     forms.add_argument("--facc", nargs="+", default=[], type=Path, metavar="FILE",
                        help="FACC count files or folders of them (form<TAB>Freebase id<TAB>count)")
@@ -147,13 +158,13 @@ def register_build(commands: argparse._SubParsersAction) -> None:
 
 def _build_all(args: argparse.Namespace) -> int:
     from elquery.indexing.build_all import BuildAllOptions, build_all
-    from elquery.indexing.tagme.build import TagmeBuildParams
+    from elquery.indexing.tagme.params import TagmeBuildParams
 
     options = BuildAllOptions(
         tuple(args.data),
         stages=None if args.stages is None else tuple(name.strip() for name in args.stages.split(",")),
         top_predicates=args.top_predicates, skip_datasets=tuple(p for p in args.skip_datasets.split(",") if p),
-        relations=args.relations,
+        relations=args.relations, ltr_fields=args.ltr_fields,
         facc=tuple(args.facc), facc_annotations=tuple(args.facc_annotations), min_posterior=args.min_posterior,
         anchors=args.anchors, kb_aliases=args.kb_aliases, min_count=args.min_count, chunk_rows=args.chunk_rows,
         tagme=TagmeBuildParams(args.min_link, args.max_tokens), workers=args.workers)

@@ -2,7 +2,11 @@
 
 Per field f: n(t, e_f) (term frequency), |e_f| (exact field length, from the cached ``.npy``
 arrays, never from Lucene's lossy norms), cf(t, f) (collection term frequency) and |C_f| (total
-tokens); entity id <-> Lucene docid; the index's own analyzer for query text.
+tokens); entity id <-> Lucene docid; the index's own analyzer for query text. The fields are
+``names`` and ``content``, and in an index built with them the LTR fields (methods.md §9;
+:data:`~elquery.indexing.index_format.LTR_FIELDS`), whose per-entity counts
+(:meth:`EntityIndex.entity_counts`) come beside them; :meth:`EntityIndex.require_fields` refuses,
+in one line, an index that lacks what a method needs.
 
 Threads: what a query needs (:meth:`EntityIndex.analyze`, :meth:`~EntityIndex.document`,
 :meth:`~EntityIndex.lengths`, :meth:`~EntityIndex.docid`, and the retrieval helper's scoring) may be
@@ -19,22 +23,27 @@ from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 from elquery.base import ElqueryError
 from elquery.indexing.index_format import (
+    ENTITY_COUNTS,
     FIELDS,
     FORMAT_VERSION,
     ID_FIELD,
     IDS_FILE,
+    LTR_FIELDS,
     METADATA_FILE,
     RELATIONS_FIELD,
     STORED_FIELDS,
+    TEXT_FIELDS,
     TYPED_RELATIONS_FIELD,
     analyzer,
+    count_field,
+    count_file,
     length_field,
     length_file,
 )
@@ -70,9 +79,15 @@ class EntityIndex:
             self.leaf = leaves.get(0).reader()
             self._num_entities = int(self.reader.numDocs())
             max_doc = int(self.reader.maxDoc())
-            self.has_relations = self.leaf.getFieldInfos().fieldInfo(length_field(RELATIONS_FIELD)) is not None
+            infos = self.leaf.getFieldInfos()
+            self.has_relations = infos.fieldInfo(length_field(RELATIONS_FIELD)) is not None
             """Whether the index holds the relations field (``elquery index dbpedia --relations``)."""
+            self.text_fields: tuple[str, ...] = tuple(
+                f for f in TEXT_FIELDS if f in FIELDS or infos.fieldInfo(length_field(f)) is not None)
+            """The index's text fields: ``names``, ``content`` and the LTR fields it was built with."""
+            self._counts = frozenset(c for c in ENTITY_COUNTS if infos.fieldInfo(count_field(c)) is not None)
         self._lengths: dict[str, np.ndarray] = {}
+        self._count_arrays: dict[str, np.ndarray] = {}
         if len(self.entity_ids) != max_doc or (
             self.entity_ids and self._stored_id(len(self.entity_ids) - 1) != self.entity_ids[-1]
         ):
@@ -112,6 +127,49 @@ class EntityIndex:
     def entity(self, docid: int) -> str:
         return self.entity_ids[docid]
 
+    # --- what the index holds ------------------------------------------------------------------
+
+    def has_field(self, name: str) -> bool:
+        """Whether the index holds ``name``: a text field (:data:`TEXT_FIELDS`), one of the
+        relation fields (``--relations``) or an entity count (:data:`ENTITY_COUNTS`)."""
+        if name in (RELATIONS_FIELD, TYPED_RELATIONS_FIELD):
+            return self.has_relations
+        return name in self.text_fields or name in self._counts
+
+    def require_fields(self, names: Iterable[str], purpose: str) -> None:
+        """An :class:`ElqueryError` (one line: the missing fields and how to rebuild) unless the
+        index holds every one of ``names`` (see :meth:`has_field`); ``purpose`` names what needs
+        them ("the LTR features")."""
+        self._require(names, f", needed by {purpose}")
+
+    def _require(self, names: Iterable[str], why: str) -> None:
+        missing = [n for n in dict.fromkeys(names) if not self.has_field(n)]
+        if not missing:
+            return
+        unknown = [n for n in missing if n not in (*TEXT_FIELDS, *ENTITY_COUNTS, RELATIONS_FIELD, TYPED_RELATIONS_FIELD)]
+        if unknown:
+            raise ElqueryError(f"unknown field {unknown[0]!r}; fields are {', '.join((*TEXT_FIELDS, *ENTITY_COUNTS))}")
+        relations = [n for n in missing if n in (RELATIONS_FIELD, TYPED_RELATIONS_FIELD)]
+        if relations == missing:
+            self._check_relations()
+        rebuild = "without --no-ltr-fields" + (" and with --relations" if relations else "")
+        raise ElqueryError(f"{self.path}: the index has no field{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
+                           f"{why}; rebuild it with `elquery index dbpedia` or `elquery build` {rebuild}")
+
+    def entity_counts(self, name: str) -> np.ndarray:
+        """A per-entity count (:data:`ENTITY_COUNTS`: ``redirects``, ``links``) for every docid
+        (int32): the ``.npy`` file the build wrote (memory-mapped) or, if it is missing, the doc
+        values read into memory."""
+        if name not in ENTITY_COUNTS:
+            raise ElqueryError(f"unknown entity count {name!r}; counts are {', '.join(ENTITY_COUNTS)}")
+        self._require([name], "")
+        cached = self._count_arrays.get(name)
+        if cached is None:
+            path = self.path / count_file(name)
+            loaded = np.load(path, mmap_mode="r") if path.is_file() else self._doc_values(count_field(name))
+            cached = self._count_arrays[name] = loaded
+        return cached
+
     def _stored(self, docid: int, fields: tuple[str, ...]) -> list[str]:
         return list(self._access.storedValues(self.reader, docid, list(fields)))
 
@@ -119,14 +177,15 @@ class EntityIndex:
         return self._stored(docid, (ID_FIELD,))[0]
 
     def document(self, entity: str) -> Mapping[str, str] | None:
-        """An entity's fields (``id``, ``names``, ``content``), or None. A stored field
-        (:data:`STORED_FIELDS`: the values, one per line) is read from Lucene's stored fields; a
-        field that is not stored gives its indexed terms in position order, space-separated,
-        read back from the postings (slow, and only when asked for)."""
+        """An entity's fields (``id`` and the :attr:`text_fields`: ``names``, ``content``, and the
+        LTR fields if the index has them), or None. A stored field (:data:`STORED_FIELDS`: the
+        values, one per line) is read from Lucene's stored fields; a field that is not stored gives
+        its indexed terms in position order, space-separated, read back from the postings (slow,
+        and only when asked for)."""
         docid = self.find_docid(entity)
         if docid is None:
             return None
-        stored = (ID_FIELD, *STORED_FIELDS)
+        stored = (ID_FIELD, *(f for f in STORED_FIELDS if f in self.text_fields))
         return _Document(self, docid, dict(zip(stored, self._stored(docid, stored))))
 
     def indexed_terms(self, docid: int, field: str) -> list[str]:
@@ -143,10 +202,12 @@ class EntityIndex:
 
     # --- statistics ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _check_field(field: str) -> None:
-        if field not in FIELDS:
-            raise ElqueryError(f"unknown field {field!r}; fields are {', '.join(FIELDS)}")
+    def _check_field(self, field: str) -> None:
+        """A text field of the index (an LTR field the index lacks is refused by :meth:`require_fields`)."""
+        if field not in self.text_fields:
+            if field not in LTR_FIELDS:
+                raise ElqueryError(f"unknown field {field!r}; fields are {', '.join(TEXT_FIELDS)}")
+            self._require([field], "")
 
     def lengths(self, field: str) -> np.ndarray:
         """|e_f| for every docid (int32), exact: the ``.npy`` file the build wrote (memory-mapped),
@@ -165,8 +226,12 @@ class EntityIndex:
         return cached
 
     def _lengths_from_doc_values(self, field: str) -> np.ndarray:
+        return self._doc_values(length_field(field))
+
+    def _doc_values(self, name: str) -> np.ndarray:
+        """The numeric doc values ``name`` of every docid (int32; 0 where a document has none)."""
         with _JAVA_SETUP:  # one-time, and walks a Java iterator
-            values = self.leaf.getNumericDocValues(length_field(field))
+            values = self.leaf.getNumericDocValues(name)
             lengths = np.zeros(self.reader.maxDoc(), dtype=np.int32)
             no_more = java_class("org.apache.lucene.search.DocIdSetIterator").NO_MORE_DOCS
             docid = values.nextDoc() if values is not None else no_more
@@ -225,9 +290,9 @@ class EntityIndex:
         return int(postings.freq())
 
     def field_statistics(self) -> dict[str, dict[str, int]]:
-        """Per field: ``tokens`` (|C_f|) and ``terms`` (vocabulary size)."""
+        """Per text field of the index: ``tokens`` (|C_f|) and ``terms`` (vocabulary size)."""
         statistics = {}
-        for field in FIELDS:
+        for field in self.text_fields:
             terms = self._terms(field)
             size = int(terms.size()) if terms is not None else 0
             statistics[field] = {"tokens": self.collection_length(field), "terms": size}
@@ -244,6 +309,10 @@ class EntityIndex:
         }
         if self.has_relations:
             stats["relations"] = self.relation_statistics().as_dict()
+        if self._counts:
+            stats["entity_counts"] = {name: {"sum": int(np.sum(self.entity_counts(name), dtype=np.int64)),
+                                             "entities": int(np.count_nonzero(self.entity_counts(name)))}
+                                      for name in ENTITY_COUNTS if name in self._counts}
         return stats
 
     # --- relations (ELR) -----------------------------------------------------------------------
@@ -346,13 +415,13 @@ class _Document(Mapping[str, str]):
 
     def __getitem__(self, name: str) -> str:
         if name not in self._values:
-            if name not in FIELDS:
+            if name not in self._index.text_fields:
                 raise KeyError(name)
             self._values[name] = " ".join(self._index.indexed_terms(self._docid, name))
         return self._values[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter((ID_FIELD, *FIELDS))
+        return iter((ID_FIELD, *self._index.text_fields))
 
     def __len__(self) -> int:
-        return 1 + len(FIELDS)
+        return 1 + len(self._index.text_fields)

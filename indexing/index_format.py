@@ -18,6 +18,14 @@ it links to through the URI-valued objects of its top predicates, each an unanal
 ``id TAB predicate`` per distinct pair and ``TAB predicate`` per distinct predicate.
 ``elquery.json`` then records ``"relations": true``, the field's statistics and, per predicate,
 N_f and |C_f| (``relation_predicates``).
+
+An index built with the LTR fields (the default; ``--no-ltr-fields`` leaves them out, and an
+index without them is the one built before they existed) also holds the text fields
+:data:`LTR_FIELDS` (methods.md §9), analyzed and with exact lengths as ``names`` and ``content``
+(``title`` and ``short_abstract`` stored), and per entity the counts :data:`ENTITY_COUNTS` as
+numeric doc values ``<name>_count`` and in ``<name>_count.npy``. ``elquery.json`` then records
+``"ltr_fields": true`` and, per count, its sum and the entities with a non-zero count
+(``entity_counts``).
 """
 
 from __future__ import annotations
@@ -28,11 +36,21 @@ from elquery.indexing.jvm import java_class
 
 FORMAT_VERSION = 1
 FIELDS = ("names", "content")
-STORED_FIELDS = ("names",)
+"""The text fields of every index (MLM's, methods.md §2)."""
+LTR_FIELDS = ("title", "short_abstract", "long_abstract", "wiki_links", "categories")
+"""The text fields the LTR features read besides ``content`` (methods.md §9), in an index built
+with them: the distinct values of rdfs:label, rdfs:comment and dbo:abstract; the titles of the
+DBpedia resources dbo:wikiPageWikiLink links to, as text (``Barack_Obama`` -> ``Barack Obama``); the
+dct:subject categories as text, ``Category:`` dropped."""
+TEXT_FIELDS = (*FIELDS, *LTR_FIELDS)
+STORED_FIELDS = ("names", "title", "short_abstract")
 """Text fields whose text Lucene stores: ``names``, read by ``EntityIndex.document`` for the
-service's entity page. ``content`` is indexed only (no feature reads its text; it is most of the
-text, and storing it tripled the index): ``EntityIndex.document`` gives its terms back from the
-postings."""
+service's entity page, and ``title`` and ``short_abstract`` for the LTR features' string tests.
+``content`` is indexed only (no feature reads its text; it is most of the text, and storing it
+tripled the index): ``EntityIndex.document`` gives its terms back from the postings."""
+ENTITY_COUNTS = ("redirects", "links")
+"""Per-entity counts of an index with the LTR fields: the distinct redirect pages pointing at the
+entity, and the distinct DBpedia resources it links to (dbo:wikiPageWikiLink)."""
 ID_FIELD = "id"
 RELATIONS_FIELD = "relations"
 """The keyword field of related entity ids (``elquery index dbpedia --relations``); not a text field."""
@@ -49,6 +67,14 @@ def length_field(field: str) -> str:
 
 def length_file(field: str) -> str:
     return f"{field}_length.npy"
+
+
+def count_field(name: str) -> str:
+    return f"{name}_count"
+
+
+def count_file(name: str) -> str:
+    return f"{name}_count.npy"
 
 
 def analyzer() -> Any:

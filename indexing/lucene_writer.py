@@ -9,7 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from elquery.indexing.entity_documents import EntityDocument
-from elquery.indexing.index_format import FIELDS, ID_FIELD, RELATIONS_FIELD, STORED_FIELDS, TYPED_RELATIONS_FIELD, analyzer
+from elquery.indexing.index_format import (
+    ENTITY_COUNTS,
+    FIELDS,
+    ID_FIELD,
+    LTR_FIELDS,
+    RELATIONS_FIELD,
+    STORED_FIELDS,
+    TYPED_RELATIONS_FIELD,
+    analyzer,
+)
 from elquery.indexing.jvm import java_class
 
 RAM_BUFFER_MB = 256.0
@@ -20,16 +29,20 @@ _LINE_BREAKS = re.compile(r"[\t\r\n]")
 
 @dataclass
 class WrittenDocuments:
-    """What a writer added, in docid order: entity ids and exact per-field lengths (the text
-    fields, and :data:`RELATIONS_FIELD` when the writer adds it)."""
+    """What a writer added, in docid order: entity ids, exact per-field lengths (the text
+    fields, and :data:`RELATIONS_FIELD` when the writer adds it) and, with the LTR fields, the
+    :data:`ENTITY_COUNTS`."""
 
     entities: list[str] = field(default_factory=list)
     lengths: dict[str, list[int]] = field(default_factory=lambda: {f: [] for f in FIELDS})
+    counts: dict[str, list[int]] = field(default_factory=dict)
 
     def extend(self, other: WrittenDocuments) -> None:
         self.entities += other.entities
         for name, lengths in other.lengths.items():
             self.lengths.setdefault(name, []).extend(lengths)
+        for name, counts in other.counts.items():
+            self.counts.setdefault(name, []).extend(counts)
 
 
 def field_text(values: Sequence[str]) -> str:
@@ -46,25 +59,35 @@ class EntityIndexWriter:
     stores the length as doc values. Only :data:`STORED_FIELDS` (and the id) are stored. With
     ``relations``, each document's (related entity id, predicate) pairs go into the keyword
     fields :data:`RELATIONS_FIELD` and :data:`TYPED_RELATIONS_FIELD` (the pairs stored, one
-    ``id TAB predicate`` per line, if :data:`RELATIONS_FIELD` is one of :data:`STORED_FIELDS`)."""
+    ``id TAB predicate`` per line, if :data:`RELATIONS_FIELD` is one of :data:`STORED_FIELDS`).
+    With ``ltr``, the text fields :data:`LTR_FIELDS` follow ``names`` and ``content``, and the
+    :data:`ENTITY_COUNTS` are numeric doc values ``<name>_count``."""
 
-    def __init__(self, path: Path, *, relations: bool = False) -> None:
+    def __init__(self, path: Path, *, relations: bool = False, ltr: bool = False) -> None:
+        text_fields = (*FIELDS, *LTR_FIELDS) if ltr else FIELDS
         self._writer = java_class("org.elquery.index.EntityWriter")(
-            str(path), analyzer(), RAM_BUFFER_MB, list(FIELDS), [name in STORED_FIELDS for name in FIELDS]
+            str(path), analyzer(), RAM_BUFFER_MB, list(text_fields), [name in STORED_FIELDS for name in text_fields]
         )
-        self._fields: tuple[str, ...] = FIELDS
+        self._text_fields = text_fields
+        self._fields: tuple[str, ...] = text_fields
+        self._relations = relations
         if relations:
             self._writer.setRelations(RELATIONS_FIELD, TYPED_RELATIONS_FIELD, RELATIONS_FIELD in STORED_FIELDS)
-            self._fields = (*FIELDS, RELATIONS_FIELD)
+            self._fields = (*text_fields, RELATIONS_FIELD)
+        self._counts: tuple[str, ...] = ENTITY_COUNTS if ltr else ()
+        if ltr:
+            self._writer.setCounts(list(ENTITY_COUNTS))
         self._ids: list[str] = []
         self._texts: list[str] = []
-        self.written = WrittenDocuments(lengths={f: [] for f in self._fields})
+        self._count_values: list[int] = []
+        self.written = WrittenDocuments(lengths={f: [] for f in self._fields}, counts={c: [] for c in self._counts})
 
     def add(self, document: EntityDocument) -> None:
         self._ids.append(document.entity)
-        self._texts += (field_text(document.names), field_text(document.content))
-        if len(self._fields) > len(FIELDS):
+        self._texts += (field_text(getattr(document, name)) for name in self._text_fields)
+        if self._relations:
             self._texts.append("\n".join(f"{entity}\t{predicate}" for entity, predicate in document.relations))
+        self._count_values += (getattr(document, name) for name in self._counts)
         if len(self._ids) >= BATCH:
             self._flush()
 
@@ -81,21 +104,22 @@ class EntityIndexWriter:
         ids = documents.write(self._writer, ID_FIELD)
         if not ids:
             return
-        lengths = documents.lengths()
+        self._record(ids.split("\n"), documents.lengths(), documents.counts())
+
+    def _record(self, ids: list[str], lengths: Sequence[int], counts: Sequence[int]) -> None:
         width = len(self._fields)
         for f, name in enumerate(self._fields):
             self.written.lengths[name] += lengths[f::width]
-        self.written.entities += ids.split("\n")
+        for c, name in enumerate(self._counts):
+            self.written.counts[name] += counts[c::len(self._counts)]
+        self.written.entities += ids
 
     def _flush(self) -> None:
         if not self._ids:
             return
-        lengths = self._writer.add(ID_FIELD, self._ids, self._texts)
-        width = len(self._fields)
-        for f, name in enumerate(self._fields):
-            self.written.lengths[name] += lengths[f::width]
-        self.written.entities += self._ids
-        self._ids, self._texts = [], []
+        lengths = self._writer.add(ID_FIELD, self._ids, self._texts, self._count_values)
+        self._record(self._ids, lengths, self._count_values)
+        self._ids, self._texts, self._count_values = [], [], []
 
     def add_indexes(self, paths: Sequence[Path]) -> None:
         """Append whole indexes, in the given order, after the documents added so far."""

@@ -7,6 +7,7 @@ Candidate scoring (the linking hot path)::
     scorer = MLMScorer(EntityIndex(path))                 # names 0.2 / content 0.8, lambda 0.1
     scorer.score_candidates("obama family", ["<dbpedia:Barack_Obama>", ...])   # {entity: log score}
     scorer.normalized_query_likelihood("obama family", ids)  # {entity: QueryLikelihood(log_score).score}
+    score_each(index, [CandidateScoring(lm("title"), "obama", docids), ...])  # several texts/fields, one Java call
 
 Whole-index ranking::
 
@@ -29,8 +30,8 @@ __getattr__ = lazy_exports(__name__, {
         "lm_dirichlet", "mlm", "mlm_elr", "model_from_name", "prms", "sdm", "sdm_elr"),
     "elquery.retrieval.queries": ("QueryRecord", "read_queries"),
     "elquery.retrieval.runs": ("write_run",),
-    "elquery.retrieval.scoring": ("AnalyzedQuery", "EntityPrior", "EntityScorer", "LinkedQuery", "MLMScorer",
-        "QueryLikelihood", "analyze"),
+    "elquery.retrieval.scoring": ("AnalyzedQuery", "CandidateScoring", "EntityPrior", "EntityScorer",
+        "LinkedQuery", "MLMScorer", "QueryLikelihood", "analyze", "score_each"),
     "elquery.retrieval.searcher": ("EntityScore", "RankedEntity", "Searcher"),
 })
 
@@ -38,6 +39,7 @@ __all__ = [
     "BM25",
     "BM25F",
     "AnalyzedQuery",
+    "CandidateScoring",
     "Dirichlet",
     "EntityLinkingRetrieval",
     "EntityPrior",
@@ -66,6 +68,7 @@ __all__ = [
     "prms",
     "read_queries",
     "sdm",
+    "score_each",
     "sdm_elr",
     "write_run",
 ]

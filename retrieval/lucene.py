@@ -114,9 +114,21 @@ def score(leaf: Any, request: str) -> Scores:
     return _scores(_call("score", leaf, request))
 
 
-def _scores(raw: bytes) -> Scores:
-    known, n = np.frombuffer(raw, dtype="<i4", count=2)
-    return Scores(int(known), np.frombuffer(raw, dtype="<f8", count=n, offset=8))
+def score_each(leaf: Any, requests: list[str]) -> list[Scores]:
+    """The answers of :func:`score` to several requests, in one call (``EntityScores.scoreEach``);
+    a request may give its query as a ``text`` line, analyzed there with the index's analyzer."""
+    raw = _call("scoreEach", leaf, _analyzer(), requests)
+    answers = []
+    offset = 0
+    for _ in requests:
+        answers.append(_scores(raw, offset))
+        offset += 8 + 8 * len(answers[-1].scores)
+    return answers
+
+
+def _scores(raw: bytes, offset: int = 0) -> Scores:
+    known, n = np.frombuffer(raw, dtype="<i4", count=2, offset=offset)
+    return Scores(int(known), np.frombuffer(raw, dtype="<f8", count=n, offset=offset + 8))
 
 
 def top(leaf: Any, request: str, *, bm25: bool = False) -> TopDocs:

@@ -25,17 +25,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from elquery.base import ElqueryError
-from elquery.indexing.index_format import FIELDS
+from elquery.indexing.index_format import FIELDS, TEXT_FIELDS
 
 DEFAULT_FIELD_WEIGHTS = {"names": 0.2, "content": 0.8}
 DEFAULT_LAMBDA = 0.1
 DEFAULT_MU = 2000.0
 
 
+def _check_field(name: str) -> None:
+    """A text field some index may hold (whether the one scored holds it is checked with it:
+    :func:`model_fields`, ``EntityIndex.require_fields``)."""
+    if name not in TEXT_FIELDS:
+        raise ElqueryError(f"unknown field {name!r}; fields are {', '.join(TEXT_FIELDS)}")
+
+
 def _check_fields(names: list[str], model: str) -> None:
     for name in names:
-        if name not in FIELDS:
-            raise ElqueryError(f"unknown field {name!r}; fields are {', '.join(FIELDS)}")
+        _check_field(name)
     if len(set(names)) != len(names) or not names:
         raise ElqueryError(f"{model} needs distinct fields, got {names}")
 
@@ -115,8 +121,7 @@ class BM25:
     name: str = "bm25"
 
     def __post_init__(self) -> None:
-        if self.field not in FIELDS:
-            raise ElqueryError(f"unknown field {self.field!r}; fields are {', '.join(FIELDS)}")
+        _check_field(self.field)
         _check_bm25(self.k1, self.b)
 
     def request_line(self) -> str:
@@ -135,8 +140,7 @@ class BM25F:
 
     def __post_init__(self) -> None:
         for name, weight in self.field_weights:
-            if name not in FIELDS:
-                raise ElqueryError(f"unknown field {name!r}; fields are {', '.join(FIELDS)}")
+            _check_field(name)
             if not (weight >= 1 and math.isfinite(weight)):
                 raise ElqueryError(f"BM25F field weights must be at least 1, got {name}={weight}")
         _check_bm25(self.k1, self.b)
@@ -260,6 +264,19 @@ class EntityLinkingRetrieval:
 
 ExactModel = LanguageModel | SequentialDependence | EntityLinkingRetrieval
 Model = LanguageModel | SequentialDependence | BM25 | BM25F | Rerank | EntityLinkingRetrieval
+
+
+def model_fields(model: Model) -> tuple[str, ...]:
+    """The text fields a model reads (the index scored must hold them)."""
+    if isinstance(model, LanguageModel | SequentialDependence):
+        return tuple(f.field for f in model.fields)
+    if isinstance(model, BM25):
+        return (model.field,)
+    if isinstance(model, BM25F):
+        return tuple(name for name, _ in model.field_weights)
+    if isinstance(model, Rerank):
+        return tuple(dict.fromkeys((*model_fields(model.first), *model_fields(model.then))))
+    return model_fields(model.text)
 
 
 def mlm(

@@ -13,12 +13,15 @@ terms only) is no evidence for any entity: its log score is -inf and its score 0
 outranks a query with content (docs/methods.md §4).
 
 This is the linking hot path: the candidates' term frequencies are read in Java by advancing
-each query term's postings over the sorted candidate docids (``retrieval/java``).
+each query term's postings over the sorted candidate docids (``retrieval/java``). :func:`score_each`
+scores several (language model, text, candidates) at once, in one Java call (the LTR features'
+single-field scores of a query and its mentions, methods.md §9).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,9 +37,11 @@ from elquery.retrieval.models import (
     DEFAULT_LAMBDA,
     EntityLinkingRetrieval,
     ExactModel,
+    LanguageModel,
     SequentialDependence,
     Smoothing,
     mlm,
+    model_fields,
 )
 
 
@@ -151,6 +156,7 @@ class EntityScorer:
         self.index = index
         self.model = model or mlm()
         self.prior = prior
+        index.require_fields(model_fields(self.model), f"the model {self.model.name}")
         if prior is not None:
             prior.check(index)
 
@@ -182,15 +188,12 @@ class EntityScorer:
             docids = np.arange(len(scores))
         else:
             docids = np.asarray(docids, dtype=np.int32)
-            order = np.argsort(docids, kind="stable")
-            request.append(f"docids\t{lucene.encode_docids(docids[order])}")
+            order, line = _candidates(docids)
+            request.append(line)
             result = self._score("\n".join(request))
-            scores = np.empty(len(docids), dtype=np.float64)
-            scores[order] = result.scores
+            scores = _in_request_order(result.scores, order)
         if result.known_terms == 0:
-            # no query term is in the collection (an empty, stopword-only or unknown query): the
-            # query is no evidence for any entity, so Eq. 16 is defined as log score -inf, score 0
-            scores[:] = -math.inf
+            _no_evidence(scores)
         elif self.prior is not None:
             scores += self.prior.log_weights[docids]
         return lucene.Scores(result.known_terms, scores)
@@ -216,6 +219,64 @@ class EntityScorer:
     def normalized_query_likelihood(self, query: Query, entity_ids: Iterable[str]) -> dict[str, QueryLikelihood]:
         """Eq. 16 as (log score, exp score) for every given entity that is in the index."""
         return {e: QueryLikelihood(s) for e, s in self.score_candidates(query, entity_ids).items()}
+
+
+def _candidates(docids: np.ndarray) -> tuple[np.ndarray, str]:
+    """The order that sorts the docids, and the ``docids`` line of a request (ascending)."""
+    order = np.argsort(docids, kind="stable")
+    return order, f"docids\t{lucene.encode_docids(docids[order])}"
+
+
+def _in_request_order(sorted_scores: np.ndarray, order: np.ndarray) -> np.ndarray:
+    scores = np.empty(len(order), dtype=np.float64)
+    scores[order] = sorted_scores
+    return scores
+
+
+def _no_evidence(scores: np.ndarray) -> None:
+    """No query term is in the collection (an empty, stopword-only or unknown query): the query
+    is no evidence for any entity, so Eq. 16 is defined as log score -inf, score 0."""
+    scores[:] = -math.inf
+
+
+@dataclass(frozen=True, eq=False)
+class CandidateScoring:
+    """One scoring of :func:`score_each`: candidates (docids, any order, no repeats) for a query
+    (text, analyzed with the index's analyzer, or analyzed terms) under a language model."""
+
+    model: LanguageModel
+    query: str | Sequence[str] | AnalyzedQuery
+    docids: np.ndarray
+
+
+_LINE_ENDS = re.compile(r"[\r\n]")
+
+
+def score_each(index: EntityIndex, scorings: Sequence[CandidateScoring]) -> list[lucene.Scores]:
+    """Log scores (Eq. 16) of each scoring's docids under its language model, aligned with them,
+    the same numbers :meth:`EntityScorer.log_scores` gives (a query with no term in the collection:
+    -inf), all in ONE Java call, texts analyzed in it: the LTR features' single-field scores
+    (``lm(field)``, Jelinek-Mercer lambda 0.1) and ``mlm()`` of a query and its mentions. Every
+    field the models read must be in the index (``EntityIndex.require_fields``)."""
+    names = {name for s in scorings for name in model_fields(s.model)}
+    index.require_fields(sorted(names), "the language models scored")
+    requests, orders = [], []
+    for scoring in scorings:
+        lines = scoring.model.request_lines()
+        if isinstance(scoring.query, str):
+            lines.append("text\t" + _LINE_ENDS.sub(" ", scoring.query))  # line ends separate tokens as spaces do
+        else:
+            lines += analyze(index, scoring.query).request_lines()
+        order, line = _candidates(np.asarray(scoring.docids, dtype=np.int32))
+        requests.append("\n".join([*lines, line]))
+        orders.append(order)
+    results = []
+    for result, order in zip(lucene.score_each(index.leaf, requests) if requests else [], orders):
+        scores = _in_request_order(result.scores, order)
+        if result.known_terms == 0:
+            _no_evidence(scores)
+        results.append(lucene.Scores(result.known_terms, scores))
+    return results
 
 
 class MLMScorer(EntityScorer):

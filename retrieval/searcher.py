@@ -48,6 +48,7 @@ from elquery.retrieval.models import (
     Rerank,
     SequentialDependence,
     mlm,
+    model_fields,
 )
 from elquery.retrieval.scoring import AnalyzedQuery, EntityPrior, EntityScorer, LinkedQuery, Query, analyze
 
@@ -108,6 +109,7 @@ class Searcher:
         if k < 0:
             raise ElqueryError(f"k must be non-negative, got {k}")
         model = model or mlm()
+        self.index.require_fields(model_fields(model), f"the model {model.name}")
         if isinstance(model, EntityLinkingRetrieval):
             if prior is not None:
                 raise ElqueryError("an entity prior applies to language models only")

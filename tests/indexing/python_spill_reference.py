@@ -10,10 +10,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from elquery.indexing.entity_documents import OWL_SAME_AS, RDFS_LABEL, REDIRECTS, title_text
+from elquery.indexing.entity_documents import OWL_SAME_AS, RDFS_LABEL, REDIRECTS, WIKI_LINK, title_text
 from elquery.indexing.ntriples import DBPEDIA_RESOURCE, ObjectKind, ParseReport, read_triples
 
-_LITERAL, _IRI, _REDIRECT = "L", "I", "R"
+_LITERAL, _IRI, _REDIRECT, _LINK = "L", "I", "R", "W"
 _SPILL_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _SPILL_ESCAPED = re.compile(r"[\\\t\n\r]")
 
@@ -36,10 +36,13 @@ def spill_escape(text: str) -> str:
     return _SPILL_ESCAPED.sub(lambda m: _SPILL_ESCAPES[m.group()], text)
 
 
-def python_spill(files: Iterable[Path], out_dir: Path, partitions: int) -> PythonSpill:
+def python_spill(files: Iterable[Path], out_dir: Path, partitions: int, links_only: Iterable[Path] = ()) -> PythonSpill:
     """Read dump files once, appending each statement about a DBpedia resource to its subject's
     partition file ``out_dir/part-NNNN.tsv`` (lines ``subject TAB kind TAB predicate TAB value``).
-    Redirects are filed under their *target*, carrying the redirect page's IRI."""
+    Redirects are filed under their *target*, carrying the redirect page's IRI. Of a file in
+    ``links_only``, only the wiki page links to DBpedia resources (kind W, no predicate, the
+    target's title)."""
+    links = set(links_only)
     out_dir.mkdir(parents=True, exist_ok=True)
     handles = [open(out_dir / f"part-{p:04d}.tsv", "w", encoding="utf-8", newline="\n") for p in range(partitions)]
     result = PythonSpill()
@@ -49,7 +52,12 @@ def python_spill(files: Iterable[Path], out_dir: Path, partitions: int) -> Pytho
                 subject, predicate, value = triple.subject, triple.predicate, triple.object
                 if not subject.startswith(DBPEDIA_RESOURCE) or predicate == OWL_SAME_AS:
                     continue
-                if triple.kind is ObjectKind.LITERAL:
+                if path in links:
+                    if (triple.kind is not ObjectKind.IRI or predicate != WIKI_LINK
+                            or not value.startswith(DBPEDIA_RESOURCE) or value == DBPEDIA_RESOURCE):
+                        continue
+                    record = (subject, _LINK, "", value[len(DBPEDIA_RESOURCE):])
+                elif triple.kind is ObjectKind.LITERAL:
                     if predicate == RDFS_LABEL and value != title_text(subject):
                         result.labels[subject] = value
                     record = (subject, _LITERAL, predicate, spill_escape(value))

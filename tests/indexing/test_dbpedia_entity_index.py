@@ -26,7 +26,7 @@ from elquery.indexing.cli import main as indexing_main
 from elquery.indexing.entity_documents import SKIPPED_DATASETS, DocumentTexts, document_texts, spill, title_text
 from elquery.indexing.entity_index import EntityIndex
 from elquery.base import ElqueryError
-from elquery.indexing.index_format import FIELDS, IDS_FILE, METADATA_FILE, length_file
+from elquery.indexing.index_format import ENTITY_COUNTS, FIELDS, IDS_FILE, METADATA_FILE, TEXT_FIELDS, count_file, length_file
 from elquery.indexing.jvm import java_class
 
 R = "http://dbpedia.org/resource/"
@@ -235,7 +235,7 @@ def test_documents_equal_independent_documents(
         assert sorted(stored["names"].split("\n")) == _flat(raw_sample.names(subject)), subject
         assert sorted(stored["content"].split()) == sorted(analyzer.counts(raw_sample.content(subject)).elements())
         assert stored["content"].split() == [t for v in document.content.split("\n") for t in analyzer.tokens(v)], subject
-        assert dict(stored) == {"id": stored["id"], "names": stored["names"], "content": stored["content"]}
+        assert set(stored) == {"id", *TEXT_FIELDS}  # the LTR fields: test_ltr_fields.py
 
 
 def test_field_lengths_equal_independent_token_counts(
@@ -373,7 +373,8 @@ def test_stats_cli_json(sample_index: EntityIndex, sample_index_path: Path, caps
     assert stats["entities"] == sample_index.num_entities == len(sample_index.entity_ids)
     assert stats["analyzer"] == "standard-english-stopwords"
     assert stats["content_predicates"] == len(sample_index.metadata["content_predicates"])
-    for name in FIELDS:
+    assert set(stats["fields"]) == set(TEXT_FIELDS)
+    for name in TEXT_FIELDS:
         tokens, terms = _lucene_field_numbers(sample_index, name)
         lengths = np.load(sample_index_path / length_file(name))
         assert len(lengths) == stats["entities"]
@@ -636,8 +637,10 @@ def test_threads_1_and_2_give_identical_indexes(
     out = tmp_path / "threads1"
     build_dbpedia_index([dbpedia_sample], out, threads=1)
     assert (out / IDS_FILE).read_bytes() == (sample_index_path / IDS_FILE).read_bytes()
-    for name in FIELDS:
+    for name in TEXT_FIELDS:
         assert np.array_equal(np.load(out / length_file(name)), np.load(sample_index_path / length_file(name)))
+    for name in ENTITY_COUNTS:
+        assert np.array_equal(np.load(out / count_file(name)), np.load(sample_index_path / count_file(name)))
     assert json.loads((out / METADATA_FILE).read_text()) == json.loads((sample_index_path / METADATA_FILE).read_text())
     with EntityIndex(out) as single:
         stats = single.stats()
@@ -659,15 +662,19 @@ def test_opening_a_read_only_index_writes_nothing(sample_index_path: Path, sampl
 
     copy = tmp_path / "index"
     shutil.copytree(sample_index_path, copy)
-    for field in ("names", "content"):
+    for field in TEXT_FIELDS:
         (copy / length_file(field)).unlink()
+    for name in ENTITY_COUNTS:
+        (copy / count_file(name)).unlink()
     before = sorted(p.name for p in copy.iterdir())
     for path in [copy, *copy.iterdir()]:
         path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
     try:
         with EntityIndex(copy) as index:
-            for field in ("names", "content"):
+            for field in TEXT_FIELDS:
                 assert index.lengths(field).tolist() == sample_index.lengths(field).tolist()
+            for name in ENTITY_COUNTS:
+                assert index.entity_counts(name).tolist() == sample_index.entity_counts(name).tolist()
         assert sorted(p.name for p in copy.iterdir()) == before
     finally:
         for path in [copy, *copy.iterdir()]:

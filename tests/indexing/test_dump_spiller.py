@@ -1,7 +1,8 @@
 """The spill phase in Java (org.elquery.index.DumpSpiller behind entity_documents.spill) against
 the Python spill it replaced (python_spill_reference, reading with ntriples.read_triples): the same
 partition files byte for byte, the same labels, the same report (counts, malformed lines, reasons,
-line numbers), on the real DBpedia sample and on generated dumps full of tricky and broken lines."""
+line numbers), on the real DBpedia sample and on generated dumps full of tricky and broken lines,
+with and without files read for their wiki page links only (the LTR fields)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ from pathlib import Path
 import pytest
 
 from elquery.base import ElqueryError
-from elquery.indexing.entity_documents import LABELS_FILE, SpillResult, is_skipped_dataset, spill, title_text
+from elquery.indexing.entity_documents import (
+    LABELS_FILE,
+    SpillResult,
+    is_link_dataset,
+    is_skipped_dataset,
+    spill,
+    title_text,
+)
 from elquery.indexing.jvm import java_class
 from elquery.indexing.ntriples import MAX_LINE_CHARS, ParseReport, dump_files, read_triples
 from python_documents_reference import read_labels  # pytest puts this folder on sys.path
@@ -26,6 +34,7 @@ COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
 REDIRECTS = "http://dbpedia.org/ontology/wikiPageRedirects"
 SAME_AS = "http://www.w3.org/2002/07/owl#sameAs"
 FOAF_NAME = "http://xmlns.com/foaf/0.1/name"
+WIKI_LINK = "http://dbpedia.org/ontology/wikiPageWikiLink"
 
 
 def _parts(directory: Path, partitions: int) -> list[bytes]:
@@ -36,9 +45,10 @@ def _reports(report: ParseReport) -> dict[str, tuple[int, int, list[str]]]:
     return {name: (f.triples, f.malformed, f.errors) for name, f in report.files.items()}
 
 
-def assert_same_spill(files: list[Path], tmp_path: Path, partitions: int) -> tuple[SpillResult, PythonSpill]:
-    java = spill(files, tmp_path / "java", partitions)
-    python = python_spill(files, tmp_path / "python", partitions)
+def assert_same_spill(files: list[Path], tmp_path: Path, partitions: int,
+                      links_only: tuple[Path, ...] = ()) -> tuple[SpillResult, PythonSpill]:
+    java = spill(files, tmp_path / "java", partitions, links_only=links_only)
+    python = python_spill(files, tmp_path / "python", partitions, links_only)
     assert _reports(java.report) == _reports(python.report)
     assert java.labels_file == tmp_path / "java" / LABELS_FILE
     assert read_labels([java.labels_file]) == python.labels
@@ -59,6 +69,17 @@ def test_sample_dumps_spill_byte_for_byte(dbpedia_sample: Path, tmp_path: Path, 
     assert java.spilled > 4000 and java.report.triples >= java.spilled
 
 
+def test_sample_page_links_spill_as_links_only(dbpedia_sample: Path, tmp_path: Path) -> None:
+    """page_links read for its links alone (W lines), beside the other files read whole."""
+    links = [f for f in dump_files([dbpedia_sample]) if is_link_dataset(f)]
+    files = [f for f in dump_files([dbpedia_sample]) if not is_skipped_dataset(f)] + links
+    java, _ = assert_same_spill(files, tmp_path, 4, tuple(links))
+    w_lines = [line for p in range(4) for line in (tmp_path / "java" / f"part-{p:04d}.tsv").read_text().splitlines()
+               if line.split("\t")[1] == "W"]
+    assert len(w_lines) == 13099 and all(line.split("\t")[2] == "" for line in w_lines)
+    assert f"{R}British_Airways\tW\t\tHeathrow_Airport" in w_lines
+
+
 # --- generated dumps --------------------------------------------------------------------------------
 
 # Pieces of lines, valid and broken, as bytes: escapes of every kind, non-ASCII text, invalid
@@ -73,7 +94,8 @@ _LITERALS = ["plain", "caf\u00e9", "\U0001f600", '\\"q\\"', "\\\\", "\\t\\n\\r\\
              "\u20acx", "\u2028sep\u0085", ""]
 _BAD_LITERALS = ["\\q", "\\u12", "\\uD800", "\\uDE00x", "\\U00110000", "\\", '"', "\\\U0001f600", "\\\u00e9"]
 _RAW_BYTES = [b"\xe9", b"\xe2\x82", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"\xc0\xaf", b"\xff", b"\xf4\x90\x80\x80"]
-_PREDICATES = [LABEL, LABEL, LABEL, COMMENT, COMMENT, REDIRECTS, SAME_AS, FOAF_NAME, "http://dbpedia.org/ontology/x"]
+_PREDICATES = [LABEL, LABEL, LABEL, COMMENT, COMMENT, REDIRECTS, SAME_AS, FOAF_NAME, "http://dbpedia.org/ontology/x",
+               WIKI_LINK]
 _SUFFIXES = ["", "", "@en", "@en", "@en", "@en-GB", "@en-gb-1", "^^<http://www.w3.org/2001/XMLSchema#string>", "@en-", "@1", "@",
              "^^<bad iri>", "^^xsd:int", "^^<\\u0041>"]
 _TAILS = [" .", ".", " . # note", "\t.\t", " .x", " ", "", " . .", ". #", " .#x"]
@@ -153,6 +175,14 @@ def test_generated_dumps_spill_byte_for_byte(tmp_path: Path, seed: int) -> None:
     java, python = assert_same_spill(files, tmp_path, 5)
     # the dumps do hold what they are meant to test
     assert java.report.malformed > 100 and java.report.triples > 3000 and len(python.labels) > 100
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_generated_dumps_spill_links_only_byte_for_byte(tmp_path: Path, seed: int) -> None:
+    files = [_compress(tmp_path / f"l{seed}_{k}.ttl", generated_dump(seed * 10 + k, 4000)) for k in range(2)]
+    java, python = assert_same_spill(files, tmp_path, 3, (files[1],))
+    kinds = [line.split(b"\t")[1] for part in _parts(tmp_path / "java", 3) for line in part.splitlines()]
+    assert kinds.count(b"W") > 50 and kinds.count(b"L") > 500
 
 
 def test_generated_dumps_hold_every_reason(tmp_path: Path) -> None:

@@ -1,17 +1,17 @@
 """The count and write phases in Java (org.elquery.index.PartitionDocuments behind
 entity_documents.count_predicates / partition_documents) against the Python code they replaced
 (python_documents_reference): the same predicate counts, the same documents text for text (ids in
-the same order, names, content, relations), and the same sub-index (ids, exact lengths, terms and
-postings), on the real DBpedia sample and on generated dumps with escapes, tabs and line ends in
+the same order, names, content, relations, the LTR fields and counts), and the same sub-index (ids,
+exact lengths, counts, terms and postings), on the real DBpedia sample and on generated dumps with escapes, tabs and line ends in
 values, non-ASCII and supplementary characters (whose order differs between code points and UTF-16
 units), percent-encoded IRIs, Wikipedia namespaces, redirects, labels that differ from the URI
-title, empty labels, labels of one subject in two files, and IRIs other than DBpedia resources."""
+title, empty labels, labels of one subject in two files, IRIs other than DBpedia resources, and wiki
+page links both in a file read whole and in one read for its links only."""
 
 from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import astuple
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ from elquery.indexing.entity_documents import (
     LABELS_FILE,
     count_predicates,
     document_texts,
+    is_link_dataset,
     is_skipped_dataset,
     load_labels,
     partition_documents,
@@ -27,7 +28,7 @@ from elquery.indexing.entity_documents import (
     title_text,
     top_predicates,
 )
-from elquery.indexing.index_format import FIELDS, RELATIONS_FIELD, TYPED_RELATIONS_FIELD
+from elquery.indexing.index_format import ENTITY_COUNTS, RELATIONS_FIELD, TEXT_FIELDS, TYPED_RELATIONS_FIELD
 from elquery.indexing.jvm import java_class
 from elquery.indexing.lucene_writer import EntityIndexWriter
 from elquery.indexing.ntriples import dump_files
@@ -44,6 +45,7 @@ LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
 FOAF_NAME = "http://xmlns.com/foaf/0.1/name"
 REDIRECTS = "http://dbpedia.org/ontology/wikiPageRedirects"
+WIKI_LINK = "http://dbpedia.org/ontology/wikiPageWikiLink"
 
 _TITLES = ["Alpha", "A", "AB", "A!", "B_b", "Caf%C3%A9", "Caf\u00e9", "Caf%c3%a9_x", "%e2%82%ac", "%C3%28", "%F0%9F%98",
            "A%20B", "a%5Fb", "Int%27l_(x)", "Category:Cats", "File:X.png", "Draft:D", "Foo:Bar", "\U0001f600_x",
@@ -52,8 +54,8 @@ _OTHER_IRIS = ["http://example.org/a/b#frag", "http://example.org/path/", "http:
                "http://dbpedia.org/ontology/Thing", "http://example.org/Category:Z", "http://example.org/#/#", "urn:x"]
 _VALUES = ["plain", "caf\u00e9", "\U0001f600", "\ue000", "tab\there", "two\nlines", "cr\rlf\r\n", "back\\slash",
            "\\t not a tab", 'say "hi"', "", " ", "\u2028sep\u0085", "X\U0001f600", "X\ue000", "Alpha", "\t"]
-_PREDICATES = [COMMENT, FOAF_NAME, "http://dbpedia.org/ontology/p", "http://example.org/p\ue000",
-               "http://example.org/p\U0001f600", "http://purl.org/dc/terms/subject"]
+_PREDICATES = [COMMENT, FOAF_NAME, "http://dbpedia.org/ontology/abstract", "http://dbpedia.org/ontology/p",
+               "http://example.org/p\ue000", "http://example.org/p\U0001f600", "http://purl.org/dc/terms/subject", WIKI_LINK]
 
 
 def _literal(value: str) -> str:
@@ -87,16 +89,17 @@ def tricky_dump(seed: int, subjects: int = 40, lines: int = 1500) -> str:
     return "\n".join(out) + "\n"
 
 
-def spilled(files: list[Path], work: Path, partitions: int) -> tuple[list[list[Path]], list[Path]]:
+def spilled(files: list[Path], work: Path, partitions: int,
+            links_only: tuple[Path, ...] = ()) -> tuple[list[list[Path]], list[Path]]:
     """Each file spilled on its own (as the build does): the partition files, the labels files."""
     dirs = [work / f"f{k}" for k in range(len(files))]
-    labels_files = [spill([f], d, partitions).labels_file for f, d in zip(files, dirs)]
+    labels_files = [spill([f], d, partitions, links_only=links_only).labels_file for f, d in zip(files, dirs)]
     return [[d / f"part-{p:04d}.tsv" for d in dirs] for p in range(partitions)], labels_files
 
 
 def assert_same_documents(parts: list[list[Path]], labels_files: list[Path]) -> int:
     """Counts and documents, Java vs Python, for all predicates and for the top few, with and
-    without relations; returns the number of documents compared."""
+    without relations, with and without the LTR fields; returns the number of documents compared."""
     labels = read_labels(labels_files)
     compared = 0
     counts = python_count_predicates([f for p in parts for f in p])
@@ -104,34 +107,40 @@ def assert_same_documents(parts: list[list[Path]], labels_files: list[Path]) -> 
         assert count_predicates(files) == python_count_predicates(files)
         for predicates in (frozenset(counts), frozenset(top_predicates(counts, 3))):
             for relations in (False, True):
-                java = [astuple(d)[:4 if relations else 3]
-                        for d in document_texts(files, labels_files, predicates, relations=relations)]
-                assert java == python_field_texts(files, labels, predicates, relations=relations)
-                compared += len(java)
+                for ltr in (False, True):
+                    java = document_texts(files, labels_files, predicates, relations=relations, ltr=ltr)
+                    assert java == python_field_texts(files, labels, predicates, relations=relations, ltr=ltr)
+                    compared += len(java)
     return compared
 
 
 @pytest.mark.parametrize("partitions", [1, 4])
 def test_sample_documents_equal_the_python_documents(dbpedia_sample: Path, tmp_path: Path, partitions: int) -> None:
-    files = [f for f in dump_files([dbpedia_sample]) if not is_skipped_dataset(f)]
-    parts, labels_files = spilled(files, tmp_path, partitions)
-    assert assert_same_documents(parts, labels_files) == 4 * 97
+    links = tuple(f for f in dump_files([dbpedia_sample]) if is_link_dataset(f))
+    files = [f for f in dump_files([dbpedia_sample]) if not is_skipped_dataset(f)] + list(links)
+    parts, labels_files = spilled(files, tmp_path, partitions, links)
+    assert assert_same_documents(parts, labels_files) == 8 * 97
+    documents = [d for p in parts for d in document_texts(p, labels_files, [], ltr=True)]
+    assert all(d.links > 0 and d.wiki_links and d.long_abstract for d in documents)
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_tricky_documents_equal_the_python_documents(tmp_path: Path, seed: int) -> None:
     files = []
-    for k in range(2):
+    for k in range(3):
         files.append(tmp_path / f"d{k}.ttl")
-        files[-1].write_text(tricky_dump(seed * 2 + k), encoding="utf-8")
-    parts, labels_files = spilled(files, tmp_path / "spill", 3)
-    assert assert_same_documents(parts, labels_files) > 4 * 20
+        files[-1].write_text(tricky_dump(seed * 3 + k), encoding="utf-8")
+    parts, labels_files = spilled(files, tmp_path / "spill", 3, links_only=(files[2],))
+    assert assert_same_documents(parts, labels_files) > 8 * 20
     # the dumps hold what they are meant to test
     labels = read_labels(labels_files)
     assert "" in labels.values() and any(v.startswith("Label of") for v in labels.values())
     texts = [d for p in parts for d in document_texts(p, labels_files, python_count_predicates(p), relations=True)]
     assert any("\U0001f600" in d.entity for d in texts) and any("\ue000" in d.entity for d in texts)
     assert any(d.relations for d in texts) and any("tab here" in d.content for d in texts)
+    ltr = [d for p in parts for d in document_texts(p, labels_files, python_count_predicates(p), ltr=True)]
+    assert any(d.redirects > 1 for d in ltr) and any(d.links > 1 for d in ltr) and any(d.categories for d in ltr)
+    assert any("\n" in d.title for d in ltr) and any(d.long_abstract for d in ltr)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -193,21 +202,21 @@ def _index_digest(path: Path) -> str:
     try:
         assert reader.leaves().size() == 1
         leaf = reader.leaves().get(0).reader()
-        for field in (*FIELDS, RELATIONS_FIELD, TYPED_RELATIONS_FIELD):
+        for field in (*TEXT_FIELDS, RELATIONS_FIELD, TYPED_RELATIONS_FIELD):
             walk = leaf.terms(field).iterator()
             while (term := walk.next()) is not None:
                 enum = walk.postings(None, positions_flag)
                 while (docid := enum.nextDoc()) != no_more:
-                    positions = [enum.nextPosition() for _ in range(enum.freq())] if field in FIELDS else []
+                    positions = [enum.nextPosition() for _ in range(enum.freq())] if field in TEXT_FIELDS else []
                     digest.update(f"{field}\t{term.utf8ToString()}\t{docid}\t{positions}\n".encode())
-        for field in (*FIELDS, RELATIONS_FIELD):
-            values = leaf.getNumericDocValues(f"{field}_length")
+        for name in (*(f"{f}_length" for f in (*TEXT_FIELDS, RELATIONS_FIELD)), *(f"{c}_count" for c in ENTITY_COUNTS)):
+            values = leaf.getNumericDocValues(name)
             while (docid := values.nextDoc()) != no_more:
-                digest.update(f"{field}\t{docid}\t{values.longValue()}\n".encode())
+                digest.update(f"{name}\t{docid}\t{values.longValue()}\n".encode())
         stored = leaf.storedFields()
         for docid in range(reader.maxDoc()):
             document = stored.document(docid)
-            digest.update(str([document.get(f) for f in ("id", *FIELDS, RELATIONS_FIELD)]).encode())
+            digest.update(str([document.get(f) for f in ("id", *TEXT_FIELDS, RELATIONS_FIELD)]).encode())
     finally:
         reader.close()
     return digest.hexdigest()
@@ -215,19 +224,21 @@ def _index_digest(path: Path) -> str:
 
 @pytest.mark.parametrize("seed", range(2))
 def test_written_partition_equals_the_python_documents_written(tmp_path: Path, seed: int) -> None:
-    """One call per partition (ids and exact lengths back in bulk) writes the index the Python
-    documents written a batch at a time (the former write path) wrote."""
+    """One call per partition (ids, exact lengths and counts back in bulk) writes the index the
+    Python documents written a batch at a time (the former write path) wrote, with the LTR fields."""
     dump = tmp_path / "d.ttl"
     dump.write_text(tricky_dump(100 + seed, subjects=120, lines=5000), encoding="utf-8")
     parts, labels_files = spilled([dump], tmp_path / "spill", 1)
     predicates = top_predicates(count_predicates(parts[0]), 4)
-    java = EntityIndexWriter(tmp_path / "java", relations=True)
-    java.add_partition(partition_documents(parts[0], load_labels(labels_files), predicates, relations=True))
+    java = EntityIndexWriter(tmp_path / "java", relations=True, ltr=True)
+    java.add_partition(partition_documents(parts[0], load_labels(labels_files), predicates, relations=True, ltr=True))
     java.close(merge=True)
-    python = EntityIndexWriter(tmp_path / "python", relations=True)
-    python.add_all(python_build_documents(parts[0], read_labels(labels_files), frozenset(predicates), relations=True))
+    python = EntityIndexWriter(tmp_path / "python", relations=True, ltr=True)
+    python.add_all(python_build_documents(parts[0], read_labels(labels_files), frozenset(predicates), relations=True,
+                                          ltr=True))
     python.close(merge=True)
-    assert len(java.written.entities) > 50
+    assert len(java.written.entities) > 50 and sum(java.written.counts["links"]) > 50
+    assert set(java.written.lengths) == {*TEXT_FIELDS, RELATIONS_FIELD}
     assert java.written == python.written
     assert _index_digest(tmp_path / "java") == _index_digest(tmp_path / "python")
 
@@ -239,4 +250,6 @@ def test_a_writer_without_relations_refuses_documents_with_them(tmp_path: Path) 
     writer = EntityIndexWriter(tmp_path / "index")
     with pytest.raises(Exception, match="the writer takes 2 fields, the documents have 3"):
         writer.add_partition(partition_documents(parts[0], load_labels(labels_files), [COMMENT], relations=True))
+    with pytest.raises(Exception, match="the writer takes 2 fields, the documents have 7"):
+        writer.add_partition(partition_documents(parts[0], load_labels(labels_files), [COMMENT], ltr=True))
     writer.abort()

@@ -22,7 +22,9 @@ import java.util.zip.CRC32;
  * about a DBpedia resource is appended to the partition file of its subject, {@code
  * part-NNNN.tsv}, partition {@code crc32(UTF-8 subject) mod P}, as lines {@code subject TAB kind
  * TAB predicate TAB value} (kind L: literal, value escaped; I: object IRI; R: redirect, filed under
- * its target, carrying the redirect page). Lines are read and checked as {@code
+ * its target, carrying the redirect page; W: a wiki page link of a file read for its links only,
+ * {@link #begin(String, int, boolean)}, its predicate left empty and its value the target's title,
+ * the IRI without the DBpedia resource prefix). Lines are read and checked as {@code
  * elquery.indexing.ntriples.read_triples} reads them ({@link NTriples}, {@link Utf8}): the same
  * malformed lines, with the same reasons and line numbers. Labels that differ from the title in
  * the URI are kept (the last one of a subject wins) for {@link #writeLabels}.
@@ -32,6 +34,8 @@ public final class DumpSpiller implements Closeable {
   static final String RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label";
   static final String REDIRECTS = "http://dbpedia.org/ontology/wikiPageRedirects";
   static final String OWL_SAME_AS = "http://www.w3.org/2002/07/owl#sameAs";
+  static final String WIKI_LINK = "http://dbpedia.org/ontology/wikiPageWikiLink";
+  private static final byte[] NO_PREDICATE = new byte[0];
   private static final String[] NAMESPACES = {
     "Category:", "File:", "Image:", "Template:", "Portal:", "Wikipedia:", "Help:", "Book:", "Draft:"
   };
@@ -49,6 +53,7 @@ public final class DumpSpiller implements Closeable {
   private long spilled;
   private String name = "";
   private int maxErrors;
+  private boolean linksOnly;
   private LineReader lines = new LineReader();
   private long number;
   private long triples;
@@ -71,8 +76,15 @@ public final class DumpSpiller implements Closeable {
   /** Starts reading a dump file (its decompressed bytes come through {@link #feed}); {@code
    * name} begins its malformed-line reports, the first {@code maxErrors} of which are kept. */
   public void begin(String name, int maxErrors) {
+    begin(name, maxErrors, false);
+  }
+
+  /** As {@link #begin(String, int)}; with {@code linksOnly}, only the file's wiki page links
+   * (dbo:wikiPageWikiLink to a DBpedia resource) are spilled, as W lines (the LTR fields). */
+  public void begin(String name, int maxErrors, boolean linksOnly) {
     this.name = name;
     this.maxErrors = maxErrors;
+    this.linksOnly = linksOnly;
     lines = new LineReader();
     number = 0;
     triples = 0;
@@ -141,6 +153,15 @@ public final class DumpSpiller implements Closeable {
     if (!subject.startsWith(NTriples.DBPEDIA_RESOURCE) || predicate.equals(OWL_SAME_AS)) {
       return;
     }
+    if (linksOnly) {
+      if (st.kind == NTriples.IRI && predicate.equals(WIKI_LINK) && value.startsWith(NTriples.DBPEDIA_RESOURCE)
+          && value.length() > NTriples.DBPEDIA_RESOURCE.length()) {
+        part(subject).line(lastKeyBytes, 'W', NO_PREDICATE,
+            value.substring(NTriples.DBPEDIA_RESOURCE.length()).getBytes(StandardCharsets.UTF_8));
+        spilled++;
+      }
+      return;
+    }
     String key;
     char kind;
     String last;
@@ -165,6 +186,17 @@ public final class DumpSpiller implements Closeable {
     } else {
       return;  // blank-node objects carry no text
     }
+    Part part = part(key);
+    if (!predicate.equals(lastPredicate)) {  // consecutive statements often share their predicate
+      lastPredicate = predicate;
+      lastPredicateBytes = predicate.getBytes(StandardCharsets.UTF_8);
+    }
+    part.line(lastKeyBytes, kind, lastPredicateBytes, last.getBytes(StandardCharsets.UTF_8));
+    spilled++;
+  }
+
+  /** The partition of {@code key}, its UTF-8 bytes then in {@code lastKeyBytes}. */
+  private Part part(String key) {
     if (!key.equals(lastKey)) {  // consecutive statements often share their subject
       lastKey = key;
       lastKeyBytes = key.getBytes(StandardCharsets.UTF_8);
@@ -172,12 +204,7 @@ public final class DumpSpiller implements Closeable {
       crc.update(lastKeyBytes, 0, lastKeyBytes.length);
       lastPart = parts[(int) (crc.getValue() % parts.length)];
     }
-    if (!predicate.equals(lastPredicate)) {  // and their predicate
-      lastPredicate = predicate;
-      lastPredicateBytes = predicate.getBytes(StandardCharsets.UTF_8);
-    }
-    lastPart.line(lastKeyBytes, kind, lastPredicateBytes, last.getBytes(StandardCharsets.UTF_8));
-    spilled++;
+    return lastPart;
   }
 
   /** One partition file, written through its own buffer (no lock per write). */
@@ -294,18 +321,22 @@ public final class DumpSpiller implements Closeable {
    * ones dropped first), percent-decoded, underscores as spaces, a Wikipedia namespace prefix
    * dropped. */
   static String titleText(String iri) {
-    String title;
     if (iri.startsWith(NTriples.DBPEDIA_RESOURCE)) {
-      title = iri.substring(NTriples.DBPEDIA_RESOURCE.length());
-    } else {
-      int end = iri.length();
-      while (end > 0 && (iri.charAt(end - 1) == '/' || iri.charAt(end - 1) == '#')) {
-        end--;
-      }
-      int hash = iri.lastIndexOf('#', end - 1);
-      int slash = iri.lastIndexOf('/', end - 1);
-      title = iri.substring(Math.max(hash, slash) + 1, end);
+      return resourceTitleText(iri.substring(NTriples.DBPEDIA_RESOURCE.length()));
     }
+    int end = iri.length();
+    while (end > 0 && (iri.charAt(end - 1) == '/' || iri.charAt(end - 1) == '#')) {
+      end--;
+    }
+    int hash = iri.lastIndexOf('#', end - 1);
+    int slash = iri.lastIndexOf('/', end - 1);
+    return resourceTitleText(iri.substring(Math.max(hash, slash) + 1, end));
+  }
+
+  /** {@link #titleText} of a DBpedia resource given by its title (the IRI without the resource
+   * prefix), or of a local name: percent-decoded, underscores as spaces, a Wikipedia namespace
+   * prefix dropped. */
+  static String resourceTitleText(String title) {
     title = unquote(title).replace('_', ' ');
     for (String namespace : NAMESPACES) {
       if (title.startsWith(namespace)) {

@@ -48,6 +48,9 @@ import org.apache.lucene.store.FSDirectory;
  * {@code entity TAB predicate} line one term and each distinct predicate one term
  * {@code TAB predicate}. The distinct lines are stored (in the relations field) only when asked.
  *
+ * <p>With {@link #setCounts}, each document also holds whole-number counts as numeric doc values
+ * {@code <name>_count} (the LTR fields' redirects and links, methods.md §9).
+ *
  * <p>Docids follow the order of addition: a log merge policy merges adjacent segments only, and
  * {@link #addIndexes} merges whole indexes, in the given order, into one new segment.
  */
@@ -59,6 +62,7 @@ public final class EntityWriter {
   private String relations;
   private String typedRelations;
   private boolean relationsStored;
+  private String[] counts = new String[0];
 
   public EntityWriter(String path, Analyzer analyzer, double ramBufferMb, String[] fields, boolean[] stored)
       throws IOException {
@@ -80,6 +84,16 @@ public final class EntityWriter {
     this.relationsStored = stored;
   }
 
+  /** Adds a numeric doc value {@code <name>_count} per name to each document, after its other fields. */
+  public void setCounts(String[] names) {
+    this.counts = names.clone();
+  }
+
+  /** Counts per document ({@link #setCounts}). */
+  public int counts() {
+    return counts.length;
+  }
+
   /** Texts per document: the text fields, and the relations if set. */
   public int width() {
     return fields.length + (relations == null ? 0 : 1);
@@ -92,20 +106,30 @@ public final class EntityWriter {
    * lengths[i * W + f]}.
    */
   public int[] add(String idField, String[] ids, String[] texts) throws IOException {
+    return add(idField, ids, texts, new int[0]);
+  }
+
+  /** {@link #add(String, String[], String[])} with the documents' counts, {@code counts[i * C + c]}
+   * (C = {@link #counts}). */
+  public int[] add(String idField, String[] ids, String[] texts, int[] counts) throws IOException {
     int width = width();
     if (texts.length != ids.length * width) {
       throw new IllegalArgumentException("expected " + ids.length * width + " texts, got " + texts.length);
     }
+    if (counts.length != ids.length * this.counts.length) {
+      throw new IllegalArgumentException("expected " + ids.length * this.counts.length + " counts, got " + counts.length);
+    }
     int[] lengths = new int[texts.length];
     for (int i = 0; i < ids.length; i++) {
-      addDocument(idField, ids[i], texts, i * width, lengths, i * width);
+      addDocument(idField, ids[i], texts, i * width, counts, i * this.counts.length, lengths, i * width);
     }
     return lengths;
   }
 
-  /** Adds one document, its W texts from {@code texts[from]}, its exact lengths into {@code
-   * lengths[at]} on. */
-  void addDocument(String idField, String id, String[] texts, int from, int[] lengths, int at) throws IOException {
+  /** Adds one document, its W texts from {@code texts[from]}, its C counts from {@code
+   * counts[countsFrom]}, its exact lengths into {@code lengths[at]} on. */
+  void addDocument(String idField, String id, String[] texts, int from, int[] counts, int countsFrom, int[] lengths,
+      int at) throws IOException {
     Document document = new Document();
     document.add(new StringField(idField, id, Field.Store.YES));
     for (int f = 0; f < fields.length; f++) {
@@ -116,6 +140,9 @@ public final class EntityWriter {
     }
     if (relations != null) {
       lengths[at + fields.length] = addRelations(document, texts[from + fields.length]);
+    }
+    for (int c = 0; c < this.counts.length; c++) {
+      document.add(new NumericDocValuesField(this.counts[c] + "_count", counts[countsFrom + c]));
     }
     writer.addDocument(document);
     for (int f = 0; f < fields.length; f++) {

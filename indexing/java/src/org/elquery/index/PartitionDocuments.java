@@ -23,7 +23,14 @@ import java.util.Map;
  *       entity, resolved (see below);
  *   <li>content: the literals of the top predicates, then their object IRIs, resolved;
  *   <li>relations (when asked): the distinct {@code id TAB predicate} pairs of the DBpedia
- *       resources that are objects of the top predicates, sorted.
+ *       resources that are objects of the top predicates, sorted;
+ *   <li>the LTR fields (when asked; methods.md §9), each of distinct values in code point order:
+ *       title (the rdfs:label literals), short_abstract (rdfs:comment), long_abstract
+ *       (dbo:abstract), wiki_links (the targets of dbo:wikiPageWikiLink, I or W lines, that are
+ *       DBpedia resources, as the text of their title, {@link DumpSpiller#resourceTitleText}) and
+ *       categories (the dct:subject IRIs as {@link DumpSpiller#titleText}: {@code Category:}
+ *       dropped); and two counts: redirects (distinct redirect pages pointing at the entity) and
+ *       links (distinct wiki link targets, the values of wiki_links).
  * </ul>
  *
  * <p>Literals and IRIs are taken sorted by (predicate, value), redirects by IRI, documents by
@@ -41,6 +48,11 @@ public final class PartitionDocuments {
   static final String RDFS_LABEL = DumpSpiller.RDFS_LABEL;
   static final String RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment";
   static final String FOAF_NAME = "http://xmlns.com/foaf/0.1/name";
+  static final String ABSTRACT = "http://dbpedia.org/ontology/abstract";
+  static final String SUBJECT = "http://purl.org/dc/terms/subject";
+  /** The LTR text fields, after names and content, and the counts, in document order. */
+  static final int LTR_FIELDS = 5;
+  static final int LTR_COUNTS = 2;
   private static final String ENTITY_PREFIX = "<dbpedia:";
 
   /** Python's order of strings: by code point (String.compareTo orders by UTF-16 unit, which
@@ -49,6 +61,7 @@ public final class PartitionDocuments {
 
   private final Labels labels;
   private final boolean relations;
+  private final boolean ltr;
   private final List<String> predicates = new ArrayList<>();
   private final Map<String, Integer> predicateIds = new HashMap<>();
   private final Map<String, Entity> bySubject = new HashMap<>();
@@ -57,13 +70,18 @@ public final class PartitionDocuments {
   private final int label;
   private final int comment;
   private final int foafName;
+  private final int longAbstract;
+  private final int subject;
+  private final int wikiLink;
   private Entity[] entities;
   private int[] lengths = new int[0];
+  private int[] counts = new int[0];
 
-  /** Reads and groups a partition's files; {@code predicates} are the top predicates. */
-  public PartitionDocuments(String[] files, Labels labels, String[] predicates, boolean relations)
+  /** Reads and groups a partition's files; {@code predicates} are the top predicates; {@code
+   * ltr}: the documents also have the LTR fields and counts. */
+  public PartitionDocuments(String[] files, Labels labels, String[] predicates, boolean relations, boolean ltr)
       throws IOException {
-    this(files, labels, relations, true);
+    this(files, labels, relations, ltr, true);
     top = new boolean[this.predicates.size()];
     for (String predicate : predicates) {
       Integer id = predicateIds.get(predicate);
@@ -73,12 +91,17 @@ public final class PartitionDocuments {
     }
   }
 
-  private PartitionDocuments(String[] files, Labels labels, boolean relations, boolean values) throws IOException {
+  private PartitionDocuments(String[] files, Labels labels, boolean relations, boolean ltr, boolean values)
+      throws IOException {
     this.labels = labels;
     this.relations = relations;
+    this.ltr = ltr;
     label = predicateId(RDFS_LABEL);
     comment = predicateId(RDFS_COMMENT);
     foafName = predicateId(FOAF_NAME);
+    longAbstract = predicateId(ABSTRACT);
+    subject = predicateId(SUBJECT);
+    wikiLink = predicateId(DumpSpiller.WIKI_LINK);
     for (String file : files) {
       read(file, values);
     }
@@ -108,7 +131,7 @@ public final class PartitionDocuments {
    * point order.
    */
   public static String countPredicates(String[] files) throws IOException {
-    PartitionDocuments partition = new PartitionDocuments(files, null, false, false);
+    PartitionDocuments partition = new PartitionDocuments(files, null, false, false, false);
     int[] counts = new int[partition.predicates.size()];
     for (Entity entity : partition.entities) {
       int[] seen = Arrays.copyOf(entity.literalPredicates, entity.literals + entity.iris);
@@ -137,18 +160,39 @@ public final class PartitionDocuments {
     return entities.length;
   }
 
+  /** Text fields per document, as {@link #write} hands them to the writer: names, content, the
+   * LTR fields if asked, the relations if asked. */
+  private int fieldCount() {
+    return 2 + (ltr ? LTR_FIELDS : 0) + (relations ? 1 : 0);
+  }
+
   /**
-   * The documents' texts, {@code W} per document: the entity id, the names, the content and,
-   * with relations, the relation pairs (W = 3 or 4).
+   * The documents' texts, {@code W} per document: the entity id, the names, the content, with
+   * relations the relation pairs, and with the LTR fields their five texts and the two counts
+   * (redirects, links) in decimal.
    */
   public String[] texts() {
-    int width = relations ? 4 : 3;
+    int fieldCount = fieldCount();
+    int width = 1 + fieldCount + (ltr ? LTR_COUNTS : 0);
     String[] texts = new String[entities.length * width];
-    String[] fields = new String[width - 1];
+    String[] fields = new String[fieldCount];
+    int[] entityCounts = new int[LTR_COUNTS];
     for (int i = 0; i < entities.length; i++) {
-      document(entities[i], fields);
-      texts[i * width] = entities[i].id;
-      System.arraycopy(fields, 0, texts, i * width + 1, width - 1);
+      document(entities[i], fields, entityCounts, 0);
+      int at = i * width;
+      texts[at++] = entities[i].id;
+      texts[at++] = fields[0];
+      texts[at++] = fields[1];
+      if (relations) {
+        texts[at++] = fields[fieldCount - 1];
+      }
+      if (ltr) {
+        System.arraycopy(fields, 2, texts, at, LTR_FIELDS);
+        at += LTR_FIELDS;
+        for (int c = 0; c < LTR_COUNTS; c++) {
+          texts[at++] = Integer.toString(entityCounts[c]);
+        }
+      }
     }
     return texts;
   }
@@ -159,17 +203,22 @@ public final class PartitionDocuments {
    * their exact field lengths, as {@link EntityWriter#add} returns them.
    */
   public String write(EntityWriter writer, String idField) throws IOException {
-    int width = relations ? 3 : 2;
+    int width = fieldCount();
     if (writer.width() != width) {
       throw new IllegalArgumentException("the writer takes " + writer.width() + " fields, the documents have " + width);
     }
+    int countWidth = ltr ? LTR_COUNTS : 0;
+    if (writer.counts() != countWidth) {
+      throw new IllegalArgumentException("the writer takes " + writer.counts() + " counts, the documents have " + countWidth);
+    }
     lengths = new int[entities.length * width];
+    counts = new int[entities.length * countWidth];
     String[] fields = new String[width];
     StringBuilder ids = new StringBuilder(entities.length * 32);
     for (int i = 0; i < entities.length; i++) {
       Entity entity = entities[i];
-      document(entity, fields);
-      writer.addDocument(idField, entity.id, fields, 0, lengths, i * width);
+      document(entity, fields, counts, i * countWidth);
+      writer.addDocument(idField, entity.id, fields, 0, counts, i * countWidth, lengths, i * width);
       if (i > 0) {
         ids.append('\n');
       }
@@ -184,8 +233,16 @@ public final class PartitionDocuments {
     return lengths;
   }
 
-  /** Fills {@code fields} with the entity's names, content and (with relations) relations texts. */
-  private void document(Entity entity, String[] fields) {
+  /** The counts (redirects, links) of the documents {@link #write} added with the LTR fields,
+   * {@code counts[i * 2 + c]}. */
+  public int[] counts() {
+    return counts;
+  }
+
+  /** Fills {@code fields} with the entity's names, content, (with the LTR fields) their five
+   * texts and (with relations) relations texts; with the LTR fields, its counts into {@code
+   * entityCounts[at]} on. */
+  private void document(Entity entity, String[] fields, int[] entityCounts, int at) {
     Integer[] literals = sortedStatements(entity.literalPredicates, entity.literalValues, entity.literals);
     Integer[] iris = sortedStatements(entity.iriPredicates, entity.iriValues, entity.iris);
     Text names = new Text();
@@ -213,9 +270,79 @@ public final class PartitionDocuments {
     }
     fields[0] = names.toString();
     fields[1] = content.toString();
-    if (relations) {
-      fields[2] = relations(entity);
+    if (ltr) {
+      fields[2] = distinctLiterals(entity, label);
+      fields[3] = distinctLiterals(entity, comment);
+      fields[4] = distinctLiterals(entity, longAbstract);
+      String[] links = wikiLinks(entity);
+      Text linkText = new Text();
+      for (String title : links) {
+        linkText.add(DumpSpiller.resourceTitleText(title));
+      }
+      fields[5] = linkText.toString();
+      Text categories = new Text();
+      for (String iri : distinctIris(entity, subject)) {
+        categories.add(DumpSpiller.titleText(iri));
+      }
+      fields[6] = categories.toString();
+      entityCounts[at] = distinct(Arrays.copyOf(entity.redirects, entity.redirectCount)).length;
+      entityCounts[at + 1] = links.length;
     }
+    if (relations) {
+      fields[fields.length - 1] = relations(entity);
+    }
+  }
+
+  /** The distinct literals of one predicate, in code point order, as a field's text. */
+  private static String distinctLiterals(Entity entity, int predicate) {
+    List<String> values = new ArrayList<>();
+    for (int k = 0; k < entity.literals; k++) {
+      if (entity.literalPredicates[k] == predicate) {
+        values.add(entity.literalValues[k]);
+      }
+    }
+    Text text = new Text();
+    for (String value : distinct(values.toArray(new String[0]))) {
+      text.add(value);
+    }
+    return text.toString();
+  }
+
+  /** The distinct IRI objects of one predicate, in code point order. */
+  private static String[] distinctIris(Entity entity, int predicate) {
+    List<String> values = new ArrayList<>();
+    for (int k = 0; k < entity.iris; k++) {
+      if (entity.iriPredicates[k] == predicate) {
+        values.add(entity.iriValues[k]);
+      }
+    }
+    return distinct(values.toArray(new String[0]));
+  }
+
+  /** The titles of the distinct DBpedia resources the entity links to (W lines, and I lines of
+   * dbo:wikiPageWikiLink), in code point order. */
+  private String[] wikiLinks(Entity entity) {
+    List<String> titles = new ArrayList<>(Arrays.asList(entity.links).subList(0, entity.linkCount));
+    int prefix = NTriples.DBPEDIA_RESOURCE.length();
+    for (int k = 0; k < entity.iris; k++) {
+      String value = entity.iriValues[k];
+      if (entity.iriPredicates[k] == wikiLink && value.startsWith(NTriples.DBPEDIA_RESOURCE) && value.length() > prefix) {
+        titles.add(value.substring(prefix));
+      }
+    }
+    return distinct(titles.toArray(new String[0]));
+  }
+
+  /** The distinct strings of {@code values} (sorted in place), in code point order. */
+  private static String[] distinct(String[] values) {
+    Arrays.sort(values, CODE_POINT_ORDER);
+    int n = 0;
+    for (int i = 0; i < values.length; i++) {
+      if (n == 0 || !values[i].equals(values[n - 1])) {
+        values[n++] = values[i];
+      }
+    }
+    return Arrays.copyOf(values, n);
   }
 
   /** The distinct {@code id TAB predicate} pairs of the entity's top-predicate objects that are
@@ -344,9 +471,14 @@ public final class PartitionDocuments {
     }
     Entity entity = entity(b, from, tab1);
     byte kind = b[tab1 + 1];
-    if (kind == 'R') {
+    if (kind == 'R' || kind == 'W') {
       if (values) {
-        entity.redirect(new String(b, tab3 + 1, end - tab3 - 1, StandardCharsets.UTF_8));
+        String value = new String(b, tab3 + 1, end - tab3 - 1, StandardCharsets.UTF_8);
+        if (kind == 'R') {
+          entity.redirect(value);
+        } else if (ltr) {
+          entity.link(value);
+        }
       }
       return;
     }
@@ -448,6 +580,9 @@ public final class PartitionDocuments {
     int iris;
     String[] redirects = new String[0];
     int redirectCount;
+    /** The titles of W lines (wiki page links of a file read for its links only). */
+    String[] links = new String[0];
+    int linkCount;
 
     Entity(String id) {
       this.id = id;
@@ -476,6 +611,13 @@ public final class PartitionDocuments {
         redirects = Arrays.copyOf(redirects, Math.max(2, 2 * redirectCount));
       }
       redirects[redirectCount++] = page;
+    }
+
+    void link(String title) {
+      if (linkCount == links.length) {
+        links = Arrays.copyOf(links, Math.max(4, 2 * linkCount));
+      }
+      links[linkCount++] = title;
     }
 
     /** Whether a literal statement has this predicate. */

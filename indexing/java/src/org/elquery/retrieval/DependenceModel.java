@@ -149,6 +149,20 @@ final class DependenceModel {
     return new DependenceModel(fieldLines, tokenLines, lambdaLine, window, gap, k, docids);
   }
 
+  /** The terms of {@code text} under {@code analyzer}, in order (those of {@link #tokens}). */
+  static String[] terms(Analyzer analyzer, String text) throws IOException {
+    List<String> terms = new ArrayList<>();
+    try (TokenStream stream = analyzer.tokenStream("", text)) {
+      CharTermAttribute term = stream.addAttribute(CharTermAttribute.class);
+      stream.reset();
+      while (stream.incrementToken()) {
+        terms.add(term.toString());
+      }
+      stream.end();
+    }
+    return terms.toArray(new String[0]);
+  }
+
   /** The analyzed tokens of {@code text} as lines {@code STEP TERM}, STEP being the position
    * increment (stop words removed before a token make it larger than 1). */
   static String tokens(Analyzer analyzer, String text) throws IOException {

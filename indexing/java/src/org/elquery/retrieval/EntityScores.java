@@ -64,7 +64,29 @@ public final class EntityScores {
 
   /** Log scores (Eq. 16) of the request's docids (ascending), or of every entity without docids. */
   public static byte[] score(LeafReader leaf, String request) throws IOException {
-    LanguageModel model = LanguageModel.parse(leaf, request);
+    return score(leaf, LanguageModel.parse(leaf, request));
+  }
+
+  /**
+   * Several candidate scorings in one call (the LTR features: one language model and one text
+   * each): the answers of {@link #score} to each request, one after the other. A request may give
+   * its query as a {@code text} line, analyzed here with {@code analyzer} (the index's).
+   */
+  public static byte[] scoreEach(LeafReader leaf, Analyzer analyzer, String[] requests) throws IOException {
+    byte[][] answers = new byte[requests.length][];
+    int size = 0;
+    for (int r = 0; r < requests.length; r++) {
+      answers[r] = score(leaf, LanguageModel.parse(leaf, analyzer, requests[r]));
+      size += answers[r].length;
+    }
+    ByteBuffer out = buffer(size);
+    for (byte[] answer : answers) {
+      out.put(answer);
+    }
+    return out.array();
+  }
+
+  private static byte[] score(LeafReader leaf, LanguageModel model) throws IOException {
     int[][] lengths = state(leaf).lengths(leaf, model.fields);
     int[] docids = model.docids;
     if (docids == null) {

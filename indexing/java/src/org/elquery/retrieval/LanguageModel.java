@@ -3,7 +3,10 @@ package org.elquery.retrieval;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.Terms;
@@ -36,7 +39,10 @@ import org.apache.lucene.index.Terms;
  * newline; the term is the last item of its line): {@code field NAME WEIGHT jm|dirichlet PARAM},
  * optionally {@code prms},
  * {@code length |q|}, {@code term COUNT TERM}, and optionally {@code k K} (ranking) and {@code
- * docids BASE64} (little-endian int32 docids, ascending; candidate scoring).
+ * docids BASE64} (little-endian int32 docids, ascending; candidate scoring). Parsed with an
+ * analyzer, a request may give the query as {@code text TEXT} instead of its length and terms:
+ * the text's tokens under the analyzer, each distinct term with its count in order of first
+ * occurrence.
  */
 final class LanguageModel {
   final String[] fields;
@@ -155,6 +161,12 @@ final class LanguageModel {
   }
 
   static LanguageModel parse(LeafReader leaf, String request) throws IOException {
+    return parse(leaf, null, request);
+  }
+
+  /** The request's model and query; {@code analyzer} (may be null: no {@code text} line) the
+   * index's, for a {@code text} line. */
+  static LanguageModel parse(LeafReader leaf, Analyzer analyzer, String request) throws IOException {
     List<String[]> fieldLines = new ArrayList<>();
     List<String[]> termLines = new ArrayList<>();
     boolean prms = false;
@@ -175,6 +187,20 @@ final class LanguageModel {
           break;
         case "term":
           termLines.add(items);
+          break;
+        case "text":
+          if (analyzer == null) {
+            throw new IllegalArgumentException("a text line needs an analyzer");
+          }
+          Map<String, Integer> counts = new LinkedHashMap<>();
+          String[] tokens = line.substring(5).isEmpty() ? new String[0] : DependenceModel.terms(analyzer, line.substring(5));
+          for (String token : tokens) {
+            counts.merge(token, 1, Integer::sum);
+          }
+          length = tokens.length;
+          for (Map.Entry<String, Integer> count : counts.entrySet()) {
+            termLines.add(new String[] {"term", count.getValue().toString(), count.getKey()});
+          }
           break;
         case "k":
           k = Integer.parseInt(items[1]);
