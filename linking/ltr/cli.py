@@ -67,6 +67,17 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="train the trees in N threads (default 1; the model is the same for any N)")
     train.set_defaults(func=_train)
 
+    info = actions.add_parser(
+        "info", help="print what a model was trained on, and check it against artefacts",
+        description="Print a model's metadata (features, parameters, seed, training data, the artefacts' "
+        "provenance ids) as JSON; with --artefacts (or --index and --surface-forms), refuse it unless it was "
+        "trained on features of those artefacts, as linking with it would.")
+    info.add_argument("model", metavar="MODEL", help="model file (elquery ltr train)")
+    info.add_argument("--index", help="entity index directory the model will score features of")
+    info.add_argument("--surface-forms", metavar="SF.db", help="surface-form store the model will score features of")
+    add_artefacts_argument(info, "--index and --surface-forms")
+    info.set_defaults(func=_info)
+
 
 def _features(args: argparse.Namespace) -> int:
     from elquery.indexing.provenance import run_metadata, sidecar_path, write_sidecar
@@ -142,6 +153,18 @@ def _train(args: argparse.Namespace) -> int:
     write_model(args.out, model_bytes(forest, info))
     print(f"trained {args.trees} trees on {len(table.labels)} rows of {table.queries} queries in "
           f"{time.monotonic() - started:.1f} s -> {args.out}", file=sys.stderr)
+    return 0
+
+
+def _info(args: argparse.Namespace) -> int:
+    import json
+
+    from elquery.linking.ltr.model import LtrModel
+
+    resolve_artefact_args(args, index=REQUIRED, surface_forms=REQUIRED)
+    given = {name: path for name, path in (("index", args.index), ("surface_forms", args.surface_forms)) if path}
+    info = LtrModel.read_info(args.model, artefacts=given or None)
+    print(json.dumps(json.loads(info.to_json()), indent=1, sort_keys=True))
     return 0
 
 

@@ -95,28 +95,11 @@ class LtrModel:
         and, when given, the ``artefacts`` (name -> path or open artefact: ``index``,
         ``surface_forms``) whose features it will score; ``engine`` one of :data:`ENGINES` or
         ``auto`` (compiled when numba is installed)."""
-        import onnx
-
-        path = Path(path)
         if engine not in (AUTO, *ENGINES):
             raise ElqueryError(f"unknown LTR engine {engine!r}; engines are {', '.join((AUTO, *ENGINES))}")
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise ElqueryError(f"{path}: no such model file") from None
-        except IsADirectoryError:
-            raise ElqueryError(f"{path}: is a directory, not a model file") from None
-        try:
-            model = onnx.load_from_string(data)
-        except Exception:  # protobuf's DecodeError and friends: not a model file
-            raise ElqueryError(f"{path}: not an ONNX model file") from None
-        props = {p.key: p.value for p in model.metadata_props}
-        if METADATA_KEY not in props:
-            raise ElqueryError(f"{path}: not an elquery LTR model (no {METADATA_KEY} metadata)")
-        info = ModelInfo.from_json(props[METADATA_KEY], str(path))
-        check_features(path, info.features, features)
-        if artefacts is not None:
-            check_artefacts(path, info.artefacts, artefact_ids(artefacts))
+        path = Path(path)
+        data, model, info = _open(path)
+        _check(path, info, features, artefacts)
         arrays = from_onnx(model)
         if arrays.features != len(info.features):
             raise ElqueryError(f"{path}: the forest reads {arrays.features} features, the metadata names {len(info.features)}")
@@ -124,6 +107,15 @@ class LtrModel:
             engine = "compiled" if compiled_available() else "onnxruntime"
         runner = CompiledEngine(arrays) if engine == "compiled" else OnnxRuntimeEngine(data)
         return cls(path, info, runner)
+
+    @staticmethod
+    def read_info(path: Path | str, artefacts: Mapping[str, object] | None = None,
+                  features: Sequence[str] = FEATURES) -> ModelInfo:
+        """What :meth:`load` checks, without loading the forest: the model's :class:`ModelInfo`."""
+        path = Path(path)
+        info = _open(path)[2]
+        _check(path, info, features, artefacts)
+        return info
 
     def score(self, matrix: np.ndarray) -> np.ndarray:
         """The model's score of each row of a feature matrix (columns in :attr:`info` features
@@ -137,6 +129,32 @@ class LtrModel:
         if not np.all(np.isfinite(rows)):
             raise ElqueryError("a feature value is not a finite number")
         return self.engine.predict(rows.astype(np.float32))
+
+
+def _open(path: Path) -> tuple[bytes, Any, ModelInfo]:
+    """The file's bytes, its ONNX model and its :class:`ModelInfo`; one-line errors."""
+    import onnx
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ElqueryError(f"{path}: no such model file") from None
+    except IsADirectoryError:
+        raise ElqueryError(f"{path}: is a directory, not a model file") from None
+    try:
+        model = onnx.load_from_string(data)
+    except Exception:  # protobuf's DecodeError and friends: not a model file
+        raise ElqueryError(f"{path}: not an ONNX model file") from None
+    props = {p.key: p.value for p in model.metadata_props}
+    if METADATA_KEY not in props:
+        raise ElqueryError(f"{path}: not an elquery LTR model (no {METADATA_KEY} metadata)")
+    return data, model, ModelInfo.from_json(props[METADATA_KEY], str(path))
+
+
+def _check(path: Path, info: ModelInfo, features: Sequence[str], artefacts: Mapping[str, object] | None) -> None:
+    check_features(path, info.features, features)
+    if artefacts is not None:
+        check_artefacts(path, info.artefacts, artefact_ids(artefacts))
 
 
 def check_features(path: Path | str, trained: Sequence[str], wanted: Sequence[str]) -> None:
