@@ -87,7 +87,7 @@ def long_abstracts(data: Path) -> None:
             if predicate != comment:
                 continue
             text, _, tail = rest.rpartition('"')
-            out.write(f'{subject} <http://dbpedia.org/ontology/abstract> {text[1:]} {text[1:]} {text[1:]}"{tail}')
+            out.write(f'{subject} <http://dbpedia.org/ontology/abstract> "{text[1:]} {text[1:]} {text[1:]}"{tail}')
     temporary.replace(target)
 
 
