@@ -31,7 +31,7 @@ from elquery.indexing.artefacts import ArtefactPaths
 from elquery.indexing.build_outputs import KINDS, created_folder, remove_stale_work, take_held_signal
 from elquery.indexing.entity_documents import SKIPPED_DATASETS
 from elquery.indexing.provenance import BuildPlan, read_provenance
-from elquery.indexing.tagme.build import TagmeBuildParams
+from elquery.indexing.tagme.params import TagmeBuildParams
 
 Log = Callable[[str], None]
 STAGES = ("index", "surface-forms", "tagme")
@@ -54,6 +54,7 @@ class BuildAllOptions:
     top_predicates: int = 1000
     skip_datasets: tuple[str, ...] = SKIPPED_DATASETS
     relations: bool = False
+    ltr_fields: bool = True
     # surface forms (elquery index surface-forms)
     facc: tuple[Path, ...] = ()
     facc_annotations: tuple[Path, ...] = ()
@@ -109,14 +110,15 @@ def _index_stage(paths: ArtefactPaths, options: BuildAllOptions) -> _Stage:
     from elquery.indexing.build_index import build_dbpedia_index, index_plan
     from elquery.indexing.entity_documents import is_skipped_dataset
 
-    plan = index_plan(options.data, options.top_predicates, options.skip_datasets, options.relations)
+    plan = index_plan(options.data, options.top_predicates, options.skip_datasets, options.relations,
+                      options.ltr_fields)
     if all(is_skipped_dataset(f, options.skip_datasets) for f in plan.inputs):
         raise ElqueryError("every dump is of a dataset the index skips (--skip-datasets)")
 
     def build() -> list[str]:
         summary = build_dbpedia_index(options.data, paths.index, top_predicates_n=options.top_predicates,
                                       threads=options.workers, overwrite=True, skipped_datasets=options.skip_datasets,
-                                      relations=options.relations)
+                                      relations=options.relations, ltr_fields=options.ltr_fields)
         return [summary.line()]
 
     return _Stage("index", "entity index", paths.index, plan, build)

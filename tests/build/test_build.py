@@ -19,13 +19,14 @@ from elquery.indexing.provenance import ID_LENGTH, read_provenance
 from elquery.indexing.tagme.build import TagmeBuildParams
 
 # The files each stage reads from the sample, by name (the index skips the link and bookkeeping
-# datasets; the surface forms read labels, names, anchors and redirects; TAGME its six datasets).
+# datasets, but reads page_links for the links of its LTR fields; the surface forms read labels,
+# names, anchors and redirects; TAGME its six datasets).
 INDEX_INPUTS = {
     "article_categories_en.ttl.bz2", "geo_coordinates_mappingbased_en.ttl.bz2", "homepages_en.ttl.bz2",
     "infobox_properties_en.ttl.bz2", "instance_types_transitive_en.ttl.bz2", "labels_en.ttl.bz2",
     "long_abstracts_en.ttl.bz2", "mappingbased_literals_en.ttl.bz2", "mappingbased_objects_en.ttl.bz2",
-    "persondata_en.ttl.bz2", "short_abstracts_en.ttl.bz2", "specific_mappingbased_properties_en.ttl.bz2",
-    "transitive_redirects_en.ttl.bz2",
+    "page_links_en.ttl.bz2", "persondata_en.ttl.bz2", "short_abstracts_en.ttl.bz2",
+    "specific_mappingbased_properties_en.ttl.bz2", "transitive_redirects_en.ttl.bz2",
 }
 SURFACE_FORM_INPUTS = {"anchor_text_en.ttl.bz2", "labels_en.ttl.bz2", "persondata_en.ttl.bz2",
                        "transitive_redirects_en.ttl.bz2"}
@@ -107,16 +108,16 @@ def test_an_option_or_an_input_rebuilds_only_the_stages_that_use_it(data: Path, 
     assert {name: read_provenance(out / name).id for name in ids} == ids  # type: ignore[union-attr]
     os.utime(data / "labels_en.ttl.bz2")  # touched, same content: same checksum
     assert _build(data, out) == {"index": False, "surface-forms": False, "tagme": False}
-    page_links = data / "page_links_en.ttl.bz2"
-    saved = page_links.read_bytes()
+    page_ids = data / "page_ids_en.ttl.bz2"
+    saved = page_ids.read_bytes()
     try:
-        _rewrite(page_links, 1)  # read by TAGME only
+        _rewrite(page_ids, 1)  # read by TAGME only
         assert _build(data, out) == {"index": False, "surface-forms": False, "tagme": True}
         record = read_provenance(out / "tagme")
         assert record is not None and record.id != ids["tagme"]
-        assert {f.name: f.sha256 for f in record.inputs}["page_links_en.ttl.bz2"] == _sha256(page_links)
+        assert {f.name: f.sha256 for f in record.inputs}["page_ids_en.ttl.bz2"] == _sha256(page_ids)
     finally:
-        page_links.write_bytes(saved)
+        page_ids.write_bytes(saved)
     labels = data / "labels_en.ttl.bz2"
     saved = labels.read_bytes()
     try:

@@ -135,8 +135,8 @@ def test_nothing_to_build_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_index_options_through_build(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """--relations (the ELR models' fields) and --skip-datasets reach the index, as with
-    `elquery index dbpedia`; changing them rebuilds the index only."""
+    """--relations (the ELR models' fields), --skip-datasets and --no-ltr-fields reach the index,
+    as with `elquery index dbpedia`; changing them rebuilds the index only."""
     out = tmp_path / "art"
     common = ["build", "--data", str(kb), "--out", str(out), "--workers", "1"]
     _run(common, capsys)
@@ -159,6 +159,11 @@ def test_index_options_through_build(kb: Path, tmp_path: Path, capsys: pytest.Ca
     _, err = _run(common, capsys)
     assert "index: building (options changed: relations, skip_datasets)" in err
     assert "relations" not in json.loads((out / "index" / "elquery.json").read_text())
+    _, err = _run([*common, "--no-ltr-fields"], capsys)
+    assert "index: building (options changed: ltr_fields)" in err
+    _run(["index", "dbpedia", "--dumps", str(kb), "--out", str(tmp_path / "no-ltr"), "--threads", "1",
+          "--no-ltr-fields"], capsys)
+    _assert_same_index(out / "index", tmp_path / "no-ltr")
 
 
 def test_surface_form_options_through_build(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
