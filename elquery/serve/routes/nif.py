@@ -1,0 +1,25 @@
+"""``/nif``: GERBIL's NIF interface, a Turtle NIF document in, annotated (:mod:`elquery.serve.nif`)."""
+
+from __future__ import annotations
+
+from fastapi import Request
+from fastapi.responses import Response
+
+from elquery.serve.service import RequestError, Routes, body_of, service_of
+
+routes = Routes()
+
+
+@routes.route("/nif", "POST")
+async def nif(request: Request) -> Response:
+    """GERBIL's NIF interface: a Turtle NIF document in, annotated (docs/serve.md)."""
+    from elquery.serve.nif import NifError, annotate
+
+    service = service_of(request)
+    body = await body_of(request)
+    _, linker = service.linker(dict(request.query_params))
+    try:
+        turtle = await service.bounded(annotate, body, lambda text: linker.result(text, "nif"))
+    except NifError as exc:
+        raise RequestError(400, str(exc)) from None
+    return Response(turtle, media_type="text/turtle")

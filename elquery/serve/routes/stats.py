@@ -1,0 +1,29 @@
+"""``/health`` and ``/stats``: the served artefacts, limits, thresholds and request statistics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+
+from elquery.serve.service import Routes, service_of
+
+routes = Routes()
+
+
+@routes.route("/health", "GET")
+async def health() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@routes.route("/stats", "GET")
+async def stats(request: Request) -> dict[str, Any]:
+    service = service_of(request)
+    artefacts = service.artefacts
+    return {"index": {"path": str(artefacts.index), "entities": artefacts.entity_index.num_entities,
+                      "metadata": artefacts.entity_index.metadata},
+            "surface_forms": {"path": str(artefacts.surface_forms), "meta": artefacts.store.meta},
+            "tagme": None if artefacts.tagme is None else str(artefacts.tagme),
+            "provenance": artefacts.provenance, "limits": service.limits.__dict__,
+            "params": None if artefacts.params is None else str(artefacts.params.path),
+            "thresholds": artefacts.thresholds(), **service.statistics.as_dict()}

@@ -1,0 +1,71 @@
+"""TAGME's REST interface: ``/tag`` (annotations) and ``/spot`` (mentions), in TAGME's envelope."""
+
+from __future__ import annotations
+
+import datetime
+import time
+from typing import Any
+from urllib.parse import unquote
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+
+from elquery.retrieval.queries import check_query_text
+from elquery.serve.service import RequestError, Routes, parameters, service_of
+
+routes = Routes()
+
+
+async def tagme_request(request: Request) -> tuple[Any, str, dict[str, Any]]:
+    """The TAGME linker, the ``text`` and the parameters of a TAGME-style request."""
+    service, values = service_of(request), await parameters(request)
+    if service.artefacts.tagme_linker is None:
+        raise RequestError(422, "the service was started without --tagme")
+    text = values.get("text")
+    if not isinstance(text, str):
+        raise RequestError(422, "text: expected a string")
+    return service.artefacts.tagme_linker, check_query_text(text), values
+
+
+def tagme_answer(key: str, items: list[dict[str, Any]], values: dict[str, Any], started: float) -> JSONResponse:
+    """TAGME's answer envelope: the items, lang, time (ms) and timestamp."""
+    return JSONResponse({key: items, "lang": values.get("lang", "en"),
+                         "time": round(1000 * (time.perf_counter() - started)),
+                         "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat()})
+
+
+@routes.get_and_post("/tag")
+async def tag(request: Request) -> JSONResponse:
+    """TAGME's REST answer: annotations with spot, start, end (character offsets), rho, title,
+    id (the Wikipedia page id, where the artefact knows it from DBpedia's page_ids)."""
+    tagme, text, values = await tagme_request(request)
+    started = time.perf_counter()
+    result = await service_of(request).bounded(tagme.result, text, "tag")
+    dictionary = tagme.artefact.dictionary
+    annotations = []
+    for triple in result.scored:
+        start, end = result.char_span(triple.mention)
+        title = unquote(triple.entity[len("<dbpedia:"):-1]).replace("_", " ")
+        node = dictionary.node(triple.entity)
+        page_id = None if node is None else dictionary.page_id(node)
+        annotations.append({"spot": text[start:end], "start": start, "end": end, "rho": triple.score,
+                            "title": title, "dbpedia_id": triple.entity,
+                            **({} if page_id is None else {"id": page_id})})
+    return tagme_answer("annotations", annotations, values, started)
+
+
+@routes.get_and_post("/spot")
+async def spot(request: Request) -> JSONResponse:
+    """TAGME's spotting: the mentions of ``text`` (character offsets) with their link probability."""
+    tagme, text, values = await tagme_request(request)
+    started = time.perf_counter()
+
+    def spots() -> list[dict[str, Any]]:
+        from elquery.indexing.normalize import tokenize
+
+        tokens = tokenize(text)
+        found = tagme.spots([t.text for t in tokens])
+        return [{"spot": text[tokens[s.mention.start].start:tokens[s.mention.end - 1].end],
+                 "start": tokens[s.mention.start].start, "end": tokens[s.mention.end - 1].end,
+                 "lp": s.link_probability} for s in found]
+    return tagme_answer("spots", await service_of(request).bounded(spots), values, started)
