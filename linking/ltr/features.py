@@ -6,10 +6,10 @@ over the store's matches); a KB-only match (commonness 0) is a candidate only at
 entity is not in the index are left out, as the linker leaves them out.
 
 Per query, :meth:`FeatureExtractor.extract` makes one SQLite lookup (the surface forms of every
-query span, :meth:`SurfaceFormStore.lookup_spans`) and one Java call
-(:func:`~elquery.linking.ltr.statistics.query_statistics`: the query and its mentions analyzed,
-their terms' counts in the seven fields for every candidate, the stored titles and short
-abstracts), and computes everything else with numpy and string tests.
+query span, :meth:`SurfaceFormStore.lookup_spans`) and two Java calls: every language-model
+score of the query and its mentions for every candidate (:func:`elquery.retrieval.score_each`,
+the retrieval layer's Eq. 16, texts analyzed there), and the stored titles and short abstracts
+(:func:`~elquery.linking.ltr.stored.stored_values`); the rest is string tests and arrays.
 
 The features, in :data:`FEATURES` order (m the mention, e the entity, q the query):
 
@@ -22,7 +22,8 @@ The features, in :data:`FEATURES` order (m the mention, e the entity, q the quer
   ``tem`` (e's title equals m), each 0 or 1; ``pos1`` (character offset of m in e's short
   abstract, 1000 if absent); ``mtitle``, ``msAbs``, ``mlAbs``, ``mlinks``, ``mcats``, ``mcatchall``:
   exp(Eq. 16) of m against one field each (title, short_abstract, long_abstract, wiki_links,
-  categories, content), Jelinek-Mercer lambda 0.1 (:mod:`elquery.linking.ltr.language_models`);
+  categories, content), Jelinek-Mercer lambda 0.1 (:func:`elquery.retrieval.lm`; 0 for a text with
+  no term in the field's collection);
 * entity-query: ``qct``, ``tcq``, ``teq`` (the title tests with q in place of m), ``mlm-tc`` (Eq. 16
   under MLM: names 0.2 / content 0.8, the linker's MLM score), and ``qtitle`` ... ``qcatchall``.
 
@@ -37,7 +38,7 @@ and the query as typed, analyzed with the index's analyzer (so "obama's" stays o
 
 Title lookup (``ntem``, ``smil``): every label is a KB alias in the surface-form store (§3), so the
 entities whose title equals an n-gram g are among g's KB matches, which the one lookup of the query's
-spans has already fetched; their stored titles come with the Java call, and a match counts when a
+spans has already fetched; their stored titles come with the candidates', and a match counts when a
 normalized title equals g. No table of all titles is loaded, and the cost per query is the few KB
 matches of its spans. This needs a store built with KB aliases (``--kb-aliases``, the default),
 from the same dumps as the index; a store without them is refused. Titles ending in
@@ -46,10 +47,9 @@ from the same dumps as the index; a store without them is refused. Titles ending
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
@@ -57,10 +57,11 @@ from elquery.base import ElqueryError
 from elquery.indexing.entity_index import EntityIndex
 from elquery.indexing.normalize import normalize, tokenize
 from elquery.indexing.surface_forms.store import KB, SurfaceFormStore
-from elquery.linking.ltr.language_models import exp_scores
-from elquery.linking.ltr.statistics import query_statistics
-from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit, detect
+from elquery.linking.ltr.stored import stored_values
+from elquery.linking.mentions import (DEFAULT_MAX_QUERY_TOKENS, FormEntityLike, check_query_length,
+                                      check_query_limit, detect)
 from elquery.linking.types import Mention
+from elquery.retrieval import CandidateScoring, LanguageModel, lm, mlm, score_each
 
 FEATURES = (
     "len", "ntem", "smil", "matches", "len_ratio",
@@ -73,20 +74,16 @@ FEATURES = (
 FIELD_FEATURES = (("title", "title"), ("sAbs", "short_abstract"), ("lAbs", "long_abstract"),
                   ("links", "wiki_links"), ("cats", "categories"), ("catchall", "content"))
 """(feature suffix, index field) of the single-field language-model features: ``m<suffix>``, ``q<suffix>``."""
-STATISTICS_FIELDS = (*(field for _, field in FIELD_FEATURES), "names")
-MLM_TC_WEIGHTS = {"names": 0.2, "content": 0.8}
+SINGLE_FIELD_MODELS = tuple(lm(field) for _, field in FIELD_FEATURES)
+"""Jelinek-Mercer lambda 0.1 on one field: ``mtitle`` ... ``mcatchall`` and ``qtitle`` ... ``qcatchall``."""
+MLM_TC = mlm()
+"""``mlm-tc``: MLM, names 0.2 / content 0.8, lambda 0.1 (the linker's MLM score)."""
 REQUIRED_FIELDS = ("title", "short_abstract", "long_abstract", "wiki_links", "categories", "redirects", "links")
 """What the features read from the index besides ``names`` and ``content``."""
 TITLE, SHORT_ABSTRACT = "title", "short_abstract"
 NOT_FOUND_POSITION = 1000
 """``pos1`` of a mention absent from the short abstract."""
 DEFAULT_COMMONNESS_THRESHOLD = 0.1
-
-
-class FormEntityLike(Protocol):
-    entity: str
-    commonness: float
-    sources: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -111,14 +108,6 @@ def position(text: str, inner: str) -> int:
     :data:`NOT_FOUND_POSITION` when there is none."""
     found = f" {text} ".find(f" {inner} ") if inner else -1
     return found if found >= 0 else NOT_FOUND_POSITION
-
-
-def _weights(fields: dict[str, float]) -> list[float]:
-    return [fields.get(field, 0.0) for field in STATISTICS_FIELDS]
-
-
-_SINGLE_FIELD_WEIGHTS = [_weights({field: 1.0}) for _, field in FIELD_FEATURES]
-_MLM_TC = _weights(MLM_TC_WEIGHTS)
 
 
 class FeatureExtractor:
@@ -186,22 +175,16 @@ class FeatureExtractor:
         if not candidates:
             return [], np.zeros((0, len(FEATURES)))
         spans = sorted({(c.mention.start, c.mention.end) for c in candidates})
+        span_number = {span: n for n, span in enumerate(spans)}
         char_spans = [(tokens[s].start, tokens[e - 1].end) for s, e in spans]
         titled = self._title_matches(spans, matches, docids)
         columns = np.array(sorted({docids[c.entity] for c in candidates}), dtype=np.int32)
-        stored_docids = np.array(sorted({*columns.tolist(), *(d for found in titled.values() for d in found)}),
-                                 dtype=np.int32)
-        statistics = query_statistics(self.index, STATISTICS_FIELDS, [query, *(query[a:b] for a, b in char_spans)],
-                                      columns, (TITLE, SHORT_ABSTRACT), stored_docids)
+        query_scores, mlm_tc, mention_scores = self._language_models(query, char_spans, columns)
+        stored_docids = sorted({*columns.tolist(), *(d for found in titled.values() for d in found)})
         titles, abstracts = {}, {}
-        for docid, (title, abstract) in zip(stored_docids.tolist(), statistics.stored):
+        for docid, (title, abstract) in zip(stored_docids, stored_values(self.index, stored_docids, (TITLE, SHORT_ABSTRACT))):
             titles[docid] = tuple(t for t in (normalize(v) for v in title.split("\n")) if t)
             abstracts[docid] = normalize(abstract)
-        lengths = np.stack([self.index.lengths(field)[columns] for field in STATISTICS_FIELDS])
-        query_scores = [exp_scores(statistics, lengths, 0, w) for w in _SINGLE_FIELD_WEIGHTS]
-        mlm_tc = exp_scores(statistics, lengths, 0, _MLM_TC)
-        mention_scores = [[exp_scores(statistics, lengths, 1 + n, w) for w in _SINGLE_FIELD_WEIGHTS]
-                          for n in range(len(spans))]
         title_equals = {span: {d for d in found if " ".join(texts[span[0]:span[1]]) in titles[d]}
                         for span, found in titled.items()}
         query_text = " ".join(texts)
@@ -209,12 +192,11 @@ class FeatureExtractor:
         for candidate in candidates:
             mention = candidate.mention
             span = (mention.start, mention.end)
-            number = spans.index(span)
+            number = span_number[span]
             docid = docids[candidate.entity]
             column = int(np.searchsorted(columns, docid))
             title = titles[docid]
-            smil = set().union(*(title_equals[(i, j)] for i in range(span[0], span[1])
-                                 for j in range(i + 1, span[1] + 1) if (i, j) in title_equals))
+            smil = set().union(*(found for (i, j), found in title_equals.items() if span[0] <= i and j <= span[1]))
             rows.append([
                 mention.length, len(title_equals.get(span, ())), len(smil), len(matches[span]),
                 mention.length / len(texts),
@@ -222,20 +204,33 @@ class FeatureExtractor:
                 candidate.commonness, any(contains(mention.text, t) for t in title),
                 any(contains(t, mention.text) for t in title), mention.text in title,
                 position(abstracts[docid], mention.text),
-                *(scores[column] for scores in mention_scores[number]),
+                *mention_scores[number][:, column],
                 any(contains(query_text, t) for t in title), any(contains(t, query_text) for t in title),
                 query_text in title, mlm_tc[column],
-                *(scores[column] for scores in query_scores),
+                *query_scores[:, column],
             ])
             pairs.append(CandidatePair(mention, candidate.entity, *char_spans[number], candidate.commonness))
         return pairs, np.array(rows, dtype=np.float64)
+
+    def _language_models(self, query: str, char_spans: Sequence[tuple[int, int]],
+                         columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+        """exp(Eq. 16) for the candidates ``columns``: of the query per single field (6 x n), of
+        the query under MLM (n), of each mention per single field (6 x n each); one Java call."""
+        texts = [query, *(query[a:b] for a, b in char_spans)]
+        models: list[LanguageModel] = [*SINGLE_FIELD_MODELS, MLM_TC]
+        scorings = [CandidateScoring(model, text.replace("\t", " "), columns)
+                    for number, text in enumerate(texts) for model in (models if number == 0 else SINGLE_FIELD_MODELS)]
+        scores = np.exp([result.scores for result in score_each(self.index, scorings)])
+        single = len(SINGLE_FIELD_MODELS)
+        mentions = [scores[len(models) + n * single:len(models) + (n + 1) * single] for n in range(len(char_spans))]
+        return scores[:single], scores[single], mentions
 
     def _docid(self, entity: str, known: dict[str, int | None]) -> int | None:
         if entity not in known:
             known[entity] = self.index.find_docid(entity)
         return known[entity]
 
-    def _title_matches(self, spans: Sequence[tuple[int, int]], matches: dict[tuple[int, int], Sequence[FormEntityLike]],
+    def _title_matches(self, spans: Sequence[tuple[int, int]], matches: Mapping[tuple[int, int], Sequence[FormEntityLike]],
                        docids: dict[str, int | None]) -> dict[tuple[int, int], set[int]]:
         """Per n-gram (i, j) of each mention span, the docids of its KB matches in the index: the
         entities whose title may equal it."""

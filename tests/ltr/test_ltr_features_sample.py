@@ -342,3 +342,26 @@ def test_threshold_zero_keeps_the_kb_only_and_rare_pairs(sample_link_artefacts: 
     assert any(f["commonness"] < THRESHOLD for f in found.values())
     for pair, features in wanted.items():
         assert found[pair] == pytest.approx(features, rel=1e-9, abs=1e-12), pair
+
+
+def test_a_query_costs_one_scoring_call_and_one_stored_fields_call(extractor: FeatureExtractor,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every language-model feature of a query (the query's 7, each mention's 6) comes from one
+    Java call, and the titles and short abstracts from one more; a query without candidates
+    makes none."""
+    import elquery.linking.ltr.features as features
+
+    calls: Counter = Counter()
+
+    def counted(name: str, function):  # type: ignore[no-untyped-def]
+        def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+            calls[name] += 1
+            return function(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(features, "score_each", counted("score_each", features.score_each))
+    monkeypatch.setattr(features, "stored_values", counted("stored_values", features.stored_values))
+    pairs, _ = extractor.extract(QUERIES["named-1"])
+    assert len({(p.start, p.end) for p in pairs}) >= 3
+    assert calls == {"score_each": 1, "stored_values": 1}
+    assert extractor.extract("zzzz qqqq")[0] == [] and calls == {"score_each": 1, "stored_values": 1}
