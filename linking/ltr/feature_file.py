@@ -159,6 +159,8 @@ def read_features(path: Path | str, features: Sequence[str] = FEATURES) -> Featu
     first = next(lines, None)
     if first is None:
         raise ElqueryError(f"{path}: empty features file (no header row)")
+    if first[1].startswith("#"):
+        raise ElqueryError(f"{path}: a LETOR features file; training reads the tsv format (elquery ltr features --format tsv)")
     order = _columns(path, first[1], features)
     width = len(first[1].split("\t"))
     label_at = order[KEY_COLUMNS.index("label")]

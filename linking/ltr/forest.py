@@ -64,11 +64,11 @@ class ForestArrays:
 
 
 def from_sklearn(forest: Any) -> ForestArrays:
-    """The arrays of a fitted ``RandomForestRegressor`` (one output)."""
+    """The arrays of a fitted ``RandomForestRegressor`` (one output). A tree that is a single
+    leaf (its bootstrap sample held one label only) becomes a split on feature 0 whose two
+    children are that leaf, as ONNX roots a tree at a split."""
     trees = [estimator.tree_ for estimator in forest.estimators_]
     counts = np.array([tree.node_count for tree in trees], dtype=np.int64)
-    if np.any(counts < 3):
-        raise ElqueryError("a tree of the forest is a single leaf (the training labels are all the same)")
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     base = np.repeat(starts, counts)
     left = np.concatenate([tree.children_left for tree in trees]).astype(np.int64)
@@ -79,13 +79,21 @@ def from_sklearn(forest: Any) -> ForestArrays:
     number[splits] = np.arange(len(splits))
     number[leaves] = np.arange(len(leaves))
     left_global, right_global = left[splits] + base[splits], right[splits] + base[splits]
+    lone = starts[counts == 1]  # single-leaf trees: a split of their own, after the others
+    roots = number[starts]
+    roots[counts == 1] = len(splits) + np.arange(len(lone))
+    leaf_child = np.ones(len(lone), dtype=np.int64)
     return ForestArrays(
         features=int(forest.n_features_in_),
-        roots=number[starts],
-        split_features=np.concatenate([tree.feature for tree in trees]).astype(np.int64)[splits],
-        split_thresholds=np.concatenate([tree.threshold for tree in trees]).astype(np.float64)[splits],
-        true_ids=number[left_global], true_leaf=is_leaf[left_global].astype(np.int64),
-        false_ids=number[right_global], false_leaf=is_leaf[right_global].astype(np.int64),
+        roots=roots,
+        split_features=np.concatenate([np.concatenate([tree.feature for tree in trees]).astype(np.int64)[splits],
+                                       np.zeros(len(lone), dtype=np.int64)]),
+        split_thresholds=np.concatenate([np.concatenate([tree.threshold for tree in trees]).astype(np.float64)[splits],
+                                         np.zeros(len(lone))]),
+        true_ids=np.concatenate([number[left_global], number[lone]]),
+        true_leaf=np.concatenate([is_leaf[left_global].astype(np.int64), leaf_child]),
+        false_ids=np.concatenate([number[right_global], number[lone]]),
+        false_leaf=np.concatenate([is_leaf[right_global].astype(np.int64), leaf_child]),
         leaf_values=np.concatenate([tree.value[:, 0, 0] for tree in trees]).astype(np.float64)[leaves],
     )
 

@@ -17,7 +17,7 @@ LEAF = 255
 def compact(roots, features, threshold_bits, true_ids, true_leaf, false_ids, false_leaf, leaf_values):  # type: ignore[no-untyped-def]
     """The compact layout of a forest given as ONNX TreeEnsemble arrays: (nodes, values, the
     position of each tree's root)."""
-    total = features.shape[0] + leaf_values.shape[0]
+    total = 2 * features.shape[0] + roots.shape[0]  # a tree of s splits has s + 1 leaves (a leaf may be two children)
     nodes = np.zeros((total, 2), dtype=np.int32)
     values = np.zeros(total, dtype=np.float64)
     positions = np.empty(roots.shape[0], dtype=np.int32)

@@ -1,0 +1,52 @@
+"""The forest's ONNX form and engines (elquery.linking.ltr.forest) against scikit-learn's own
+forest: the same predictions, including trees that are a single leaf (a bootstrap sample with
+one label only), rows on a split threshold, and thresholds between adjacent float32 values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from elquery.linking.ltr.features import FEATURES
+from elquery.linking.ltr.model import LtrModel, model_bytes, new_info, train_forest, write_model
+
+
+def saved(forest: object, path: Path) -> Path:
+    info = new_info(forest, {"file": "rows"}, {"index": None, "surface_forms": None}, 0.1)
+    write_model(path, model_bytes(forest, info))
+    return path
+
+
+@pytest.mark.parametrize("engine", ["compiled", "onnxruntime"])
+def test_single_leaf_trees_predict_as_in_scikit_learn(engine: str, tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    matrix = rng.random((12, len(FEATURES)))
+    labels = np.zeros(12, dtype=np.int8)
+    labels[3] = 1  # one positive in 12: about a third of the bootstrap samples miss it
+    forest = train_forest(matrix, labels, trees=40, seed=2)
+    assert any(e.tree_.node_count == 1 for e in forest.estimators_)
+    model = LtrModel.load(saved(forest, tmp_path / "m.onnx"), engine=engine)
+    probes = np.vstack([matrix, rng.random((50, len(FEATURES)))])
+    assert np.array_equal(model.score(probes), forest.predict(probes))
+
+
+@pytest.mark.parametrize("engine", ["compiled", "onnxruntime"])
+def test_rows_on_and_next_to_float32_thresholds_take_scikit_learns_branch(engine: str, tmp_path: Path) -> None:
+    """Values one float32 step apart: scikit-learn splits between them at a float64 midpoint that
+    no float32 holds (rounded to the nearest float32, half of them would become the upper value);
+    a row at either value must take scikit-learn's branch."""
+    rng = np.random.default_rng(9)
+    # each value twice (rows 2k, 2k + 1), in [2, 4): a float32 step there (2.4e-7) is more than the
+    # 1e-7 under which scikit-learn takes two values for one
+    base = np.repeat((2 + 2 * rng.random(150)).astype(np.float32), 2)
+    matrix = np.repeat(base[:, None], len(FEATURES), axis=1).astype(np.float64)
+    matrix[1::2, :] = np.nextafter(base[1::2], np.float32(2)).astype(np.float64)[:, None]  # row 2k + 1: one step up
+    labels = (np.arange(300) % 2).astype(np.int8)  # told apart only by that one step
+    forest = train_forest(matrix, labels, trees=20, seed=5)
+    model = LtrModel.load(saved(forest, tmp_path / "m.onnx"), engine=engine)
+    thresholds = np.concatenate([e.tree_.threshold[e.tree_.children_left >= 0] for e in forest.estimators_])
+    assert np.any(thresholds.astype(np.float32).astype(np.float64) != thresholds)  # not float32 values
+    assert np.array_equal(model.score(matrix), forest.predict(matrix))
+    assert forest.predict(matrix).min() < 0.5 < forest.predict(matrix).max()
