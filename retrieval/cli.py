@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from elquery.base import ElqueryError
 from elquery.files import check_output, is_stdio
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, check_artefact, resolve_artefact_args
-from elquery.retrieval.models import MODEL_HELP
+from elquery.retrieval.models import DEFAULT_K, DEFAULT_MODEL, MODELS
+from elquery.retrieval.models.describe import help_line
 from elquery.spark import add_engine_arguments, check_engine
 
 MAX_K = 100_000
@@ -21,7 +22,7 @@ MAX_WORKERS = 256
 
 def register(commands: argparse._SubParsersAction) -> None:
     """Add ``rank`` to the top-level ``elquery`` commands."""
-    models = "; ".join(f"{name}: {text}" for name, text in MODEL_HELP.items())
+    models = "; ".join(help_line(model) for model in MODELS)
     rank = commands.add_parser(
         "rank",
         help="rank entities for a file of queries into a TREC run",
@@ -34,14 +35,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     rank.add_argument("--index", help="entity index directory (elquery index dbpedia)")
     add_artefacts_argument(rank, "--index")
     rank.add_argument("--queries", required=True, help="query file: .json, or TSV qid<TAB>query; - reads standard input")
-    rank.add_argument("--model", default="mlm", choices=list(MODEL_HELP), help="retrieval model (default mlm)")
-    rank.add_argument("--k", type=int, default=1000, help=f"entities per query, 1 to {MAX_K} (default 1000)")
+    rank.add_argument("--model", default=DEFAULT_MODEL, type=_model_name, choices=MODELS.names(),
+                      help=f"retrieval model (default {DEFAULT_MODEL})")
+    rank.add_argument("--k", type=int, default=DEFAULT_K, help=f"entities per query, 1 to {MAX_K} (default {DEFAULT_K})")
     rank.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                       help="model parameter, repeatable (see the model list above)")
     rank.add_argument("--out", required=True, help="TREC run file to write; - writes standard output")
     rank.add_argument("--tag", default=None, help="run tag (default elquery-MODEL)")
     rank.add_argument("--links", metavar="FILE", default=None,
-                      help="linked entities of the queries for the ELR models (sdm-elr, fsdm-elr, mlm-elr): TSV "
+                      help=f"linked entities of the queries for the ELR models ({', '.join(_link_takers())}): TSV "
                       "qid<TAB>entity<TAB>score, JSON lines {qid, links}, or `elquery link --format jsonl` output")
     rank.add_argument("--threads", type=int, default=None, metavar="N",
                       help="worker processes ranking queries in parallel (default: number of cores)")
@@ -49,20 +51,36 @@ def register(commands: argparse._SubParsersAction) -> None:
     rank.set_defaults(func=_rank)
 
 
+def _model_name(name: str) -> str:
+    """``--model``: a name of the registry; another is the registry's one line."""
+    try:
+        return MODELS.get(name).name
+    except ElqueryError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _link_takers() -> list[str]:
+    return [model.name for model in MODELS if model.needs_links]
+
+
 def _rank(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from elquery.retrieval.batch import rank_many
-    from elquery.retrieval.models import model_from_name, parse_params
+    from elquery.retrieval.models import parse_params
     from elquery.retrieval.queries import read_queries
     from elquery.retrieval.runs import write_run
 
     started = time.monotonic()
+    entry = MODELS.get(args.model)
+    model = entry.build(parse_params(args.param))
+    entry.check_links(args.links is not None)
+    if args.links is not None and args.engine == "spark":
+        raise ElqueryError("--links goes with --engine local")
     resolve_artefact_args(args, index=REQUIRED)
     if args.index is None:
         raise ElqueryError("give --index DIR or --artefacts DIR")
     check_artefact(args.index, "entity index")
-    model = model_from_name(args.model, parse_params(args.param))
     if not 1 <= args.k <= MAX_K:
         raise ElqueryError(f"--k must be between 1 and {MAX_K}, got {args.k}")
     workers = args.threads if args.threads is not None else os.cpu_count() or 1
@@ -73,8 +91,10 @@ def _rank(args: argparse.Namespace) -> int:
     check_engine(args.engine, args.master)
     check_output(args.out)
     queries = read_queries(args.queries)
-    if args.links is not None or args.model.endswith("-elr"):
-        queries = _with_links(args, queries)
+    if args.links is not None:
+        from elquery.retrieval.links import with_links
+
+        queries = with_links(queries, args.links, args.index)
     with tqdm(total=len(queries), desc="ranking", unit="query", disable=None) as progress:
         if args.engine == "spark":
             from elquery.retrieval.spark import rank_spark
@@ -90,19 +110,6 @@ def _rank(args: argparse.Namespace) -> int:
     print(f"ranked {len(queries)} queries ({lines} lines) with {args.model} in {time.monotonic() - started:.1f} s "
           f"-> {args.out}", file=sys.stderr)
     return 0
-
-
-def _with_links(args: argparse.Namespace, queries: list) -> list:  # type: ignore[type-arg]
-    """The queries with their links from ``--links`` (only the ELR models take them)."""
-    from elquery.retrieval.links import with_links
-
-    if args.links is None:
-        raise ElqueryError(f"--model {args.model} needs --links FILE (the queries' linked entities)")
-    if not args.model.endswith("-elr"):
-        raise ElqueryError(f"--links goes with the ELR models (sdm-elr, fsdm-elr, mlm-elr), not {args.model}")
-    if args.engine == "spark":
-        raise ElqueryError("--links goes with --engine local")
-    return with_links(queries, args.links, args.index)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -40,6 +40,7 @@ from elquery.retrieval.models import (
     LanguageModel,
     SequentialDependence,
     Smoothing,
+    links_refused,
     mlm,
     model_fields,
 )
@@ -173,7 +174,7 @@ class EntityScorer:
                 docids = np.arange(len(self.index.entity_ids), dtype=np.int32)
             return elr_scores(self.index, self.model, query, np.asarray(docids, dtype=np.int32))
         if isinstance(query, LinkedQuery) and query.links:
-            raise ElqueryError(f"linked entities are used by the ELR models only, not {self.model.name}")
+            raise links_refused(self.model.name)
         analyzed = analyze(self.index, query)
         if isinstance(self.model, SequentialDependence):
             request = [*self.model.request_lines(), *analyzed.token_lines()]

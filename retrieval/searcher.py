@@ -44,9 +44,11 @@ from elquery.retrieval.models import (
     EntityLinkingRetrieval,
     ExactModel,
     LanguageModel,
+    DEFAULT_K,
     Model,
     Rerank,
     SequentialDependence,
+    links_refused,
     mlm,
     model_fields,
 )
@@ -103,7 +105,7 @@ class Searcher:
 
     # --- API ----------------------------------------------------------------------------------
 
-    def rank(self, query: Query, model: Model | None = None, k: int = 1000, prior: EntityPrior | None = None) -> list[RankedEntity]:
+    def rank(self, query: Query, model: Model | None = None, k: int = DEFAULT_K, prior: EntityPrior | None = None) -> list[RankedEntity]:
         """The top ``k`` entities for ``query`` (default model: MLM, names 0.2 / content 0.8,
         lambda 0.1), best first, ties by entity id."""
         if k < 0:
@@ -116,7 +118,7 @@ class Searcher:
             docids, scores = self._rank_elr(query, model, k)
             return self._ranking(docids, scores)
         if isinstance(query, LinkedQuery) and query.links:
-            raise ElqueryError(f"linked entities are used by the ELR models only, not {model.name}")
+            raise links_refused(model.name)
         analyzed = analyze(self.index, query)
         if isinstance(model, LanguageModel):
             docids, scores = self._rank_language_model(analyzed, model, k, prior)

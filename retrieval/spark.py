@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from elquery.retrieval.models import DEFAULT_K
 from elquery.spark import ordered_partitions, worker_cached
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def _ranking_rows(queries: Iterable[Any], index: str, model: Model | None, k: in
             yield qid, hit.rank, hit.entity, float(hit.score)
 
 
-def rank_dataframe(queries: DataFrame, index: Path | str, model: Model | None = None, k: int = 1000) -> DataFrame:
+def rank_dataframe(queries: DataFrame, index: Path | str, model: Model | None = None, k: int = DEFAULT_K) -> DataFrame:
     """The rankings of a DataFrame of ``(qid, query)`` string columns as a DataFrame of
     :data:`RANKING_SCHEMA` rows (rank 1 is the best; ``model`` None is the searcher's default)."""
     rows = queries.select("qid", "query").rdd.mapPartitions(

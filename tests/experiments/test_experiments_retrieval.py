@@ -20,7 +20,7 @@ from elquery.experiments.config import GIVEN, Category, RetrievalTaskSpec
 from elquery.experiments.folds import given_folds
 from elquery.experiments.sweep import Setting, grid
 from elquery.experiments.tables import category_columns
-from elquery.retrieval.models import BM25, MODEL_HELP
+from elquery.retrieval.models import BM25, DEFAULT_K, MODELS
 from elquery.retrieval.searcher import RankedEntity
 from conftest import data_root, require_data  # tests/conftest.py, on the path as pytest loads it
 
@@ -175,7 +175,7 @@ def test_config(setting: Path) -> None:
     assert [s.slug for s in grid(tuned)] == ["k1-1_b-0.5", "k1-2_b-0.5"]
 
 
-@pytest.mark.parametrize("model", sorted(MODEL_HELP))
+@pytest.mark.parametrize("model", sorted(MODELS.names()))
 def test_every_model_of_the_registry_is_accepted(model: str, tmp_path: Path) -> None:
     path = tmp_path / "experiment.toml"
     links = 'links = "links.tsv"\n' if model.endswith("-elr") else ""  # the ELR models' linked entities
@@ -189,8 +189,10 @@ def test_every_model_of_the_registry_is_accepted(model: str, tmp_path: Path) -> 
 @pytest.mark.parametrize(("old", "new", "message"), [
     ('model = "bm25"\nlabel = "BM25"', 'model = "bm99"\nlabel = "BM25"',
      r"entity_retrieval\.methods\[0\]\.model: unknown model 'bm99'; models are mlm, lm, "),
-    ("b = 0.5", "b = [0.5, 2]", r"entity_retrieval\.methods\[1\]\.params: k1=1 b=2: BM25 needs k1 >= 0 and 0 <= b <= 1"),
-    ("b = 0.5", "x = 0.5", r"entity_retrieval\.methods\[1\]\.params: k1=1 x=0\.5: model bm25 has no parameter x"),
+    ("b = 0.5", "b = [0.5, 2]", r"entity_retrieval\.methods\[1\]\.params: k1=1 b=2: bm25: b must be 0 <= b <= 1, got 2$"),
+    ("b = 0.5", "b = -1", r"entity_retrieval\.methods\[1\]\.params: k1=1 b=-1: bm25: b must be 0 <= b <= 1, got -1$"),
+    ("b = 0.5", "x = 0.5", r"entity_retrieval\.methods\[1\]\.params: k1=1 x=0\.5: bm25 has no parameter x; its "
+                           r"parameters are field, k1, b$"),
     ("b = 0.5", "b = [0.5, 0.5]", r"methods\[1\]\.params\.b: a value is given twice"),
     ("b = 0.5", "b = []", r"methods\[1\]\.params\.b: expected a number, a string or a non-empty list"),
     ('run = "given.trec"', 'run = "given.trec"\nmodel = "bm25"', r"methods\[2\]\.model: give either model or run"),
@@ -205,9 +207,9 @@ def test_every_model_of_the_registry_is_accepted(model: str, tmp_path: Path) -> 
     ('index = "index"\n', "", r"index: missing \(only an experiment that evaluates given runs goes without\)"),
     ('baseline = "BM25"', 'baseline = "BM26"', r"entity_retrieval\.baseline: 'BM26' is not a method label"),
     ('model = "bm25"\nlabel = "BM25 tuned"', 'model = "sdm-elr"\nlabel = "BM25 tuned"',
-     r"entity_retrieval\.methods\[1\]\.model: sdm-elr needs links = FILE"),
+     r"entity_retrieval\.methods\[1\]\.model: sdm-elr needs links \(the queries' linked entities\)$"),
     ('label = "BM25"\n', 'label = "BM25"\nlinks = "given.trec"\n',
-     r"entity_retrieval\.methods\[0\]\.links: links go with the ELR models"),
+     r"entity_retrieval\.methods\[0\]\.links: links go with the ELR models \(sdm-elr, fsdm-elr, mlm-elr\), not bm25$"),
 ])
 def test_errors_name_the_key(setting: Path, old: str, new: str, message: str) -> None:
     text = setting.read_text()
@@ -215,6 +217,13 @@ def test_errors_name_the_key(setting: Path, old: str, new: str, message: str) ->
     setting.write_text(text.replace(old, new))
     with pytest.raises(ElqueryError, match=message):
         load_config(setting)
+
+
+def test_the_depth_defaults_to_the_k_of_every_ranking(setting: Path) -> None:
+    """Without ``depth``, an experiment ranks as many entities per query as ``elquery rank`` and the
+    service do without ``k`` (one DEFAULT_K)."""
+    setting.write_text(setting.read_text().replace("depth = 20\n", ""))
+    assert load_config(setting).entity_retrieval.depth == DEFAULT_K == 1000  # type: ignore[union-attr]
 
 
 def test_expected_figures_of_entity_retrieval(setting: Path) -> None:
@@ -420,7 +429,7 @@ def test_shipped_retrieval_configs(name: str, dbpedia_entity: Path, monkeypatch:
     assert config.queries.resolve() == (dbpedia_entity / "queries-v2_stopped.txt").resolve()
     assert all(path.exists() for path in config.crossval.files)
     assert [c.name for c in spec.categories] == ["SemSearch ES", "INEX-LD", "ListSearch", "QALD-2"]
-    assert all(m.method in MODEL_HELP or m.run is not None for m in spec.methods)
+    assert all(m.method in MODELS or m.run is not None for m in spec.methods)
     reported = {*spec.metrics, *(f"{c.name}:{m}" for c in spec.categories for m in spec.metrics)}
     labels = {m.label for m in spec.methods}
     assert all(f.task == "er" and f.method in labels and f.metric in reported for f in config.expected)

@@ -1,5 +1,5 @@
 """The import graph of the package: indexing <- retrieval <- linking, evaluation depends on none of
-them, every layer may import the bottom modules ``elquery.base``, ``elquery.files``, ``elquery.workers`` and ``elquery.spark``, and the dispatcher
+them, every layer may import the bottom modules ``elquery.base``, ``elquery.files``, ``elquery.workers``, ``elquery.spark`` and ``elquery.registry``, and the dispatcher
 (``elquery.cli``) sits on top. Walks every ``import`` statement of the source (lazy ones inside
 functions too) with :mod:`ast`, so an upward edge fails here wherever it is written."""
 
@@ -22,8 +22,9 @@ ALLOWED: dict[str, set[str]] = {
     "files": set(),
     "workers": set(),
     "spark": set(),
+    "registry": set(),
 }
-BOTTOM = ("base", "files", "workers", "spark")
+BOTTOM = ("base", "files", "workers", "spark", "registry")
 
 
 def _part(module: str) -> str | None:

@@ -84,7 +84,7 @@ def test_json_queries_and_params(sample_index: Path, tmp_path: Path) -> None:
     ("extra", "queries_text", "message"),
     [
         ([], "q1\tairline\nbroken line\n", "q.txt:2: expected 'qid<TAB>query'"),
-        (["--param", "lambda=2"], "q1\tairline\n", "lambda must be in (0, 1]"),
+        (["--param", "lambda=2"], "q1\tairline\n", "mlm: lambda must be 0 < lambda <= 1, got 2"),
         (["--model", "bm25", "--param", "mu=3"], "q1\tairline\n", "no parameter mu"),
         (["--k", "0"], "q1\tairline\n", "--k must be between 1 and 100000, got 0"),
         (["--k", "100001"], "q1\tairline\n", "--k must be between 1 and 100000, got 100001"),

@@ -368,7 +368,7 @@ def test_bad_queries_and_models(sample_index: EntityIndex) -> None:
     with Searcher(sample_index) as searcher:
         with pytest.raises(ElqueryError, match="is not in the index"):
             searcher.rank(LinkedQuery("saab", (("<dbpedia:Not_in_the_index>", 1.0),)), sdm_elr(), 5)
-        with pytest.raises(ElqueryError, match="ELR models only"):
+        with pytest.raises(ElqueryError, match=r"^links go with the ELR models \(sdm-elr, fsdm-elr, mlm-elr\), not sdm$"):
             searcher.rank(LinkedQuery("saab", (("<dbpedia:Saab_900>", 1.0),)), sdm(), 5)
     with pytest.raises(ElqueryError, match="positive"):
         LinkedQuery("saab", (("<dbpedia:Saab_900>", 0.0),))
@@ -451,8 +451,9 @@ def test_rank_command_with_links(sample_index: EntityIndex, tmp_path: Path, caps
     cases = [
         (["--links", str(bad), "--model", "sdm-elr"], f"{bad}:1: linked entity <dbpedia:Not_in_the_index> is not in the index"),
         (["--links", str(queries), "--model", "sdm-elr"], f"{queries}:1: expected 'qid<TAB>entity<TAB>score'"),
-        (["--links", str(links), "--model", "fsdm"], "--links goes with the ELR models"),
-        (["--model", "fsdm-elr"], "--model fsdm-elr needs --links FILE"),
+        (["--links", str(links), "--model", "fsdm"], "error: links go with the ELR models (sdm-elr, fsdm-elr, mlm-elr), "
+                                                     "not fsdm"),
+        (["--model", "fsdm-elr"], "error: fsdm-elr needs links (the queries' linked entities)"),
     ]
     for extra, message in cases:
         argv = ["rank", "--index", str(sample_index.path), "--queries", str(queries), "--out", str(run), *extra]

@@ -49,23 +49,30 @@ def test_model_names_and_params() -> None:
 @pytest.mark.parametrize(
     ("name", "params", "message"),
     [
-        ("nope", {}, "unknown model"),
-        ("mlm", {"k1": "1"}, "no parameter k1"),
-        ("mlm", {"lambda": "x"}, "not a number"),
-        ("mlm", {"lambda": "0"}, "lambda must be in (0, 1]"),
-        ("mlm", {"weight.names": "0.5"}, "sum to 1"),
-        ("mlm", {"weight.names": "-0.2", "weight.content": "1.2"}, "non-negative"),
-        ("lm", {"field": "abstract"}, "unknown field"),
-        ("lm-dirichlet", {"mu": "0"}, "mu must be positive"),
-        ("bm25", {"b": "2"}, "0 <= b <= 1"),
-        ("bm25f", {"weight.names": "0.5"}, "at least 1"),
-        ("bm25-mlm", {"depth": "2.5"}, "whole number"),
-        ("bm25-mlm", {"depth": "0"}, "at least 1"),
+        ("nope", {}, "unknown model 'nope'; models are mlm, lm, lm-dirichlet, bm25, bm25f, bm25-mlm, prms, sdm, fsdm, "
+                     "sdm-elr, fsdm-elr, mlm-elr"),
+        ("mlm", {"k1": "1"}, "mlm has no parameter k1; its parameters are weight.names, weight.content, lambda, "
+                             "lambda.names, lambda.content, mu.names, mu.content"),
+        ("mlm", {"lambda": "x"}, "mlm: lambda must be a number, got 'x'"),
+        ("mlm", {"lambda": "0"}, "mlm: lambda must be 0 < lambda <= 1, got 0"),
+        ("mlm", {"weight.names": "0.5"}, "mlm: field weights must sum to 1, got 1.3"),
+        ("mlm", {"weight.names": "-0.2", "weight.content": "1.2"}, "mlm: weight.names must be 0 <= weight.names, got -0.2"),
+        ("mlm", {"lambda.names": "0.5", "mu.names": "3"},
+         "mlm: give lambda.names (Jelinek-Mercer) or mu.names (Dirichlet), not both"),
+        ("lm", {"field": "abstract"}, "lm: field must be one of names, content, title, short_abstract, long_abstract, "
+                                      "wiki_links, categories, got 'abstract'"),
+        ("lm-dirichlet", {"mu": "0"}, "lm-dirichlet: mu must be 0 < mu, got 0"),
+        ("bm25", {"b": "2"}, "bm25: b must be 0 <= b <= 1, got 2"),
+        ("bm25", {"k1": "-1"}, "bm25: k1 must be 0 <= k1, got -1"),
+        ("bm25f", {"weight.names": "0.5"}, "bm25f: weight.names must be 1 <= weight.names, got 0.5"),
+        ("bm25-mlm", {"depth": "2.5"}, "bm25-mlm: depth must be a whole number, got '2.5'"),
+        ("bm25-mlm", {"depth": "0"}, "bm25-mlm: depth must be 1 <= depth, got 0"),
     ],
 )
 def test_bad_models_are_user_errors(name: str, params: dict[str, str], message: str) -> None:
-    with pytest.raises(ElqueryError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+    with pytest.raises(ElqueryError) as refused:
         model_from_name(name, params)
+    assert str(refused.value) == message
 
 
 def test_parse_params() -> None:
