@@ -166,7 +166,7 @@ class FeatureExtractor:
         check_query_length(texts, self.max_query_tokens)
         matches = self.store.lookup_spans(texts)
         threshold = self.commonness_threshold
-        docids: dict[str, int] = {}
+        docids: dict[str, int | None] = {}
         candidates = []
         for candidate in detect(texts, matches, threshold):
             docid = self._docid(candidate.entity, docids)
