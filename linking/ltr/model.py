@@ -131,9 +131,20 @@ class LtrModel:
         return self.engine.predict(rows.astype(np.float32))
 
 
+def require_extra(module: str) -> Any:
+    """``module`` of the ``ltr`` extra, imported; a one-line error when the extra is missing."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ElqueryError(f"learning to rank needs the optional extra: pip install 'elquery[ltr]' "
+                           f"({module} is not installed)") from None
+
+
 def _open(path: Path) -> tuple[bytes, Any, ModelInfo]:
     """The file's bytes, its ONNX model and its :class:`ModelInfo`; one-line errors."""
-    import onnx
+    onnx = require_extra("onnx")
 
     try:
         data = path.read_bytes()
@@ -190,7 +201,7 @@ def train_forest(matrix: np.ndarray, labels: np.ndarray, trees: int = DEFAULT_TR
     """The random-forest regressor of methods.md §9 (scikit-learn; ``trees`` trees, ``max_features``
     features tried per split, fully grown), fitted on labels 0/1; the same for a seed whatever
     ``workers``."""
-    from sklearn.ensemble import RandomForestRegressor
+    RandomForestRegressor = require_extra("sklearn.ensemble").RandomForestRegressor
 
     if trees < 1:
         raise ElqueryError(f"the forest needs at least one tree, got {trees}")
@@ -206,6 +217,7 @@ def train_forest(matrix: np.ndarray, labels: np.ndarray, trees: int = DEFAULT_TR
 
 def model_bytes(forest: Any, info: ModelInfo) -> bytes:
     """The ONNX file of a fitted forest with its metadata (the forest's size added)."""
+    require_extra("onnx")
     arrays = from_sklearn(forest)
     info = ModelInfo(info.features, info.learner, info.training, info.artefacts, info.commonness_threshold,
                      info.elquery_version, {"trees": arrays.trees, "nodes": arrays.nodes})
