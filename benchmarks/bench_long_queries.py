@@ -20,12 +20,12 @@ from harness import emit, max_rss_mb
 
 def _child(tokens: int, method: str, repeats: int) -> dict[str, float]:
     from elquery.indexing.demo import demo_artefacts
-    from elquery.linking.linker import DEMO_GIF_THRESHOLD, Linker
+    from elquery.linking.linker import Linker
 
     index, surface_forms = demo_artefacts()
     words = "new york pizza manhattan the music man barack obama mother jacksonville fl city of".split()
     query = " ".join(random.Random(tokens).choice(words) for _ in range(tokens))
-    with Linker(index, surface_forms, method, gif_threshold=DEMO_GIF_THRESHOLD[method],
+    with Linker(index, surface_forms, method, demo_defaults=True,
                 max_query_tokens=max(tokens, 1)) as linker:
         linker.link("warm up")
         rss_before = max_rss_mb()

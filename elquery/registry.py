@@ -13,13 +13,16 @@ This module sits on the ground floor: it imports nothing of the layers.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from elquery.base import ElqueryError
 
-_KINDS: dict[type, str] = {float: "a number", int: "a whole number", str: "a text", bool: "true or false"}
+_KINDS: dict[type, str] = {float: "a number", int: "a whole number", str: "a text", bool: "true or false",
+                           Path: "a path"}
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,9 @@ class Parameter:
     ``name`` is its identifier in the Python API, configs and requests (``gif_threshold``); the
     command-line flag is derived from it (``--gif-threshold``). ``demo_default`` replaces
     ``default`` on the bundled demo knowledge base (``None``: the same). ``minimum``/``maximum``
-    bound a number (inclusive; ``open_minimum`` makes the lower bound exclusive).
+    bound a number (inclusive; ``open_minimum`` makes the lower bound exclusive). A ``Path``
+    parameter takes a text or path (a file an entry reads, e.g. a model). A ``required`` parameter
+    has no default: :func:`require_parameters` refuses values without it.
     """
 
     name: str
@@ -41,6 +46,7 @@ class Parameter:
     maximum: float | None = None
     open_minimum: bool = False
     choices: tuple[Any, ...] | None = None
+    required: bool = False
 
     @property
     def flag(self) -> str:
@@ -53,7 +59,7 @@ class Parameter:
 
     def describe(self) -> str:
         """The range and default(s) as one phrase, for help texts and documentation tables."""
-        parts = []
+        parts = ["required"] if self.required else []
         if self.choices is not None:
             parts.append("one of " + ", ".join(map(str, self.choices)))
         elif self.minimum is not None or self.maximum is not None:
@@ -90,6 +96,10 @@ class Parameter:
                 return value
             if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
                 return value.lower() in ("true", "1", "yes")
+            raise wrong
+        if self.kind is Path:
+            if isinstance(value, os.PathLike) or isinstance(value, str) and value.strip():
+                return Path(value)
             raise wrong
         if self.kind in (int, float):
             if isinstance(value, bool):
@@ -166,3 +176,11 @@ def validate_parameters(entry: Entry, values: Mapping[str, Any], owner: str | No
         known = ", ".join(declared) or "none"
         raise ElqueryError(f"{owner} has no parameter {', '.join(unknown)}; its parameters are {known}")
     return {name: declared[name].validate(value, owner) for name, value in values.items() if value is not None}
+
+
+def require_parameters(entry: Entry, values: Mapping[str, Any], owner: str | None = None) -> None:
+    """Refuse ``values`` (as :func:`validate_parameters` returns them) that lack a required
+    parameter of ``entry``, in one line naming it and its help."""
+    for parameter in entry.parameters:
+        if parameter.required and values.get(parameter.name) is None:
+            raise ElqueryError(f"{owner if owner is not None else entry.name} needs {parameter.name}: {parameter.help}")

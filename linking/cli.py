@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from elquery.base import ElqueryError
 from elquery.files import check_output, is_stdio
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
-from elquery.linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
 
 MAX_WORKERS = 256
@@ -19,53 +18,52 @@ from elquery.linking.output import FORMATS
 from elquery.spark import add_engine_arguments, check_engine
 
 if TYPE_CHECKING:
-    from elquery.linking.linker import Linker
+    from elquery.linking.batch import ResultLinker
+    from elquery.linking.methods import LinkingMethod
     from elquery.linking.params import LinkingParams
-    from elquery.linking.tagme.annotator import TagmeLinker
+    from elquery.registry import Parameter, Registry
 
 SINGLE_QUERY_ID = "q1"
-TAGME = "tagme"  # the TAGME baseline (methods.md §6); its options are in elquery.linking.tagme.cli
+ARTEFACT_FLAGS = {
+    "index": ("--index", "INDEX", "entity index directory (elquery index dbpedia)"),
+    "surface_forms": ("--surface-forms", "SF.db", "surface-form store (elquery index surface-forms)"),
+    "tagme": ("--tagme", "DIR", "TAGME artefact built by `elquery index tagme` (--method tagme without it: the demo "
+              "knowledge base's, built on first use)"),
+}
+"""The artefact options: each method of the registry reads some of these kinds (its ``artefacts``)."""
+KNOWLEDGE_BASE = ("index", "surface_forms")
+"""The knowledge base of the Linker methods: its two artefacts are given together, or neither for
+the demo knowledge base (CMNS reads the store only)."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    """Add ``link`` to the top-level ``elquery`` commands."""
-    from elquery.linking.linker import DEFAULT_GIF_THRESHOLD, DEFAULT_METHOD, DEMO_GIF_THRESHOLD
-    from elquery.linking.tagme.cli import add_arguments as add_tagme_arguments
+    """Add ``link`` to the top-level ``elquery`` commands; the method options come from the
+    registry (:data:`elquery.linking.methods.METHODS`)."""
+    from elquery.linking.methods import DEFAULT_METHOD, METHODS
 
-    def defaults(table: dict[str, float]) -> str:
-        return ", ".join(f"{m} {table[m]:g}" for m in METHODS)
-
+    ranking = ", ".join(m.display for m in METHODS if m.finders)
+    own = " ".join(f"--method {m.name}: {m.summary}." for m in METHODS if not m.finders)
     link = commands.add_parser(
         "link",
         help="link entities in queries (interpretations and entity ranking)",
         description="Annotate queries with interpretations (sets of non-overlapping linked mentions) "
         "and rank the entities they mention: mention detection over all token spans (KB aliases and "
-        "web surface forms with commonness >= c), candidate ranking (CMNS, MLM, MLMc, MLMcg), "
+        f"web surface forms with commonness >= c), candidate ranking ({ranking}), "
         "interpretation finding (GIF with threshold s, or TopRanked); methods.md §3-5. Without "
         "--index/--surface-forms the bundled demo knowledge base is used (built on first use). "
-        "--method tagme runs the TAGME baseline (methods.md §6) over a --tagme artefact instead. "
-        "Where a threshold comes from: its option if given, else the --params FILE of a tuned "
+        f"{own} Where a parameter comes from: its option if given, else the --params FILE of a tuned "
         "`elquery experiment` (its OUT/params.json) where it has the method, else the demo KB's "
         "defaults (without --index), else the method's default; the summary line on stderr says which.",
     )
     link.add_argument("query", nargs="?", help=f"one query (its qid is {SINGLE_QUERY_ID})")
     link.add_argument("--queries", metavar="FILE",
                       help="query file: .json {qid: query}, or TSV qid<TAB>query; - reads standard input")
-    link.add_argument("--index", help="entity index directory (elquery index dbpedia)")
-    link.add_argument("--surface-forms", metavar="SF.db", help="surface-form store (elquery index surface-forms)")
+    for flag, metavar, text in ARTEFACT_FLAGS.values():
+        link.add_argument(flag, metavar=metavar, help=text)
     add_artefacts_argument(link, "--index and --surface-forms (or --tagme, with --method tagme)")
-    link.add_argument("--method", choices=(*METHODS, TAGME), default=DEFAULT_METHOD,
-                      help=f"candidate ranking (default {DEFAULT_METHOD}), or the TAGME baseline (with --tagme DIR)")
-    add_tagme_arguments(link)
-    finding = link.add_mutually_exclusive_group()
-    finding.add_argument("--gif-threshold", type=float, metavar="S",
-                         help=f"GIF score threshold s (default: from --params FILE, else per method: "
-                         f"{defaults(DEFAULT_GIF_THRESHOLD)}; on the demo KB: {defaults(DEMO_GIF_THRESHOLD)})")
-    finding.add_argument("--top-ranked", action="store_true",
-                         help="TopRanked baseline instead of GIF: one interpretation, the top entity")
-    link.add_argument("--commonness-threshold", type=float, metavar="C",
-                      help=f"commonness threshold c of web matches, '>=' (default: from --params FILE, else "
-                      f"per method: {defaults(DEFAULT_COMMONNESS_THRESHOLD)})")
+    link.add_argument("--method", choices=METHODS.names(), default=DEFAULT_METHOD, help=f"linking method "
+                      f"(default {DEFAULT_METHOD}): " + "; ".join(f"{m.name}: {m.summary}" for m in METHODS))
+    _add_parameter_arguments(link, METHODS)
     link.add_argument("--params", metavar="FILE",
                       help="tuned thresholds: the params.json `elquery experiment` writes into its --out folder "
                       "(c and s per method, TAGME's rho_na), used where no option gives them")
@@ -87,33 +85,81 @@ def register(commands: argparse._SubParsersAction) -> None:
     link.set_defaults(func=_link)
 
 
+def _add_parameter_arguments(link: argparse.ArgumentParser, methods: Registry[LinkingMethod]) -> None:
+    """The options of the methods' parameters: a flag per parameter (``--gif-threshold S``,
+    ``--model MODEL``), the help naming each method's default (and the demo's); the finder flags
+    (``--top-ranked``, exclusive with GIF's threshold); a method's ``NAME=VALUE`` option."""
+    from elquery.linking.methods.method import SYMBOLS
+
+    finder = link.add_mutually_exclusive_group()
+    finder_parameters = {m.score_threshold for m in methods if m.finders}
+    for name, owners in _flag_parameters(methods).items():
+        parameter = owners[0][1]
+        where = finder if name in finder_parameters else link
+        where.add_argument(parameter.flag, metavar=SYMBOLS.get(name, name).upper(), help=_parameter_help(owners))
+    finder.add_argument("--top-ranked", action="store_true",
+                        help="TopRanked baseline instead of GIF: one interpretation, the top entity")
+    for method in methods:
+        if method.option is not None:
+            defaults = ", ".join(f"{p.name}={p.default}" for p in method.parameters)
+            link.add_argument(method.option, action="append", default=[], metavar="NAME=VALUE",
+                              help=f"a {method.display} parameter of --method {method.name}, repeatable "
+                              f"(defaults: {defaults})")
+
+
+def _flag_parameters(methods: Registry[LinkingMethod]) -> dict[str, list[tuple[LinkingMethod, Parameter]]]:
+    """Each parameter with a flag of its own, with the methods that have it."""
+    found: dict[str, list[tuple[LinkingMethod, Parameter]]] = {}
+    for method in methods:
+        if method.option is None:
+            for parameter in method.parameters:
+                found.setdefault(parameter.name, []).append((method, parameter))
+    return found
+
+
+def _parameter_help(owners: list[tuple[LinkingMethod, Parameter]]) -> str:
+    """``GIF score threshold s (default: from --params FILE, else per method: cmns 0.1, ...; on the
+    demo KB: ...)``; a required parameter: ``(--method ltr; required)``."""
+    first = owners[0][1]
+    names = ", ".join(m.name for m, _ in owners)
+    if first.required:
+        return f"{first.help} (--method {names}; required)"
+    tuned = " from --params FILE, else" if any(first.name in m.tuned for m, _ in owners) else ""
+    text = f"{first.help} (default:{tuned} per method: " + ", ".join(f"{m.name} {_shown(p.default)}" for m, p in owners)
+    if any(p.demo_default is not None for _, p in owners):
+        text += "; on the demo KB: " + ", ".join(f"{m.name} {_shown(p.default_for(True))}" for m, p in owners)
+    return text + ")"
+
+
+def _shown(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def _link(args: argparse.Namespace) -> int:
+    from elquery.linking.methods import METHODS
     from elquery.linking.output import RunFormat, write_texts
 
     started = time.monotonic()
+    method = METHODS.get(args.method)
     if (args.query is None) == (args.queries is None):
         raise ElqueryError("give either one QUERY or --queries FILE")
     if args.query is not None:
         from elquery.retrieval.queries import check_query_text
 
         check_query_text(args.query)
-    if args.method == TAGME:
-        resolve_artefact_args(args, tagme=REQUIRED)
-    else:
-        resolve_artefact_args(args, index=REQUIRED, surface_forms=REQUIRED)
-    if args.method != TAGME and (args.tagme or args.tagme_param):
-        raise ElqueryError("--tagme and --tagme-param go with --method tagme")
-    if args.method != TAGME and (args.index is None) != (args.surface_forms is None):
+    kinds = _artefact_kinds(method)
+    resolve_artefact_args(args, **{kind: REQUIRED for kind in kinds})
+    _check_options(args, method, kinds)
+    if any(getattr(args, kind) is None for kind in kinds) and any(getattr(args, kind) for kind in kinds):
         raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
     if not 1 <= args.workers <= MAX_WORKERS:
         raise ElqueryError(f"--workers must be between 1 and {MAX_WORKERS}, got {args.workers}")
     if args.engine == "spark" and args.workers != 1:
         raise ElqueryError("--workers goes with --engine local; Spark's parallelism comes from --master")
     check_engine(args.engine, args.master)
-    if args.commonness_threshold is not None and not 0 <= args.commonness_threshold <= 1:
-        raise ElqueryError(f"--commonness-threshold must be between 0 and 1, got {args.commonness_threshold:g}")
-    check_output(args.out)
     params = _params(args)
+    values = method.values(_given(args, method), params, demo=_demo(args, kinds))  # the registry checks them
+    check_output(args.out)
     if args.queries is not None:
         from elquery.retrieval.queries import read_queries
 
@@ -130,18 +176,67 @@ def _link(args: argparse.Namespace) -> int:
         else:
             texts = linker.link_many(queries, args.workers, run_format)
         count = write_texts(texts, args.out, args.format, metadata)
-        described = linker.describe() + _origins(args, linker, params)
+        shown = [name for name in method.tuned if not (args.top_ranked and name == method.score_threshold)]
+        described = f"{linker.describe()} [{values.origins(shown)}]"
     if not is_stdio(args.out):
         print(f"linked {count} queries with {described} in {time.monotonic() - started:.1f} s -> {args.out}",
               file=sys.stderr)
     return 0
 
 
+def _artefact_kinds(method: LinkingMethod) -> tuple[str, ...]:
+    """The artefact options of ``method``: the knowledge base's two (given together) if it reads
+    either, and the others it reads."""
+    kb = KNOWLEDGE_BASE if set(KNOWLEDGE_BASE) & set(method.artefacts) else ()
+    return (*kb, *(kind for kind in ARTEFACT_FLAGS if kind in method.artefacts and kind not in KNOWLEDGE_BASE))
+
+
+def _check_options(args: argparse.Namespace, method: LinkingMethod, kinds: tuple[str, ...]) -> None:
+    """Every option given applies to ``method`` (its artefacts, parameters, option and finders)."""
+    from elquery.linking.methods import METHODS, TOP_RANKED
+
+    own = {p.name for p in method.parameters} if method.option is None else set()
+    given = [ARTEFACT_FLAGS[kind][0] for kind in ARTEFACT_FLAGS if kind not in kinds and getattr(args, kind)]
+    given += [owners[0][1].flag for name, owners in _flag_parameters(METHODS).items()
+              if name not in own and getattr(args, name) is not None]
+    given += [m.option for m in METHODS if m.option is not None and m.option != method.option
+              and getattr(args, _attribute(m.option))]
+    if args.top_ranked and TOP_RANKED not in method.finders:
+        given.append("--top-ranked")
+    if given:
+        takes = f" ({method.display} takes {method.option} NAME=VALUE)" if method.option else ""
+        raise ElqueryError(f"not options of --method {method.name}: {', '.join(given)}{takes}")
+
+
+def _attribute(option: str) -> str:
+    return option.lstrip("-").replace("-", "_")
+
+
+def _given(args: argparse.Namespace, method: LinkingMethod) -> dict[str, str]:
+    """The parameter values the options give ``method``, as texts (the registry parses them)."""
+    if method.option is None:
+        return {p.name: getattr(args, p.name) for p in method.parameters if getattr(args, p.name) is not None}
+    names = [p.name for p in method.parameters]
+    given = {}
+    for pair in getattr(args, _attribute(method.option)):
+        name, sep, value = pair.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in names:
+            raise ElqueryError(f"{method.option} {pair!r}: expected NAME=VALUE with NAME one of {', '.join(names)}")
+        given[name] = value
+    return given
+
+
+def _demo(args: argparse.Namespace, kinds: tuple[str, ...]) -> bool:
+    """True without artefact options: the demo knowledge base."""
+    return all(getattr(args, kind) is None for kind in kinds)
+
+
 def _metadata(args: argparse.Namespace) -> dict | None:
     """The provenance of the artefacts given (docs/formats.md); none for the demo knowledge base."""
     from elquery.indexing.provenance import run_metadata
 
-    artefacts = {"index": args.index, "surface_forms": args.surface_forms, "tagme": args.tagme}
+    artefacts = {kind: getattr(args, kind) for kind in ARTEFACT_FLAGS}
     if all(path is None for path in artefacts.values()):
         return None
     return run_metadata("link", artefacts)
@@ -154,43 +249,20 @@ def _params(args: argparse.Namespace) -> LinkingParams | None:
     return None if args.params is None else load_params(args.params)
 
 
-def _origins(args: argparse.Namespace, linker: Linker | TagmeLinker, params: LinkingParams | None) -> str:
-    """`` [c: default, s: params file PATH]`` (TAGME: `` [rho_na: ...]``): where the linker's
-    thresholds come from."""
-    from elquery.linking.linker import Linker
-
-    if isinstance(linker, Linker):
-        return f" [{linker.config.origins()}]"
-    if _tagme_rho_given(args):
-        return " [rho_na: given]"
-    tuned = params.of(TAGME) if params is not None else None
-    return f" [rho_na: {params.origin if tuned is not None else 'default'}]"  # type: ignore[union-attr]
-
-
-def _tagme_rho_given(args: argparse.Namespace) -> bool:
-    return "rho_na" in {pair.partition("=")[0].strip().replace("-", "_") for pair in args.tagme_param}
-
-
-def _linker(args: argparse.Namespace, params: LinkingParams | None = None) -> Linker | TagmeLinker:
-    """The linker the options describe: TAGME, or a Linker over the given artefacts or the demo KB,
-    with the thresholds of ``params`` where the options give none."""
-    from elquery.linking.linker import Linker
+def _linker(args: argparse.Namespace, params: LinkingParams | None = None) -> ResultLinker:
+    """The linker the options describe, over the given artefacts or the demo KB, with the
+    parameters of ``params`` where the options give none."""
     from elquery.linking.mentions import read_whitelist
+    from elquery.linking.methods import METHODS, LinkOptions
+    from elquery.linking.methods.method import demo_artefacts
 
-    if args.method == TAGME:
-        from elquery.linking.tagme.cli import linker as tagme_linker
-
-        tuned = params.of(TAGME) if params is not None else None
-        if tuned is not None and not _tagme_rho_given(args):
-            args = argparse.Namespace(**{**vars(args), "tagme_param": [*args.tagme_param, f"rho_na={tuned.rho_na!r}"]})
-        return tagme_linker(args)
+    method = METHODS.get(args.method)
+    kinds = _artefact_kinds(method)
+    demo = _demo(args, kinds)
+    artefacts = demo_artefacts(method.artefacts) if demo else {kind: getattr(args, kind) for kind in kinds}
     whitelist = read_whitelist(args.whitelist) if args.whitelist else None
-    settings = dict(method=args.method, commonness_threshold=args.commonness_threshold,
-                    gif_threshold=args.gif_threshold, top_ranked=args.top_ranked, whitelist=whitelist,
-                    max_query_tokens=args.max_query_tokens, params=params)
-    if args.index is None:
-        return Linker.demo(**settings)
-    return Linker(args.index, args.surface_forms, **settings)
+    options = LinkOptions(args.top_ranked, whitelist, args.max_query_tokens, params, demo)
+    return method.open(artefacts, _given(args, method), options)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,11 +8,10 @@ code, see methods.md §5): "york" is not contained in "new yorker", and "new yor
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from math import fsum
 
-from elquery.linking.methods import rank_entities
-from elquery.linking.types import Interpretation, ScoredMention
+from elquery.linking.types import Interpretation, MappedEntity, ScoredMention
 
 
 def triple_order(triple: ScoredMention) -> tuple[float, int, str, int]:
@@ -85,12 +84,11 @@ def gif(triples: Iterable[ScoredMention], threshold: float) -> list[Interpretati
     return distinct(interpretation(group) for group in create_interpretations(kept))
 
 
-def top_ranked(method: str, triples: Iterable[ScoredMention]) -> list[Interpretation]:
+def top_ranked(ranking: Sequence[MappedEntity], triples: Iterable[ScoredMention]) -> list[Interpretation]:
     """TopRanked baseline (methods.md §5): one interpretation holding the top entity of the
-    method's semantic-mapping ranking (:func:`~elquery.linking.methods.rank_entities`, so Eq. 11's
-    longest spans for CMNS) with the mention of its best triple, or [] without candidates."""
-    triples = list(triples)
-    ranking = rank_entities(method, triples)
+    method's semantic-mapping ``ranking`` (:meth:`LinkingMethod.rank
+    <elquery.linking.methods.LinkingMethod.rank>`, so Eq. 11's longest spans for CMNS) with the
+    mention of its best triple, or [] without candidates."""
     if not ranking:
         return []
     top = ranking[0]

@@ -2,8 +2,10 @@
 (``params.json``; docs/formats.md, "Params files") and ``elquery link --params``, ``elquery serve
 --params`` and ``Linker(..., params=...)`` read.
 
-A params file holds, per method, the thresholds an experiment chose: the commonness threshold c
-(methods.md §3) and GIF's score threshold s (§5) of CMNS, MLM, MLMc and MLMcg, TAGME's rho_NA (§6)::
+A params file holds, per method, the thresholds an experiment chose, the method's ``tuned``
+parameters in the registry (:data:`elquery.linking.methods.METHODS`): the commonness threshold c
+(methods.md §3) and GIF's score threshold s (§5) of CMNS, MLM, MLMc, MLMcg and LTR, TAGME's
+rho_NA (§6)::
 
     {"format": "elquery-linking-params/1",
      "experiment": {"config": "...", "name": "...", "task": "interpretation_finding", "metric": "strict.F"},
@@ -13,13 +15,13 @@ A params file holds, per method, the thresholds an experiment chose: the commonn
 
 A threshold a linker is not given comes from its method's entry, else from the defaults. Every
 mistake (no such file, not JSON, another format, an unknown method or key, a value out of range)
-is one :class:`~elquery.base.ElqueryError` line naming the file and the key.
+is one :class:`~elquery.base.ElqueryError` line naming the file and the key; a value is checked by
+the method's registry entry, with the message of every other door.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,14 +30,13 @@ from typing import Any
 
 from elquery.base import ElqueryError
 from elquery.files import atomic_output
-from elquery.linking.methods import METHODS
+from elquery.linking.methods import METHODS, LinkingMethod
 
 FORMAT = "elquery-linking-params/1"
 PARAMS_FILE = "params.json"
 """The name of the params file in an experiment's output folder."""
-TAGME = "tagme"
-PARAMS_METHODS = (*METHODS, TAGME)
-_KEYS = {**{method: ("commonness_threshold", "gif_threshold") for method in METHODS}, TAGME: ("rho_na",)}
+THRESHOLDS = ("commonness_threshold", "gif_threshold", "rho_na")
+"""Every tuned parameter of a method of the registry (:attr:`LinkingMethod.tuned`)."""
 
 
 @dataclass(frozen=True)
@@ -48,14 +49,18 @@ class MethodParams:
     rho_na: float | None = None
     tuned: Mapping[str, Any] = field(default_factory=dict)
 
+    def value(self, name: str) -> float | None:
+        """The tuned value of parameter ``name`` (None: not tuned)."""
+        return getattr(self, name) if name in THRESHOLDS else None
+
     def as_dict(self) -> dict[str, Any]:
-        values = {name: getattr(self, name) for name in ("commonness_threshold", "gif_threshold", "rho_na")}
+        values = {name: getattr(self, name) for name in THRESHOLDS}
         return {**{k: v for k, v in values.items() if v is not None}, **({"tuned": dict(self.tuned)} if self.tuned else {})}
 
 
 @dataclass(frozen=True)
 class LinkingParams:
-    """The thresholds of a params file, per method (:data:`PARAMS_METHODS`)."""
+    """The thresholds of a params file, per method of the registry."""
 
     methods: Mapping[str, MethodParams]
     path: Path | None = None
@@ -65,14 +70,14 @@ class LinkingParams:
     def __post_init__(self) -> None:
         where = str(self.path) if self.path is not None else "params"
         for method, params in self.methods.items():
-            _check_method(where, method)
-            for name in ("commonness_threshold", "gif_threshold", "rho_na"):
+            entry = _method_entry(where, method)
+            for name in THRESHOLDS:
                 value = getattr(params, name)
                 if value is not None:
-                    if name not in _KEYS[method]:
+                    if name not in entry.tuned:
                         raise ElqueryError(f"{where}: methods.{method}.{name}: not a threshold of {method} "
-                                           f"(its thresholds: {', '.join(_KEYS[method])})")
-                    _check_value(where, f"methods.{method}.{name}", value)
+                                           f"(its thresholds: {', '.join(entry.tuned)})")
+                    _check_value(where, entry, name, value)
 
     def of(self, method: str) -> MethodParams | None:
         """The tuned thresholds of ``method``, if the file has them."""
@@ -84,17 +89,18 @@ class LinkingParams:
         return f"params file {self.path}" if self.path is not None else "params"
 
 
-def _check_method(where: str, method: str) -> None:
-    if method not in PARAMS_METHODS:
-        raise ElqueryError(f"{where}: methods.{method}: unknown method {method!r}; methods are {', '.join(PARAMS_METHODS)}")
+def _method_entry(where: str, method: str) -> LinkingMethod:
+    try:
+        return METHODS.get(method)
+    except ElqueryError as exc:
+        raise ElqueryError(f"{where}: methods.{method}: {exc}") from None
 
 
-def _check_value(where: str, key: str, value: object) -> None:
-    """c in [0, 1]; s and rho_NA finite and >= 0 (methods.md §3, §5, §6)."""
-    top = 1.0 if key.endswith("commonness_threshold") else math.inf
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf or value > top:
-        expected = "a number between 0 and 1" if top == 1.0 else "a finite number >= 0"
-        raise ElqueryError(f"{where}: {key}: expected {expected}, got {value!r}")
+def _check_value(where: str, entry: LinkingMethod, name: str, value: object) -> float:
+    """``value`` checked by the method's parameter ``name`` (e.g. c in [0, 1]; s, rho_NA >= 0)."""
+    parameter = entry.parameter(name)
+    assert parameter is not None  # name is one of entry.tuned
+    return parameter.validate(value, f"{where}: methods.{entry.name}")
 
 
 def load_params(path: str | os.PathLike[str]) -> LinkingParams:
@@ -124,22 +130,20 @@ def load_params(path: str | os.PathLike[str]) -> LinkingParams:
 
 
 def _method(file: Path, method: str, entry: object) -> MethodParams:
-    _check_method(str(file), method)
+    registered = _method_entry(str(file), method)
+    keys = registered.tuned
     if not isinstance(entry, dict):
         raise ElqueryError(f"{file}: methods.{method}: expected an object of thresholds, got {entry!r}")
     for key in entry:
-        if key not in (*_KEYS[method], "tuned"):
+        if key not in (*keys, "tuned"):
             raise ElqueryError(f"{file}: methods.{method}.{key}: unknown key (the thresholds of {method}: "
-                               f"{', '.join(_KEYS[method])})")
+                               f"{', '.join(keys)})")
     tuned = entry.get("tuned", {})
     if not isinstance(tuned, dict):
         raise ElqueryError(f"{file}: methods.{method}.tuned: expected an object, got {tuned!r}")
-    for key in _KEYS[method]:
-        if key in entry:
-            _check_value(str(file), f"methods.{method}.{key}", entry[key])
-    values = {key: float(entry[key]) for key in _KEYS[method] if key in entry}
+    values = {key: _check_value(str(file), registered, key, entry[key]) for key in keys if key in entry}
     if not values:
-        raise ElqueryError(f"{file}: methods.{method}: no threshold given ({', '.join(_KEYS[method])})")
+        raise ElqueryError(f"{file}: methods.{method}: no threshold given ({', '.join(keys)})")
     return MethodParams(**values, tuned=tuned)
 
 

@@ -1,11 +1,16 @@
-"""The backends of experiments. Linking: :class:`elquery.linking.linker.Linker` for CMNS, MLM, MLMc and
-MLMcg (methods.md §3-4), :class:`elquery.linking.tagme.TagmeLinker` for TAGME (§6), and the surface-form
-store for mention detection (§3), over the artefacts an experiment description names.
+"""The backends of experiments. Linking: the linker of each method of the registry
+(:data:`elquery.linking.methods.METHODS`: CMNS, MLM, MLMc, MLMcg, LTR through
+:class:`elquery.linking.linker.Linker`, TAGME through :class:`elquery.linking.tagme.TagmeLinker`;
+methods.md §3-6, §9), and the surface-form store for mention detection (§3), over the artefacts an
+experiment description names.
 
-TAGME runs with rho_NA = 0, so its annotations keep their rho and the sweep applies each rho_NA
-threshold afterwards (pruning is the last step of TAGME, so this equals running it with that
-threshold). With a whitelist, TAGME's annotations are post-filtered with it (the entities not
-listed are dropped, as the ECIR'16 comparison does), so TAGME and GIF see the same entities.
+The triples of a method are computed once per (method, c) and the sweep applies each score
+threshold afterwards: a method with finders links with TopRanked (the cheapest finder; GIF runs
+over the cached triples), a method that applies its threshold itself (TAGME's rho_NA) links with
+the threshold at its minimum, so its annotations keep their scores (pruning is the last step of
+TAGME, so applying a threshold afterwards equals running it with that threshold). The whitelist
+keeps only its entities, in mention detection or, for TAGME and LTR, by post-filtering the
+annotations (as the ECIR'16 comparison does), so every method sees the same entities.
 
 Entity retrieval: :class:`SearcherBackend` ranks the whole index with
 :class:`elquery.retrieval.searcher.Searcher`, in worker processes as ``elquery rank`` does.
@@ -14,22 +19,22 @@ Entity retrieval: :class:`SearcherBackend` ranks the whole index with
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from elquery.indexing.surface_forms.store import SurfaceFormStore
-from elquery.experiments.config import TAGME, ExperimentConfig
-from elquery.experiments.sweep import Progress, file_identity
-from elquery.linking.linker import Linker
+from elquery.experiments.config import ExperimentConfig
+from elquery.experiments.sweep import Fixed, Progress, file_identity
 from elquery.indexing.normalize import query_tokens
 from elquery.linking.mentions import detect, read_whitelist
-from elquery.linking.methods import uses_mlm
-from elquery.linking.tagme import TagmeLinker
+from elquery.linking.methods import METHODS, LinkOptions
 from elquery.linking.types import Candidate, LinkResult
 from elquery.retrieval.models import Model
 from elquery.retrieval.queries import QueryRecord
 from elquery.retrieval.searcher import RankedEntity
+
+CANDIDATES = "candidates"
+"""The ``method`` of :meth:`LinkerBackend.identity` that names mention detection."""
 
 
 class LinkerBackend:
@@ -40,42 +45,37 @@ class LinkerBackend:
         self.workers = workers
         self.whitelist = None if config.whitelist is None else read_whitelist(config.whitelist)
 
-    def identity(self, method: str) -> Any:
-        """The artefacts ``method`` reads (``"candidates"``: mention detection)."""
+    def artefacts(self, method: str) -> dict[str, Path]:
+        """The config's artefacts ``method`` reads (``"candidates"``: mention detection)."""
+        config = self.config
+        paths = {"index": config.index, "surface_forms": config.surface_forms, "tagme": config.tagme}
+        kinds = ("surface_forms",) if method == CANDIDATES else METHODS.get(method).artefacts
+        return {kind: paths[kind] for kind in kinds if kind in paths}  # type: ignore[misc]
+
+    def identity(self, method: str, fixed: Fixed = ()) -> Any:
+        """The artefacts ``method`` reads and the files its ``fixed`` parameters name (for the cache keys)."""
         config = self.config
         whitelist = None if config.whitelist is None else file_identity(config.whitelist)
-        if method == TAGME:
-            assert config.tagme is not None
-            return {"tagme": file_identity(config.tagme), "whitelist": whitelist}
-        identity = {"surface_forms": file_identity(config.surface_forms), "whitelist": whitelist}
-        if method != "candidates" and uses_mlm(method):
-            identity["index"] = file_identity(config.index)
-        return identity
+        identity = {kind: file_identity(path) for kind, path in self.artefacts(method).items()}
+        identity.update({name: file_identity(Path(value)) for name, value in fixed
+                         if METHODS.get(method).parameter(name).kind is Path})  # type: ignore[union-attr]
+        return {**identity, "whitelist": whitelist}
 
-    def link(self, method: str, commonness_threshold: float | None, queries: Mapping[str, str],
+    def link(self, method: str, commonness_threshold: float | None, fixed: Fixed, queries: Mapping[str, str],
              progress: Progress) -> Iterator[LinkResult]:
-        if method == TAGME:
-            assert self.config.tagme is not None
-            with TagmeLinker(self.config.tagme, rho_na=0.0) as tagme:
-                results = tagme.link_many(queries.items(), workers=self.workers)
-                yield from self._results((self._whitelisted(r) for r in results), progress)
-            return
-        linker = Linker(self.config.index if uses_mlm(method) else None, self.config.surface_forms,
-                        method, commonness_threshold=commonness_threshold, whitelist=self.whitelist)
-        yield from self._results(linker.link_many(queries.items(), workers=self.workers), progress)
-
-    def _whitelisted(self, result: LinkResult) -> LinkResult:
-        """TAGME's annotations and ranking restricted to the whitelist (all of them without one)."""
-        if self.whitelist is None:
-            return result
-        return replace(result, scored=tuple(t for t in result.scored if t.entity in self.whitelist),
-                       interpretations=(), ranking=tuple(r for r in result.ranking if r.entity in self.whitelist))
-
-    @staticmethod
-    def _results(results: Iterator[LinkResult], progress: Progress) -> Iterator[LinkResult]:
-        for result in results:
-            yield result
-            progress(1)
+        entry = METHODS.get(method)
+        given = dict(fixed)
+        if commonness_threshold is not None:
+            given["commonness_threshold"] = commonness_threshold
+        if not entry.finders:  # the method applies its score threshold itself: keep every triple
+            threshold = entry.parameter(entry.score_threshold)
+            assert threshold is not None and threshold.minimum is not None
+            given[threshold.name] = threshold.minimum
+        options = LinkOptions(top_ranked=bool(entry.finders), whitelist=self.whitelist)
+        with entry.open(self.artefacts(method), given, options) as linker:
+            for result in linker.link_many(queries.items(), workers=self.workers):
+                yield result
+                progress(1)
 
     def candidates(self, queries: Mapping[str, str], progress: Progress
                    ) -> Iterator[tuple[str, list[Candidate]]]:

@@ -11,7 +11,7 @@ reported in one line naming the file and the config key. Keys (defaults in brack
     surface_forms = "..."           # surface-form store (mention detection, commonness; not for
                                     # entity retrieval)
     tagme = "..."                   # TAGME artefact, needed by a TAGME method
-    whitelist = "..."               # optional: keep only these entities (TAGME's output is post-filtered)
+    whitelist = "..."               # optional: keep only these entities (TAGME's and LTR's output is post-filtered)
     queries = "queries.json"        # {"qid": "text"} JSON or qid<TAB>text lines
 
     [crossval]
@@ -27,19 +27,23 @@ reported in one line naming the file and the config key. Keys (defaults in brack
     metric = "strict.F"             # [strict.F]; strict|lean|entity . P|R|F
     baseline = "TAGME"              # optional: a method label, for significance markers
     [[interpretation_finding.methods]]
-    method = "mlmcg"                # cmns, mlm, mlmc, mlmcg or tagme
+    method = "mlmcg"                # a method of `elquery link --method` (the registry
+                                    # elquery.linking.methods.METHODS): cmns, mlm, mlmc, mlmcg, tagme, ltr
     finder = "gif"                  # ["gif"] or "top-ranked" (not for tagme)
     commonness_threshold = 0.1      # [per method]; a number or a list to sweep
     gif_threshold = [1, 5, 20]      # GIF's s: a number or a list to sweep (required for gif)
     rho_threshold = 0.1             # TAGME's rho_NA [0.1]; a number or a list to sweep
+    model = "model.onnx"            # LTR's model (required for ltr); any other parameter of the
+                                    # method (e.g. TAGME's tau) is one value, not swept
     label = "GIF-MLMcg"             # [e.g. GIF-MLMcg, TopRanked-CMNS, TAGME]
+    # every value is checked by the method's registry entry, as `elquery link` checks it
 
     [semantic_mapping]              # optional; TREC qrels, MAP, S@1, MRR
     qrels = "qrels-er.txt"
     metric = "map"                  # [map]; any rank metric of ``elquery evaluate rank``
     baseline = "CMNS"
     [[semantic_mapping.methods]]
-    method = "cmns"                 # cmns, mlm, mlmc or mlmcg; commonness_threshold, label
+    method = "cmns"                 # a method with a finder (not tagme); commonness_threshold, label
     # method = "run", run = "path", label = "...": a given run file (e.g. a published one),
     # evaluated as it is
 
@@ -57,7 +61,8 @@ reported in one line naming the file and the config key. Keys (defaults in brack
     params = { k1 = [0.9, 1.2], b = 0.4 }   # its --param values; a list is swept
     # links = "links.jsonl": the ELR models' linked entities (a links file of `elquery rank --links`),
     # or links = { method = "cmns" }: computed by the experiment, as `elquery link --method cmns
-    # --format jsonl` would (optional commonness_threshold, gif_threshold; needs surface_forms)
+    # --format jsonl` would (optional commonness_threshold, gif_threshold, and the method's other
+    # parameters, e.g. model = "..." for ltr; needs surface_forms)
     # run = "path", label = "...": a given TREC run, evaluated as it is
 
     [mention_detection]             # optional; recall per source: KB, Web, KB+Web
@@ -93,12 +98,9 @@ from elquery.evaluation.rank import parse_metric
 from elquery.base import ElqueryError
 from elquery.indexing.artefacts import ArtefactPaths
 from elquery.retrieval.models import DEFAULT_K
-from elquery.linking.methods import DEFAULT_COMMONNESS_THRESHOLD, METHODS
+from elquery.linking.methods import FINDERS, GIF, METHODS, TOP_RANKED, LinkingMethod
+from elquery.registry import Parameter
 
-TAGME = "tagme"
-GIF = "gif"
-TOP_RANKED = "top-ranked"
-FINDERS = (GIF, TOP_RANKED)
 SESSIONS = "sessions"
 LEAVE_ONE_OUT = "leave-one-out"
 GIVEN = "given"
@@ -106,9 +108,9 @@ SCHEMES = (SESSIONS, LEAVE_ONE_OUT, GIVEN)
 TASK_KEYS = ("if", "sm", "md", "er")
 ER_METRICS = ("ndcg@10", "ndcg@100", "map@100")
 IF_METRICS = tuple(f"{kind}.{m}" for kind in ("strict", "lean", "entity") for m in "PRF")
-DISPLAY = {"cmns": "CMNS", "mlm": "MLM", "mlmc": "MLMc", "mlmcg": "MLMcg", TAGME: "TAGME"}
-# methods.md §6: TAGME's pruning threshold rho_NA for queries.
-DEFAULT_TAGME_THRESHOLD = 0.1
+SWEEP_KEYS = {"rho_na": "rho_threshold"}
+"""The config key of a swept parameter whose key is not its name (TAGME's rho_NA)."""
+COMMONNESS = "commonness_threshold"
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -126,6 +128,8 @@ class LinksSpec:
     method: str
     commonness_threshold: float
     gif_threshold: float
+    fixed: tuple[tuple[str, Any], ...] = ()
+    """The method's other parameters (LTR's model), as :attr:`MethodSpec.fixed`."""
 
     def __str__(self) -> str:
         return f"{self.method} c={self.commonness_threshold:g} s={self.gif_threshold:g}"
@@ -148,6 +152,9 @@ class MethodSpec:
     links: Path | LinksSpec | None = None
     """Entity retrieval with an ELR model: the queries' linked entities, a links file of
     ``elquery rank --links`` or the linking that computes them."""
+    fixed: tuple[tuple[str, Any], ...] = ()
+    """The linking method's parameters that are not swept, name and value (a path as an absolute
+    path text), e.g. LTR's model."""
 
 
 @dataclass(frozen=True)
@@ -292,17 +299,42 @@ class _Table:
             raise self.error(name, "expected a non-empty list of paths")
         return tuple(_Table(self.file, self.prefix, {name: v}).path(name) for v in value)  # type: ignore[misc]
 
-    def numbers(self, name: str, default: tuple[float, ...] | None = None) -> tuple[float, ...]:
+    def numbers(self, name: str, default: tuple[float, ...] | None = None,
+                checked: tuple[LinkingMethod, Parameter] | None = None) -> tuple[float, ...]:
+        """A number or a list of them; each value ``checked`` by a method's parameter (the
+        registry's message), else a non-negative number."""
         value = self.get(name, (int, float, list), default if default is not None else ...)
         values = value if isinstance(value, (list, tuple)) else [value]
         if not values:
             raise self.error(name, "no value to sweep")
         for v in values:
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v < 0:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v < 0 and checked is None:
                 raise self.error(name, f"expected a non-negative number, got {v!r}")
+            if checked is not None:
+                try:
+                    checked[1].validate(v, checked[0].name)
+                except ElqueryError as exc:
+                    raise self.error(name, str(exc)) from None
         if len(set(values)) != len(values):
             raise self.error(name, "a value is given twice")
         return tuple(float(v) for v in values)
+
+    def fixed(self, method: LinkingMethod, swept: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+        """The values of ``method``'s parameters other than ``swept`` (one each, a path relative
+        to the config file), checked by the registry; a required one must be given."""
+        found: list[tuple[str, Any]] = []
+        for parameter in method.parameters:
+            name = parameter.name
+            if name in swept or name in SWEEP_KEYS or not (name in self.data or parameter.required):
+                continue
+            if parameter.kind is Path:
+                found.append((name, str(self.path(name))))
+                continue
+            try:
+                found.append((name, parameter.validate(self.get(name, (int, float, str, bool)), method.name)))
+            except ElqueryError as exc:
+                raise self.error(name, str(exc)) from None
+        return tuple(found)
 
     def check_unknown(self) -> None:
         unknown = sorted(set(self.data) - self.used)
@@ -371,7 +403,8 @@ def parse_config(file: Path, data: Mapping[str, Any], artefacts: str | os.PathLi
             raise top.error(key, "missing (only an experiment that evaluates given runs goes without)")
     if computes_links and surface_forms is None:
         raise top.error("surface_forms", "missing: links = { method = ... } links the queries with the surface forms")
-    uses_tagme = any(m.method == TAGME for m in (interpretation.methods if interpretation else ()))
+    uses_tagme = any("tagme" in METHODS.get(m.method).artefacts
+                     for m in (interpretation.methods if interpretation else ()) if m.run is None)
     if uses_tagme and tagme is None:
         raise top.error("tagme", "missing: a TAGME method needs the TAGME artefact")
     return ExperimentConfig(file, name, index, surface_forms, tagme, whitelist, queries,  # type: ignore[arg-type]
@@ -478,30 +511,36 @@ def _given_run(table: _Table, method: str) -> MethodSpec:
 
 
 def _method(table: _Table, task: str) -> MethodSpec:
-    method = table.get("method", str)
-    if method == GIVEN_RUN:
-        return _given_run(table, method)
-    allowed = METHODS + ((TAGME,) if task == "if" else ())
-    if method not in allowed:
-        raise table.error("method", f"unknown method {method!r}; methods are {', '.join(allowed)}")
+    """A linking method of the registry with its grid: c (if the method has it) and the score
+    threshold (GIF's s, required for GIF; TAGME's rho_NA, its default if not given), each value
+    checked by the registry; its other parameters fixed (:meth:`_Table.fixed`). Semantic mapping
+    takes the methods with finders (a method that finds its own interpretations prunes its ranking
+    by the threshold an experiment sweeps)."""
+    name = table.get("method", str)
+    if name == GIVEN_RUN:
+        return _given_run(table, name)
+    allowed = [m.name for m in METHODS if task == "if" or m.finders]
+    if name not in allowed:
+        raise table.error("method", f"unknown method {name!r}; methods are {', '.join(allowed)}")
+    method = METHODS.get(name)
     finder = None
-    if task == "if" and method != TAGME:
+    if task == "if" and method.finders:
         finder = table.get("finder", str, GIF)
-        if finder not in FINDERS:
-            raise table.error("finder", f"unknown finder {finder!r}; finders are {', '.join(FINDERS)}")
+        if finder not in method.finders:
+            raise table.error("finder", f"unknown finder {finder!r}; finders are {', '.join(method.finders)}")
     commonness: tuple[float, ...] = ()
-    if method != TAGME:
-        commonness = table.numbers("commonness_threshold", (DEFAULT_COMMONNESS_THRESHOLD[method],))
+    c = method.parameter(COMMONNESS)
+    if c is not None:
+        commonness = table.numbers(COMMONNESS, (c.default,), (method, c))
     scores: tuple[float | None, ...] = (None,)
-    if finder == GIF:
-        scores = table.numbers("gif_threshold")
-    elif method == TAGME:
-        scores = table.numbers("rho_threshold", (DEFAULT_TAGME_THRESHOLD,))
-    default_label = DISPLAY[method] if finder is None else (
-        f"GIF-{DISPLAY[method]}" if finder == GIF else f"TopRanked-{DISPLAY[method]}")
-    label = _label(table, default_label)
+    threshold = method.parameter(method.score_threshold)
+    if task == "if" and finder != TOP_RANKED and threshold is not None:
+        default = None if finder == GIF else (threshold.default,)
+        scores = table.numbers(SWEEP_KEYS.get(threshold.name, threshold.name), default, (method, threshold))
+    fixed = table.fixed(method, (COMMONNESS, method.score_threshold))
+    label = _label(table, method.label(finder))
     table.check_unknown()
-    return MethodSpec(label, method, finder, commonness, scores)
+    return MethodSpec(label, name, finder, commonness, scores, fixed=fixed)
 
 
 def _retrieval_task(table: _Table, demo: bool) -> RetrievalTaskSpec:
@@ -595,20 +634,20 @@ def _links(table: _Table, demo: bool) -> Path | LinksSpec | None:
     the demo knowledge base its GIF thresholds)."""
     if not isinstance(table.data.get("links"), dict):
         return table.path("links", required=False)
-    from elquery.linking.linker import DEFAULT_GIF_THRESHOLD, DEMO_GIF_THRESHOLD
-
     linking = table.table("links")
     assert linking is not None
-    method = linking.get("method", str)
-    if method not in METHODS:
-        raise linking.error("method", f"unknown method {method!r}; methods are {', '.join(METHODS)}")
-    defaults = {"commonness_threshold": DEFAULT_COMMONNESS_THRESHOLD[method],
-                "gif_threshold": (DEMO_GIF_THRESHOLD if demo else DEFAULT_GIF_THRESHOLD)[method]}
+    name = linking.get("method", str)
+    allowed = [m.name for m in METHODS if GIF in m.finders]
+    if name not in allowed:
+        raise linking.error("method", f"unknown method {name!r}; methods are {', '.join(allowed)}")
+    method = METHODS.get(name)
     values = {}
-    for name, default in defaults.items():
-        given = linking.numbers(name, (default,))
+    for parameter in (method.parameter(COMMONNESS), method.parameter(method.score_threshold)):
+        assert parameter is not None  # the methods with GIF have both
+        given = linking.numbers(parameter.name, (parameter.default_for(demo),), (method, parameter))
         if len(given) != 1:
-            raise linking.error(name, "expected one number (links are computed once)")
-        values[name] = given[0]
+            raise linking.error(parameter.name, "expected one number (links are computed once)")
+        values[parameter.name] = given[0]
+    fixed = linking.fixed(method, tuple(values))
     linking.check_unknown()
-    return LinksSpec(method, values["commonness_threshold"], values["gif_threshold"])
+    return LinksSpec(name, values[COMMONNESS], values[method.score_threshold], fixed)

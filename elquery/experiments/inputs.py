@@ -1,7 +1,9 @@
 """Every input of an experiment, checked before its first run (docs/commands/experiment.md): the
-files the config names (queries, qrels, fold files, whitelist, given runs, links files) exist,
-and every artefact a method reads is an elquery artefact of its kind (the entity index, with its
-relations for an ELR model; the surface-form store; the TAGME artefact). A problem is one
+files the config names (queries, qrels, fold files, whitelist, given runs, links files, the files
+a method's parameters name such as LTR's model) exist, every artefact a method reads (its registry
+entry's ``artefacts``) is an elquery artefact of its kind (the entity index, with its relations for
+an ELR model; the surface-form store; the TAGME artefact), and the method's own check passes (an
+LTR model trained on these artefacts' features). A problem is one
 :class:`~elquery.base.ElqueryError` line naming the path, the config key or ``--artefacts``
 folder it comes from, and the methods that need it; nothing has been written by then.
 """
@@ -13,13 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from elquery.base import ElqueryError
-from elquery.experiments.config import GIVEN, TAGME, ExperimentConfig, LinksSpec, MethodSpec
+from elquery.experiments.config import GIVEN, ExperimentConfig, LinksSpec, MethodSpec
 from elquery.indexing.build_outputs import KINDS
 from elquery.indexing.index_format import METADATA_FILE
-from elquery.linking.methods import uses_mlm
+from elquery.linking.methods import METHODS
 
 INDEX, SURFACE_FORMS, TAGME_ARTEFACT = "entity index", "surface-form store", "TAGME artefact"
 _KEYS = {INDEX: "index", SURFACE_FORMS: "surface_forms", TAGME_ARTEFACT: "tagme"}
+_KINDS = {key: kind for kind, key in _KEYS.items()}
 MENTION_DETECTION = "mention detection"
 
 
@@ -51,19 +54,21 @@ def artefact_needs(config: ExperimentConfig, linking: bool = True, ranking: bool
                 users[INDEX].append(method.label)
             if linking and isinstance(method.links, LinksSpec):
                 users[SURFACE_FORMS].append(f"{method.label}'s links")
-                if uses_mlm(method.links.method):
-                    users[INDEX].append(f"{method.label}'s links")
-        elif linking and method.method == TAGME:
-            users[TAGME_ARTEFACT].append(method.label)
+                for kind in _linking_kinds(method.links.method):
+                    users[kind].append(f"{method.label}'s links")
         elif linking:
-            users[SURFACE_FORMS].append(method.label)
-            if uses_mlm(method.method):
-                users[INDEX].append(method.label)
+            for kind in _linking_kinds(method.method):
+                users[kind].append(method.label)
     if linking and config.mention_detection is not None:
         users[SURFACE_FORMS].append(MENTION_DETECTION)
     paths = {INDEX: config.index, SURFACE_FORMS: config.surface_forms, TAGME_ARTEFACT: config.tagme}
     return [ArtefactNeed(kind, paths[kind], tuple(dict.fromkeys(labels)))  # type: ignore[arg-type]
             for kind, labels in users.items() if labels]
+
+
+def _linking_kinds(method: str) -> list[str]:
+    """The artefacts (kinds of :data:`KINDS`) a linking method reads, as its registry entry says."""
+    return [_KINDS[key] for key in METHODS.get(method).artefacts if key in _KINDS]
 
 
 def check_inputs(config: ExperimentConfig, out_dir: Path, linking: bool = True, ranking: bool = True) -> None:
@@ -81,9 +86,35 @@ def check_inputs(config: ExperimentConfig, out_dir: Path, linking: bool = True, 
         if not KINDS[need.kind](need.path):
             raise ElqueryError(f"{need.path}: no {need.kind} there ({_origin(config, need.kind)}; "
                                f"read by {', '.join(need.users)})")
+    if linking:
+        _check_methods(config)
     if ranking:
         _check_relations(config)
         _check_links_files(config)
+
+
+def _linking_specs(config: ExperimentConfig) -> list[tuple[str, str, tuple[tuple[str, object], ...]]]:
+    """(label, linking method, fixed parameters) of every linking the experiment runs."""
+    found: list[tuple[str, str, tuple[tuple[str, object], ...]]] = []
+    for task, method in _task_methods(config):
+        if method.run is None and task != "er":
+            found.append((method.label, method.method, method.fixed))
+        elif isinstance(method.links, LinksSpec):
+            found.append((f"{method.label}'s links", method.links.method, method.links.fixed))
+    return found
+
+
+def _check_methods(config: ExperimentConfig) -> None:
+    """Each linking method's own check of what its parameters name (LTR: the model is one for
+    these artefacts' features), in one line naming the method."""
+    paths = {"index": config.index, "surface_forms": config.surface_forms, "tagme": config.tagme}
+    for label, name, fixed in _linking_specs(config):
+        method = METHODS.get(name)
+        if method.check is not None:
+            try:
+                method.check({kind: paths[kind] for kind in method.artefacts if kind in paths}, dict(fixed))
+            except ElqueryError as exc:
+                raise ElqueryError(f"{exc} (read by {label})") from None
 
 
 def _files(config: ExperimentConfig) -> list[tuple[Path, str]]:
@@ -105,6 +136,10 @@ def _files(config: ExperimentConfig) -> list[tuple[Path, str]]:
             files.append((method.run, f"the run of method {method.label!r}"))
         if isinstance(method.links, Path):
             files.append((method.links, f"the links of method {method.label!r}"))
+    for label, name, fixed in _linking_specs(config):
+        parameters = {p.name: p for p in METHODS.get(name).parameters}
+        files += [(Path(value), f"the {key} of method {label!r}") for key, value in fixed  # type: ignore[arg-type]
+                  if parameters[key].kind is Path]
     return files
 
 

@@ -36,7 +36,7 @@ from elquery.evaluation.mentions import MentionRecall, mention_detection_recall
 from elquery.evaluation.rank import evaluate_rankings, relevant_entities
 from elquery.evaluation.readers import read_elq, read_trec_qrels, read_trec_run
 from elquery.base import ElqueryError
-from elquery.experiments.config import (GIF, GIVEN, IF_METRICS, LEAVE_ONE_OUT, TAGME, ExpectedFigure,
+from elquery.experiments.config import (COMMONNESS, GIVEN, IF_METRICS, LEAVE_ONE_OUT, TOP_RANKED, ExpectedFigure,
                                         ExperimentConfig, MethodSpec, RetrievalTaskSpec, TaskSpec, load_config)
 from elquery.experiments.crossval import FoldChoice, choose, combine, cross_validate
 from elquery.experiments.folds import Fold, given_folds, leave_one_out, session_folds
@@ -45,6 +45,7 @@ from elquery.experiments.sweep import Backend, Ranker, RunStore, Setting, grid
 from elquery.experiments.tables import (IF_COLUMNS, MD_COLUMNS, SM_COLUMNS, TOTAL, Column, category_columns,
                                         category_metric, markdown_table, significance, significance_note)
 from elquery.files import atomic_output
+from elquery.linking.methods import METHODS
 from elquery.linking.params import PARAMS_FILE, LinkingParams, MethodParams, write_params
 from elquery.linking.types import Candidate
 
@@ -338,24 +339,25 @@ def _mention_recall(config: ExperimentConfig, store: RunStore, gold: Mapping[str
 
 def tuned_params(result: ExperimentResult) -> LinkingParams | None:
     """The thresholds to link with after the experiment: for each linking method with a GIF (or
-    TAGME) variant in interpretation finding, the setting (c and s, TAGME's rho_NA) with the best
-    mean of the task's metric over all queries of the experiment (the choice cross-validation
-    makes with every query in training; ties go to the setting listed first); of two variants of
-    a method, the better one. None without such a method."""
+    own, TAGME's) variant in interpretation finding, the setting (its tuned parameters: c and s,
+    TAGME's rho_NA) with the best mean of the task's metric over all queries of the experiment
+    (the choice cross-validation makes with every query in training; ties go to the setting listed
+    first); of two variants of a method, the better one. None without such a method."""
     spec = result.config.interpretation_finding
     if spec is None:
         return None
     best: dict[str, tuple[float, MethodParams]] = {}
     for m in result.methods:
-        if m.task != "if" or m.spec.run is not None or not (m.spec.method == TAGME or m.spec.finder == GIF):
+        if m.task != "if" or m.spec.run is not None or m.spec.finder == TOP_RANKED:
             continue
         objective = {setting: scores[spec.metric] for setting, scores in m.sweep.items()}
         queries = sorted({q for scores in objective.values() for q in scores})
         setting, value = choose(objective, queries)
         tuned = {"label": m.label, "metric": spec.metric, "value": None if math.isnan(value) else value,
                  "queries": len(queries)}
-        params = (MethodParams(rho_na=setting.s, tuned=tuned) if m.spec.method == TAGME else
-                  MethodParams(commonness_threshold=setting.c, gif_threshold=setting.s, tuned=tuned))
+        method = METHODS.get(m.spec.method)
+        values = {COMMONNESS: setting.c, method.score_threshold: setting.s}
+        params = MethodParams(**{name: v for name, v in values.items() if name in method.tuned}, tuned=tuned)
         if m.spec.method not in best or value > best[m.spec.method][0]:
             best[m.spec.method] = (value, params)
     if not best:

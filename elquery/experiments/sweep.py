@@ -37,11 +37,11 @@ from tqdm import tqdm
 
 from elquery.evaluation.readers import read_jsonl
 from elquery.base import ElqueryError
-from elquery.experiments.config import GIF, TAGME, LinksSpec, MethodSpec
+from elquery.experiments.config import GIF, LinksSpec, MethodSpec
 from elquery.linking.gif import gif, top_ranked
 from elquery.files import atomic_output
+from elquery.linking.methods import METHODS
 from elquery.linking.output import write_results
-from elquery.linking.tagme import TagmeLinker
 from elquery.linking.types import Candidate, Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
 from elquery.retrieval.models import Model, model_from_name
 from elquery.retrieval.runs import write_run
@@ -90,14 +90,19 @@ def grid(spec: MethodSpec) -> list[Setting]:
             for point in product(*params)]
 
 
+Fixed = tuple[tuple[str, Any], ...]
+"""A method's parameters that are not swept (:attr:`MethodSpec.fixed`)."""
+
+
 class Backend(Protocol):
     """What a sweep needs from linking: scored candidates per (method, c) and the candidates of
     mention detection, plus an identity of the artefacts a method reads (for the cache keys)."""
 
-    def identity(self, method: str) -> Any:
-        """A JSON-serializable identity of everything ``method`` reads."""
+    def identity(self, method: str, fixed: Fixed = ()) -> Any:
+        """A JSON-serializable identity of everything ``method`` reads (with its ``fixed``
+        parameters: the files they name); ``"candidates"``: mention detection."""
 
-    def link(self, method: str, commonness_threshold: float | None, queries: Mapping[str, str],
+    def link(self, method: str, commonness_threshold: float | None, fixed: Fixed, queries: Mapping[str, str],
              progress: Progress) -> Iterable[LinkResult]:
         """The scored triples and ranking of every query (interpretations are not needed);
         ``progress(n)`` is called as queries finish."""
@@ -162,14 +167,16 @@ def digest(*parts: Any) -> str:
 def find_interpretations(spec: MethodSpec, setting: Setting, result: LinkResult
                          ) -> list[Interpretation]:
     """Interpretation finding on cached triples: GIF with threshold s (§5), TopRanked (§5), or
-    TAGME's single interpretation of the annotations with rho >= s (§6)."""
-    if spec.method == TAGME:
-        assert setting.s is not None
-        return TagmeLinker.interpretations([t for t in result.scored if t.score >= setting.s])
+    the method's own with threshold s (TAGME's single interpretation of the annotations with
+    rho >= s, §6)."""
+    method = METHODS.get(spec.method)
+    if spec.finder is None:
+        assert setting.s is not None and method.interpretations is not None
+        return method.interpretations(result.scored, setting.s)
     if spec.finder == GIF:
         assert setting.s is not None
         return gif(result.scored, setting.s)
-    return top_ranked(spec.method, result.scored)
+    return top_ranked(method.rank(result.scored), result.scored)
 
 
 def _mention(data: Mapping[str, Any]) -> Mention:
@@ -203,19 +210,20 @@ class RunStore:
         return tqdm(total=len(self.queries), desc=description, unit="query",
                     disable=None if self.progress else True)
 
-    def scored_key(self, method: str, c: float | None) -> str:
-        return digest("scored", self.backend.identity(method), self.queries, method, c)
+    def scored_key(self, method: str, c: float | None, fixed: Fixed = ()) -> str:
+        return digest("scored", self.backend.identity(method, fixed), self.queries, method, c, fixed)
 
-    def scored(self, method: str, c: float | None) -> dict[str, LinkResult]:
-        """Per query, the scored triples and ranking of ``method`` with threshold ``c``."""
-        key = self.scored_key(method, c)
+    def scored(self, method: str, c: float | None, fixed: Fixed = ()) -> dict[str, LinkResult]:
+        """Per query, the scored triples and ranking of ``method`` with threshold ``c`` and its
+        ``fixed`` parameters."""
+        key = self.scored_key(method, c, fixed)
         if key not in self._scored:
             name = method if c is None else f"{method}-c{c:g}"
             path = self.out_dir / "cache" / f"{name}.{key}.jsonl"
             if not path.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 with self._bar(f"linking {name}") as bar:
-                    write_results(self.backend.link(method, c, self.queries, bar.update), path,
+                    write_results(self.backend.link(method, c, fixed, self.queries, bar.update), path,
                                   "jsonl", name)
             self._scored[key] = {r.qid: r for r in map(_link_result, read_jsonl(path))} \
                 if path.stat().st_size else {}
@@ -224,13 +232,13 @@ class RunStore:
     def run(self, task: str, spec: MethodSpec, setting: Setting) -> Path:
         """The run file of one setting: interpretations (``elq``) for task ``"if"``, the
         semantic-mapping ranking (``trec``) for ``"sm"``."""
-        key = digest("run", self.scored_key(spec.method, setting.c), task, spec.method,
+        key = digest("run", self.scored_key(spec.method, setting.c, spec.fixed), task, spec.method,
                      spec.finder, setting.s)
         fmt = "elq" if task == "if" else "trec"
         path = self.out_dir / "runs" / spec.label / f"{setting.slug}.{key}.{fmt}"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            results: Iterable[LinkResult] = self.scored(spec.method, setting.c).values()
+            results: Iterable[LinkResult] = self.scored(spec.method, setting.c, spec.fixed).values()
             if task == "if":
                 results = (replace(r, interpretations=tuple(find_interpretations(spec, setting, r)))
                            for r in results)
@@ -259,11 +267,11 @@ class RunStore:
         """The links file ``spec`` computes (its GIF interpretations over the cached triples of
         its method and c, as ``elquery link --format jsonl`` writes them) and its hash."""
         c, s = spec.commonness_threshold, spec.gif_threshold
-        key = digest("links", self.scored_key(spec.method, c), s)
+        key = digest("links", self.scored_key(spec.method, c, spec.fixed), s)
         path = self.out_dir / "cache" / f"links-{spec.method}-c{c:g}-s{s:g}.{key}.jsonl"
         if not path.exists():
             results = (replace(r, interpretations=tuple(gif(r.scored, s)))
-                       for r in self.scored(spec.method, c).values())
+                       for r in self.scored(spec.method, c, spec.fixed).values())
             write_results(results, path, "jsonl", f"links-{spec.method}")
         return path, key
 

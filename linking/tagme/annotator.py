@@ -14,6 +14,9 @@
 4. **Pruning**: ρ = (lp(m) + coherence(e)) / 2, coherence = mean relatedness of e to the entities
    chosen for the other spots (0 when there are none); keep ρ >= ``rho_na``.
 
+With a whitelist, the annotations are post-filtered: those of entities not listed are dropped
+(as the ECIR'16 comparison does, so TAGME and GIF see the same entities).
+
 For interpretation finding the annotations form a single interpretation (methods.md §6). TAGME's
 annotations may overlap (a spot is kept when the longer spot holding it has lower lp), but an
 interpretation's mentions may not (methods.md §1): :meth:`TagmeLinker.link` keeps annotations in
@@ -38,10 +41,10 @@ from elquery.indexing.tagme.artefact import TagmeArtefact
 from elquery.indexing.tagme.store import Sense
 from elquery.linking import batch
 from elquery.linking.gif import interpretation, triple_order
-from elquery.linking.methods import rank_entities
 from elquery.linking.tagme.params import TagmeParams
 from elquery.linking.tagme.relatedness import Relatedness
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
+from elquery.linking.ranking import rank_entities
 from elquery.linking.types import Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
 from elquery.retrieval.queries import check_query_text
 
@@ -96,11 +99,13 @@ class QueryRelatedness:
 
 class TagmeLinker:
     """TAGME over an artefact directory; keyword arguments are :class:`TagmeParams` fields. A query
-    longer than ``max_query_tokens`` normalized tokens is refused, as by :class:`~elquery.linking.linker.Linker`."""
+    longer than ``max_query_tokens`` normalized tokens is refused, as by :class:`~elquery.linking.linker.Linker`;
+    with a ``whitelist`` only the annotations of its entities are kept."""
 
     def __init__(self, artefact_dir: Path | str, max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS,
-                 **params: Any) -> None:
+                 whitelist: Iterable[str] | None = None, **params: Any) -> None:
         self.max_query_tokens = check_query_limit(max_query_tokens)
+        self.whitelist = None if whitelist is None else frozenset(whitelist)
         self.params = TagmeParams(**params)
         self.artefact = TagmeArtefact(artefact_dir)
         self.relatedness = Relatedness(self.artefact.graph)
@@ -109,11 +114,12 @@ class TagmeLinker:
                                f"cannot parse spans of {self.params.max_tokens}")
 
     @classmethod
-    def demo(cls, max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS, **params: Any) -> TagmeLinker:
+    def demo(cls, max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS, whitelist: Iterable[str] | None = None,
+             **params: Any) -> TagmeLinker:
         """TAGME over the bundled demo knowledge base (its TAGME artefact is built on first use)."""
         from elquery.indexing.demo import demo_tagme
 
-        return cls(demo_tagme(), max_query_tokens, **params)
+        return cls(demo_tagme(), max_query_tokens, whitelist, **params)
 
     # --- the steps of methods.md §6 -----------------------------------------------------------
 
@@ -170,10 +176,14 @@ class TagmeLinker:
     # --- API ----------------------------------------------------------------------------------
 
     def annotate_tokens(self, tokens: list[str]) -> list[ScoredMention]:
-        """TAGME's annotations (mention, entity, score = ρ) of normalized query tokens."""
+        """TAGME's annotations (mention, entity, score = ρ) of normalized query tokens (of the
+        whitelist's entities only, with one)."""
         spots = self.spots(tokens)
         related = QueryRelatedness(self.relatedness, spots, self.params.tau)
-        return self.prune(self.disambiguate(spots, related), related)
+        annotations = self.prune(self.disambiguate(spots, related), related)
+        if self.whitelist is None:
+            return annotations
+        return [a for a in annotations if a.entity in self.whitelist]
 
     def annotate(self, query: str) -> list[ScoredMention]:
         """TAGME's annotations of a query (methods.md §3 normalization), by span; they may overlap."""
@@ -202,7 +212,7 @@ class TagmeLinker:
         check_query_length(tokens, self.max_query_tokens)
         annotations = self.annotate_tokens(tokens)
         return LinkResult(qid, query, tuple(t.text for t in normalized), tuple(annotations),
-                          tuple(self.interpretations(annotations)), tuple(rank_entities("tagme", annotations)),
+                          tuple(self.interpretations(annotations)), tuple(rank_entities(annotations)),
                           tuple((t.start, t.end) for t in normalized))
 
     def rank(self, query: str) -> list[MappedEntity]:
@@ -211,7 +221,7 @@ class TagmeLinker:
 
     def factory(self) -> batch.Factory:
         """A picklable maker of this linker, for other processes (each opens the artefact itself)."""
-        return partial(TagmeLinker, self.artefact.directory, self.max_query_tokens, **asdict(self.params))
+        return partial(TagmeLinker, self.artefact.directory, self.max_query_tokens, self.whitelist, **asdict(self.params))
 
     def link_many(self, queries: Iterable[tuple[str, str]], workers: int = 1,
                   encode: Callable[[LinkResult], T] = batch._same) -> Iterator[T]:  # type: ignore[assignment]

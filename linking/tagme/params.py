@@ -1,16 +1,30 @@
-"""The parameters of the TAGME annotator (methods.md §6)."""
+"""The parameters of the TAGME annotator (methods.md §6), typed for the method registry
+(:data:`PARAMETERS`, :mod:`elquery.linking.methods.tagme`) and checked by it."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from elquery.base import ElqueryError
+from elquery.registry import Parameter
+
+PARAMETERS = (
+    Parameter("max_tokens", int, 6, "the longest spot, in tokens", minimum=1),
+    # lp = link / df exceeds 1 where df is counted over a smaller text than the links (§6), and ρ
+    # with it: their thresholds are any finite value >= 0
+    Parameter("min_lp", float, 0.001, "link probability threshold of a spot", minimum=0.0),
+    Parameter("min_commonness", float, 0.001, "commonness threshold of a sense", minimum=0.0, maximum=1.0),
+    Parameter("tau", float, 0.02, "commonness threshold of the senses disambiguation chooses from", minimum=0.0,
+              maximum=1.0),
+    Parameter("epsilon", float, 0.3, "the share of the senses by relatedness disambiguation chooses from",
+              minimum=0.0, open_minimum=True, maximum=1.0),
+    Parameter("rho_na", float, 0.1, "pruning threshold rho_NA of an annotation's rho", minimum=0.0),
+)
+"""TAGME's parameters with their published values (ρ_NA = 0.1 for queries)."""
 
 
 @dataclass(frozen=True)
 class TagmeParams:
-    """The parameters of methods.md §6 with their published values (ρ_NA = 0.1 for queries)."""
+    """The parameters of methods.md §6 (:data:`PARAMETERS`), each checked by the registry."""
 
     max_tokens: int = 6
     min_lp: float = 0.001
@@ -20,15 +34,6 @@ class TagmeParams:
     rho_na: float = 0.1
 
     def __post_init__(self) -> None:
-        if self.max_tokens < 1:
-            raise ElqueryError(f"TAGME max_tokens must be at least 1, not {self.max_tokens}")
-        if not 0 < self.epsilon <= 1:
-            raise ElqueryError(f"TAGME epsilon must be in (0, 1], not {self.epsilon}")
-        for name in ("min_commonness", "tau"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ElqueryError(f"TAGME {name} must be in [0, 1], not {getattr(self, name)}")
-        # lp = link / df exceeds 1 where df is counted over a smaller text than the links (§6),
-        # and ρ with it: their thresholds are any finite value >= 0
-        for name in ("min_lp", "rho_na"):
-            if not 0 <= getattr(self, name) < math.inf:
-                raise ElqueryError(f"TAGME {name} must be a finite number >= 0, not {getattr(self, name)}")
+        for parameter in PARAMETERS:
+            object.__setattr__(self, parameter.name, parameter.validate(getattr(self, parameter.name), "tagme"))
+

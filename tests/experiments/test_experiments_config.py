@@ -64,7 +64,10 @@ def test_defaults_and_relative_paths(tmp_path: Path, monkeypatch: pytest.MonkeyP
     (('index = "idx"', 'index = "${NOPE_NOT_SET}"'), "index: environment variable NOPE_NOT_SET is not set"),
     (('queries = "q.json"', 'queries = "q.json"\nqueris = 1'), "queris: unknown key"),
     (("gif_threshold = [1, 2.5]", "gif_threshold = [1, -2]"),
-     "interpretation_finding.methods[0].gif_threshold: expected a non-negative number, got -2"),
+     "interpretation_finding.methods[0].gif_threshold: mlmcg: gif_threshold must be 0 <= gif_threshold, got -2"),
+    (("gif_threshold = [1, 2.5]", "gif_threshold = [1, 2.5]\ncommonness_threshold = [0.1, 2]"),  # as `elquery link`
+     "interpretation_finding.methods[0].commonness_threshold: mlmcg: commonness_threshold must be 0 <= "
+     "commonness_threshold <= 1, got 2"),
     (("gif_threshold = [1, 2.5]", ""), "interpretation_finding.methods[0].gif_threshold: missing"),
     (('method = "mlmcg"', 'method = "bm25"'), "interpretation_finding.methods[0].method: unknown method 'bm25'"),
     (('method = "mlmcg"\ngif_threshold = [1, 2.5]', 'method = "tagme"'), "tagme: missing: a TAGME method needs"),

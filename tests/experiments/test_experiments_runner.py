@@ -14,7 +14,7 @@ from elquery.base import run
 from elquery.experiments import load_config, run_experiment
 from elquery.experiments.cli import register
 from elquery.experiments.sweep import Setting
-from elquery.linking.methods import rank_entities
+from elquery.linking.methods import METHODS
 from elquery.linking.params import MethodParams, load_params
 from elquery.linking.output import number
 from elquery.linking.types import Candidate, LinkResult, Mention, ScoredMention
@@ -46,7 +46,7 @@ class FakeBackend:
         self.linked: list[tuple[str, float | None, int]] = []
         self.detected = 0
 
-    def identity(self, method: str) -> object:
+    def identity(self, method: str, fixed: object = ()) -> object:
         return ["fake", method]
 
     def triples(self, method: str, qid: str) -> list[ScoredMention]:
@@ -59,13 +59,14 @@ class FakeBackend:
             triples.append(ScoredMention(ALPHA, right(qid), good, good))
         return triples
 
-    def link(self, method: str, c: float | None, queries: Mapping[str, str], progress) -> Iterable[LinkResult]:
+    def link(self, method: str, c: float | None, fixed: object, queries: Mapping[str, str], progress
+             ) -> Iterable[LinkResult]:
         self.linked.append((method, c, len(queries)))
         for qid, query in queries.items():
             scored = tuple(t for t in self.triples(method, qid) if c is None or t.commonness >= c)
             progress(1)
             yield LinkResult(qid, query, ("alpha", "beta"), scored, (),
-                             tuple(rank_entities(method, scored)), ((0, 5), (6, 10)))
+                             tuple(METHODS.get(method).rank(scored)), ((0, 5), (6, 10)))
 
     def candidates(self, queries: Mapping[str, str], progress) -> Iterable[tuple[str, list[Candidate]]]:
         self.detected += 1
@@ -228,7 +229,7 @@ def test_changed_code_never_reuses_cached_results(setting: Path, tmp_path: Path,
     from elquery.experiments import sweep
 
     sources = {f"{p.parent.name}/{p.name}" for p in sweep.code_sources()}
-    assert {"linking/methods.py", "linking/gif.py", "retrieval/scoring.py", "indexing/normalize.py"} <= sources
+    assert {"methods/mlmcg.py", "linking/gif.py", "retrieval/scoring.py", "indexing/normalize.py"} <= sources
     out = tmp_path / "out"
     run_experiment(setting, out, backend=FakeBackend(), progress=False)
     monkeypatch.setattr(sweep, "code_version", lambda: "0.1.0+a-fixed-scorer")
@@ -242,10 +243,10 @@ def test_an_interrupted_experiment_leaves_only_finished_files_and_resumes(settin
     entries, which the next run of the same config resumes from (documented behaviour)."""
 
     class Interrupted(FakeBackend):
-        def link(self, method, c, queries, progress):  # type: ignore[no-untyped-def]
+        def link(self, method, c, fixed, queries, progress):  # type: ignore[no-untyped-def]
             if len(self.linked) == 2:
                 raise KeyboardInterrupt
-            yield from super().link(method, c, queries, progress)
+            yield from super().link(method, c, fixed, queries, progress)
 
     out = tmp_path / "out"
     with pytest.raises(KeyboardInterrupt):

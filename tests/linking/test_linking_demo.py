@@ -14,7 +14,8 @@ from elquery.indexing.demo import demo_artefacts as build_demo_artefacts
 from elquery.base import ElqueryError
 from elquery.cli import main as elquery
 from elquery.linking.cli import main as link_main
-from elquery.linking.linker import DEMO_GIF_THRESHOLD, Linker
+from elquery.linking.linker import Linker
+from elquery.linking.methods import METHODS
 
 NYC, NYS, PIZZA, MANHATTAN = ("<dbpedia:New_York_City>", "<dbpedia:New_York>", "<dbpedia:New_York-style_pizza>",
                               "<dbpedia:Manhattan>")
@@ -45,7 +46,7 @@ def demo_artefacts(demo_cache: Path) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def mlmcg(demo_artefacts: tuple[Path, Path]) -> Linker:
-    return Linker(*demo_artefacts, gif_threshold=DEMO_GIF_THRESHOLD["mlmcg"])
+    return Linker(*demo_artefacts, gif_threshold=METHODS.get("mlmcg").parameter("gif_threshold").demo_default)
 
 
 def entity_sets(interpretations) -> list[set[str]]:
@@ -152,10 +153,10 @@ def test_workers_give_the_same_run(demo_artefacts: tuple[Path, Path], tmp_path: 
         (["q", "--index", "somewhere"], "--index and --surface-forms together"),
         (["q", "--index", "nowhere", "--surface-forms", "nothing.db"], "nothing.db"),
         (["q", "--whitelist", "missing.txt"], "missing.txt: no such whitelist file"),
-        (["q", "--gif-threshold", "-1"], "gif threshold must be a number >= 0"),
+        (["q", "--gif-threshold", "-1"], "mlmcg: gif_threshold must be 0 <= gif_threshold, got -1"),
         (["q", "--workers", "0"], "--workers must be between 1 and 256, got 0"),
-        (["q", "--tagme", "artefact"], "--tagme and --tagme-param go with --method tagme"),
-        (["q", "--commonness-threshold", "2"], "--commonness-threshold must be between 0 and 1, got 2"),
+        (["q", "--tagme", "artefact"], "not options of --method mlmcg: --tagme"),
+        (["q", "--commonness-threshold", "2"], "mlmcg: commonness_threshold must be 0 <= commonness_threshold <= 1, got 2"),
         (["q", "--out", "."], ".: is a directory, not an output file"),
         (["q", "--out", "nowhere/run"], "nowhere/run: output directory nowhere does not exist"),
         (["--queries", "."], ".: is a directory, not a query file"),

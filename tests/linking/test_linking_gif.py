@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from elquery.linking.gif import gif, top_ranked
+from elquery.linking.methods import METHODS
 from elquery.linking.types import Mention, ScoredMention
 
 QUERY = "new york pizza manhattan new jersey".split()
@@ -116,16 +117,16 @@ def test_ties_are_deterministic() -> None:
 
 def test_top_ranked() -> None:
     triples = [triple(0, 2, "NYC", 0.6), triple(3, 4, "Manhattan", 0.7), triple(0, 3, "Pizza", 0.7)]
-    [only] = top_ranked("mlmcg", triples)
+    [only] = top_ranked(METHODS.get("mlmcg").rank(triples), triples)
     assert only.entities == {"Manhattan"} and only.score == pytest.approx(0.7)  # tie: entity id order
-    assert top_ranked("mlmcg", []) == []
+    assert top_ranked([], []) == []
 
 
 def test_top_ranked_over_cmns_is_the_top_of_eq_11() -> None:
     """CMNS ranks only the longest matched spans (Eq. 11): "new york pizza" (3 tokens) beats the
     higher-scored one-token "pizza"."""
     triples = [triple(0, 3, "NY_pizza", 0.9), triple(2, 3, "Pizza", 1.0), triple(3, 4, "Manhattan", 1.0)]
-    [only] = top_ranked("cmns", triples)
+    [only] = top_ranked(METHODS.get("cmns").rank(triples), triples)
     assert only.entities == {"NY_pizza"} and only.annotations[0].mention.length == 3
 
 

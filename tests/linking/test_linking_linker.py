@@ -9,7 +9,7 @@ import pytest
 
 from elquery.base import ElqueryError
 from elquery.indexing.surface_forms.store import FormEntity
-from elquery.linking.linker import DEFAULT_GIF_THRESHOLD, Linker
+from elquery.linking.linker import Linker
 from elquery.linking.types import Mention
 
 NYC, NYS, PIZZA, MANHATTAN = "<dbpedia:New_York_City>", "<dbpedia:New_York>", "<dbpedia:New_York-style_pizza>", "<dbpedia:Manhattan>"
@@ -109,11 +109,13 @@ def test_no_candidates() -> None:
 
 
 def test_defaults_and_bad_settings() -> None:
-    assert Linker(Scorer(), Store()).config.s == DEFAULT_GIF_THRESHOLD["mlmcg"] == 20.0
+    assert Linker(Scorer(), Store()).config.s == 20.0
     assert Linker(Scorer(), Store(), method="mlm").config.c == 0.0
-    with pytest.raises(ElqueryError, match="unknown method"):
+    with pytest.raises(ElqueryError, match="^method tagme finds its own interpretations"):
         Linker(Scorer(), Store(), method="tagme")
-    with pytest.raises(ElqueryError, match="gif threshold must be a number >= 0"):
+    with pytest.raises(ElqueryError, match=r"^unknown method 'bm25'; methods are cmns, mlm, mlmc, mlmcg, tagme, ltr$"):
+        Linker(Scorer(), Store(), method="bm25")
+    with pytest.raises(ElqueryError, match="^mlmcg: gif_threshold must be a number, got nan$"):
         Linker(Scorer(), Store(), gif_threshold=float("nan"))
     with pytest.raises(ElqueryError, match="does not apply to TopRanked"):
         Linker(Scorer(), Store(), gif_threshold=1.0, top_ranked=True)

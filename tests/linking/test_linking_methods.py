@@ -1,13 +1,14 @@
-"""Candidate ranking (methods.md §4): CMNS (Eq. 11), MLM, MLMc, MLMcg (Eq. 17)."""
+"""Candidate ranking (methods.md §4): CMNS (Eq. 11), MLM, MLMc, MLMcg (Eq. 17), each the score
+function of its module, and the semantic-mapping ranking of its registry entry."""
 
 from __future__ import annotations
 
 import pytest
 
 from elquery.base import ElqueryError
-
-from elquery.linking.methods import COMMONNESS_FLOOR, rank_entities, score
-from elquery.linking.types import Candidate, Mention
+from elquery.linking.methods import METHODS, cmns, mlm, mlmcg
+from elquery.linking.methods.mlmcg import COMMONNESS_FLOOR
+from elquery.linking.types import Candidate, Mention, MappedEntity, ScoredMention
 
 TOKENS = "new york pizza manhattan".split()
 
@@ -26,32 +27,35 @@ CANDIDATES = [
 MLM = {"NYC": 40.0, "NYS": 10.0, "Pizza": 2.0, "Manhattan": 30.0}
 
 
+def rank_entities(method: str, triples: list[ScoredMention]) -> list[MappedEntity]:
+    return METHODS.get(method).rank(triples)
+
+
 def test_cmns_scores_pairs_by_commonness() -> None:
-    triples = score("cmns", CANDIDATES, {})
+    triples = cmns.score(CANDIDATES)
     assert [t.score for t in triples] == [0.6, 0.3, 0.9, 0.0, 0.05]
 
 
 def test_cmns_ranking_uses_only_the_longest_matched_span() -> None:
-    ranked = rank_entities("cmns", score("cmns", CANDIDATES, {}))
+    ranked = rank_entities("cmns", cmns.score(CANDIDATES))
     assert [(r.entity, r.score, r.mention.text) for r in ranked] == [("Pizza", 0.9, "new york pizza")]
     shorter = [c for c in CANDIDATES if c.mention.length < 3]
-    ranked = rank_entities("cmns", score("cmns", shorter, {}))
+    ranked = rank_entities("cmns", cmns.score(shorter))
     # l = 2: "manhattan" (length 1) does not count, even for NYC's other mention
     assert [(r.entity, r.score) for r in ranked] == [("NYC", 0.6), ("NYS", 0.3)]
     assert rank_entities("cmns", []) == []
 
 
 def test_mlm_score_is_the_entity_score_for_every_mention() -> None:
-    triples = score("mlm", CANDIDATES, MLM)
+    triples = mlm.score(CANDIDATES, MLM)
     assert [t.score for t in triples] == [40.0, 10.0, 2.0, 30.0, 40.0]
-    assert score("mlmc", CANDIDATES, MLM) == triples
     ranked = rank_entities("mlm", triples)
     assert [(r.entity, r.score) for r in ranked] == [("NYC", 40.0), ("Manhattan", 30.0), ("NYS", 10.0), ("Pizza", 2.0)]
     assert ranked[0].mention == Mention("new york", 0, 2)  # ties between mentions: earlier span
 
 
 def test_mlmcg_is_commonness_times_exp_score_with_floor() -> None:
-    triples = score("mlmcg", CANDIDATES, MLM)
+    triples = mlmcg.score(CANDIDATES, MLM)
     assert [t.score for t in triples] == pytest.approx([24.0, 3.0, 1.8, COMMONNESS_FLOOR * 30.0, 2.0])
     assert COMMONNESS_FLOOR == 1e-5
     ranked = rank_entities("mlmcg", triples)
@@ -62,10 +66,10 @@ def test_mlmcg_is_commonness_times_exp_score_with_floor() -> None:
 
 
 def test_ranking_ties_by_entity_id() -> None:
-    triples = score("mlm", [candidate(0, 1, "B", 0.1), candidate(0, 1, "A", 0.1)], {"A": 1.0, "B": 1.0})
+    triples = mlm.score([candidate(0, 1, "B", 0.1), candidate(0, 1, "A", 0.1)], {"A": 1.0, "B": 1.0})
     assert [r.entity for r in rank_entities("mlm", triples)] == ["A", "B"]
 
 
 def test_unknown_method() -> None:
-    with pytest.raises(ElqueryError, match="unknown method"):
-        score("tagme", CANDIDATES, MLM)
+    with pytest.raises(ElqueryError, match=r"^unknown method 'bm25'; methods are cmns, mlm, mlmc, mlmcg, tagme, ltr$"):
+        METHODS.get("bm25")

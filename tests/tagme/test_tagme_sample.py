@@ -244,23 +244,20 @@ def test_output_formats(linker: TagmeLinker, tmp_path: Path, fmt: str) -> None:
 
 
 def test_link_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--tagme-param NAME=VALUE (a hyphen for an underscore too) gives TAGME's parameters, each
+    parsed and checked by the registry; without --tagme, the demo knowledge base's artefact."""
     import argparse
 
-    from elquery.base import ElqueryError
     from elquery.indexing.demo import demo_tagme
-    from elquery.linking.tagme.cli import add_arguments, linker as make_linker, parse_params
+    from elquery.linking.cli import _linker, register
 
     parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    parser.add_argument("--max-query-tokens", type=int, default=1000)
-    args = parser.parse_args(["--tagme-param", "rho_na=0.2", "--tagme-param", "max-tokens=3"])
-    assert parse_params(args.tagme_param) == {"rho_na": 0.2, "max_tokens": 3}
+    register(parser.add_subparsers())
+    args = parser.parse_args(["link", "q", "--method", "tagme", "--tagme-param", "rho_na=0.2",
+                              "--tagme-param", "max-tokens=3"])
     monkeypatch.setenv("ELQUERY_CACHE", str(tmp_path))
-    with make_linker(args) as demo:  # without --tagme: the demo knowledge base's artefact
+    with _linker(args) as demo:
         assert demo.artefact.directory == demo_tagme() and (demo.params.rho_na, demo.params.max_tokens) == (0.2, 3)
-    for bad in ("rho=1", "tau", "tau=x"):
-        with pytest.raises(ElqueryError, match="--tagme-param"):
-            parse_params([bad])
 
 
 def test_batches_and_workers(linker: TagmeLinker, artefact_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -303,7 +300,11 @@ def test_link_cli(artefact_dir: Path, tmp_path: Path, fmt: str, capsys: pytest.C
     (["--method", "tagme", "--tagme", "ART", "rome", "--gif-threshold", "2"],
      "not options of --method tagme: --gif-threshold"),
     (["--method", "tagme", "--tagme", "ART", "rome", "--tagme-param", "rho=1"], "--tagme-param 'rho=1'"),
-    (["--method", "tagme", "--tagme", "ART", "rome", "--tagme-param", "epsilon=0"], "epsilon must be in"),
+    (["--method", "tagme", "--tagme", "ART", "rome", "--tagme-param", "epsilon=0"],
+     "tagme: epsilon must be 0 < epsilon <= 1, got 0"),
+    (["--method", "tagme", "--tagme", "ART", "rome", "--tagme-param", "tau=x"], "tagme: tau must be a number, got 'x'"),
+    (["--method", "tagme", "--tagme", "ART", "rome", "--tagme-param", "tau"], "--tagme-param 'tau': expected NAME=VALUE"),
+    (["--method", "tagme", "--tagme", "ART", "rome", "--top-ranked"], "not options of --method tagme: --top-ranked"),
     (["--method", "tagme", "--tagme", "MISSING", "rome"], "not a TAGME artefact"),
 ])
 def test_link_cli_errors(artefact_dir: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,43 @@
+"""Mention detection for the methods that rank its candidates (CMNS, MLM, MLMc, MLMcg;
+methods.md §3): the candidates M = M_kb ∪ M_w of a query over a surface-form store, with the
+method's commonness threshold c and the whitelist."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from elquery.linking.mentions import FormEntityLike, detect
+from elquery.linking.methods.method import OwnedArtefacts, RankingInputs
+from elquery.linking.types import Candidate
+
+
+class SpanMatcher(Protocol):
+    """What mention detection needs from a surface-form store
+    (:class:`elquery.indexing.surface_forms.store.SurfaceFormStore`): for every span ``(start, end)`` of
+    the normalized tokens that is a known surface form, the entities it may name."""
+
+    def lookup_spans(self, tokens: Sequence[str]) -> Mapping[tuple[int, int], Sequence[FormEntityLike]]: ...
+
+
+def open_store(path: object) -> SpanMatcher:
+    from elquery.indexing.surface_forms.store import SurfaceFormStore
+
+    return SurfaceFormStore(path)  # type: ignore[arg-type]
+
+
+class Detection:
+    """The candidates of a query (:func:`elquery.linking.mentions.detect`) over the surface-form
+    store of ``inputs`` (a path, opened here, or a :class:`SpanMatcher`)."""
+
+    def __init__(self, inputs: RankingInputs) -> None:
+        self.owned = OwnedArtefacts()
+        self.matcher: SpanMatcher = self.owned.open(inputs.artefacts["surface_forms"], open_store)
+        self.commonness_threshold = inputs.values["commonness_threshold"]
+        self.whitelist = inputs.whitelist
+
+    def candidates(self, tokens: Sequence[str]) -> list[Candidate]:
+        return detect(tokens, self.matcher.lookup_spans(tokens), self.commonness_threshold, self.whitelist)
+
+    def close(self) -> None:
+        self.owned.close()
