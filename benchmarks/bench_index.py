@@ -42,7 +42,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -107,14 +107,14 @@ def _timed_phases(phases: dict[str, float], cpu: dict[str, float]) -> Callable[[
             phases[name] = phases.get(name, 0.0) + time.monotonic() - started
             cpu[name] = cpu.get(name, 0.0) + tree_cpu_seconds() - cpu_started
 
-    if hasattr(builder, "_map_ordered"):
-        original_map = originals["_map_ordered"] = builder._map_ordered
+    if hasattr(builder, "_map_with_progress"):
+        original_map = originals["_map_with_progress"] = builder._map_with_progress
 
-        def map_ordered(executor: Executor, fn: Any, argument_lists: Any, description: str, **kwargs: Any) -> Any:
+        def map_with_progress(pool: Any, fn: Any, argument_lists: Any, description: str, **kwargs: Any) -> Any:
             return timed(_PHASES.get(description, description),
-                         lambda: original_map(executor, fn, argument_lists, description, **kwargs))
+                         lambda: original_map(pool, fn, argument_lists, description, **kwargs))
 
-        builder._map_ordered = map_ordered
+        builder._map_with_progress = map_with_progress
     if hasattr(builder, "_merge"):
         original_merge = originals["_merge"] = builder._merge
 
@@ -140,7 +140,7 @@ def stage_build(dumps: Path, out: Path, threads: int | None) -> dict[str, Any]:
     started = time.monotonic()
     try:
         with peak_rss() as rss:
-            summary = build_dbpedia_index([dumps], out, threads=threads, overwrite=True)
+            summary = build_dbpedia_index([dumps], out, workers=threads, overwrite=True)
     finally:
         undo()
     wall = time.monotonic() - started

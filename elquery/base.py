@@ -58,6 +58,64 @@ def positive_int(text: str) -> int:
     return value
 
 
+MAX_WORKERS = 256
+"""The most worker processes a batch takes (``--workers``, ``workers=``)."""
+
+
+def default_workers() -> int:
+    """The workers a batch gets when none are asked for: one per core (``os.cpu_count()``, at
+    most :data:`MAX_WORKERS`); each batch still starts no more than its size pays for."""
+    return min(os.cpu_count() or 1, MAX_WORKERS)
+
+
+def check_workers(workers: int | str) -> int:
+    """``workers`` as a count of worker processes, 1 to :data:`MAX_WORKERS`, else the one-line
+    error that every command (it is the type of ``--workers``) and every API function gives.
+    As an argparse type it raises :class:`ElqueryError` rather than an argparse error, so the
+    message is the same from the command line and from the API."""
+    count = _integer(workers)
+    if count is None or not 1 <= count <= MAX_WORKERS:
+        raise ElqueryError(f"--workers must be between 1 and {MAX_WORKERS}, got {workers}")
+    return count
+
+
+def _integer(value: object) -> int | None:
+    """An int, or the text of one; else None (a float, a bool, other text)."""
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class _DeprecatedWorkers(argparse.Action):
+    """A former name of ``--workers N`` (``--threads N`` of rank and index dbpedia), kept for one
+    release: the same value, and a one-line note on stderr."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"{parser.prog}: warning: {option_string} is deprecated and will be removed in the next release; "
+              "use --workers", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_workers_argument(parser: argparse.ArgumentParser, what: str, former: str | None = None) -> None:
+    """``--workers N`` (``what`` the N workers do), the one option of every command that has
+    workers, with the one default (:func:`default_workers`, applied by :func:`workers_of`) and
+    range (:func:`check_workers`); ``former`` is the option's deprecated former name, if it had one."""
+    parser.add_argument("--workers", type=check_workers, default=None, metavar="N",
+                        help=f"{what} (1 to {MAX_WORKERS}; default: one per core, {default_workers()} here)")
+    if former is not None:
+        parser.add_argument(former, type=check_workers, dest="workers", action=_DeprecatedWorkers,
+                            help=argparse.SUPPRESS)
+
+
+def workers_of(args: argparse.Namespace) -> int:
+    """The workers the command line asks for: ``--workers N``, else :func:`default_workers`."""
+    return default_workers() if args.workers is None else int(args.workers)
+
+
 def lazy_exports(package: str, exports: Mapping[str, Sequence[str]]) -> Callable[[str], Any]:
     """A package's ``__getattr__`` (PEP 562) over its public names, ``{module: names}``: a module
     is imported when one of its names is first used, so importing the package (as each command's

@@ -12,6 +12,10 @@ command and never keep it from stopping.
 * A worker whose initializer fails (an index that cannot be opened) answers every task with that
   error, so the caller sees it (one line for an :class:`~elquery.base.ElqueryError`) instead of
   ``BrokenProcessPool``.
+
+:func:`ordered_map` is the one way batch work runs over worker processes (linking, ranking, the
+index and surface-form builds): results in input order, a bounded number of tasks in flight, and
+in this process, without a pool, for one worker.
 """
 
 from __future__ import annotations
@@ -20,13 +24,18 @@ import ctypes
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
+from dataclasses import dataclass
 from multiprocessing import get_context
-from typing import Any
+from typing import Any, TypeVar
+
+from elquery.base import check_workers
 
 _PR_SET_PDEATHSIG = 1
+R = TypeVar("R")
 
 
 def die_with_parent(parent: int) -> None:
@@ -117,3 +126,120 @@ def kill(pool: ProcessPoolExecutor) -> None:
     # the thread, and the interpreter's exit that joins it, would wait forever.
     if result_queue is not None:
         result_queue._writer.close()
+
+
+@dataclass(frozen=True)
+class WorkerPool:
+    """Worker processes kept for several maps (:func:`worker_pool`); ``executor`` is None for one
+    worker: the work then runs in this process."""
+
+    executor: ProcessPoolExecutor | None
+    size: int
+
+    def call(self, function: Callable[..., R], *args: Any) -> R:
+        """``function(*args)`` as one task: in a worker (in this process for one worker)."""
+        return next(ordered_map(function, [args], self))
+
+
+@contextmanager
+def worker_pool(workers: int, initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = (),
+                finalizer: Callable[[], None] | None = None) -> Iterator[WorkerPool]:
+    """``workers`` processes for the :func:`ordered_map` calls of the block (phases of a build),
+    each running ``initializer(*initargs)`` once (:func:`process_pool`); for one worker, no
+    process: ``initializer`` runs here and ``finalizer`` at the end of the block. An exception
+    leaving the block (KeyboardInterrupt included) kills the workers at once."""
+    check_workers(workers)
+    if workers > 1:
+        with process_pool(workers, initializer, initargs) as executor:
+            yield WorkerPool(executor, workers)
+        return
+    try:
+        if initializer is not None:
+            initializer(*initargs)
+        yield WorkerPool(None, 1)
+    finally:
+        if finalizer is not None:
+            finalizer()
+
+
+def ordered_map(function: Callable[..., R], tasks: Iterable[tuple[Any, ...]], workers: int | WorkerPool, *,
+                initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = (),
+                finalizer: Callable[[], None] | None = None, here: Callable[..., R] | None = None,
+                window: int | None = None) -> Iterator[R]:
+    """``function(*task)`` of every task, in input order: the one way batch work runs over
+    processes (linking, ranking, the index and surface-form builds).
+
+    ``workers`` is a count, for a pool of this map alone, or a pool open for several maps
+    (:func:`worker_pool`, whose initializer is then the one that ran). One worker runs the tasks
+    in this process, one at a time as the results are consumed, and starts no process:
+    ``here(*task)`` if given, else ``function(*task)`` after ``initializer(*initargs)``, and
+    ``finalizer()`` once the map ends (finished, failed or abandoned). More are spawned
+    processes (:func:`process_pool`), each running ``initializer(*initargs)`` once; with
+    ``here``, ``workers - 1`` of them and this process, which runs ``here(*task)`` on the tasks
+    after the one whose result is next while that one is still being computed elsewhere (so a
+    worker warming up does not stall the batch).
+
+    At most ``window`` tasks (default: two per process) are taken from ``tasks`` and not yet
+    consumed, so memory stays bounded whatever their number (``tasks`` may be a generator) and
+    an interrupt finds little to cancel; the workers are kept busy with up to two tasks each
+    while the window allows. A task's exception is raised here, in the place of its result (an
+    :class:`~elquery.base.ElqueryError` stays one line). Ctrl-C, SIGTERM under
+    :func:`~elquery.base.sigterm_interrupts`, or closing the iterator kills the map's workers
+    at once (a pool of :func:`worker_pool`: leaving its block)."""
+    size = workers.size if isinstance(workers, WorkerPool) else check_workers(workers)
+    window = 2 * size if window is None else window
+    if window < 1:
+        raise ValueError(f"window must be at least 1, got {window}")
+    if isinstance(workers, WorkerPool):
+        if workers.executor is None:
+            yield from (function(*task) for task in tasks)
+        else:
+            yield from _in_order(workers.executor, size, function, iter(tasks), window, None)
+    elif here is None:
+        with worker_pool(workers, initializer, initargs, finalizer) as pool:
+            yield from ordered_map(function, tasks, pool, window=window)
+    elif workers == 1:
+        yield from (here(*task) for task in tasks)
+    else:
+        with process_pool(workers - 1, initializer, initargs) as executor:
+            yield from _in_order(executor, workers - 1, function, iter(tasks), window, here)
+
+
+_END: Any = object()
+
+
+def _in_order(pool: ProcessPoolExecutor, pool_size: int, function: Callable[..., R], tasks: Iterator[tuple[Any, ...]],
+              window: int, here: Callable[..., R] | None) -> Iterator[R]:
+    """The loop of :func:`ordered_map` over a process pool of ``pool_size`` workers."""
+    pending: deque[Future[R]] = deque()  # taken and not yet consumed, in input order
+    exhausted = False
+    while True:
+        running = [future for future in pending if not future.done()]
+        while not exhausted and len(pending) < window and len(running) < 2 * pool_size:
+            task = next(tasks, _END)
+            if task is _END:
+                exhausted = True
+            else:
+                running.append(pool.submit(function, *task))
+                pending.append(running[-1])
+        if not pending:
+            return
+        head = pending[0]
+        if not head.done() and not exhausted and len(pending) < window:
+            if here is None:  # a task may be taken as soon as a worker is free
+                wait(running, return_when=FIRST_COMPLETED)
+                continue
+            task = next(tasks, _END)
+            if task is _END:
+                exhausted = True
+            else:
+                pending.append(_done(here(*task)))
+            continue
+        pending.popleft()
+        yield head.result()
+
+
+def _done(result: R) -> Future[R]:
+    future: Future[R] = Future()
+    future.set_result(result)
+    return future

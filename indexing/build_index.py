@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import sys
 import time
 import uuid
 from collections import Counter
+import warnings
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Executor
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,7 +36,7 @@ from elquery.indexing.entity_documents import (
     spill,
     top_predicates,
 )
-from elquery.base import ElqueryError, sigterm_interrupts
+from elquery.base import ElqueryError, check_workers, default_workers, sigterm_interrupts
 from elquery.indexing.index_format import (
     ANALYZER_NAME,
     FORMAT_VERSION,
@@ -51,7 +49,7 @@ from elquery.indexing.lucene_writer import EntityIndexWriter, WrittenDocuments
 from elquery.indexing.build_outputs import check_output, created_folder, replace, work_folder
 from elquery.indexing.ntriples import ParseReport, dump_files
 from elquery.indexing.provenance import BuildPlan, write_provenance
-from elquery.workers import process_pool
+from elquery.workers import WorkerPool, ordered_map, worker_pool
 
 PARTITION_BYTES = 256 * 2**20  # uncompressed dump bytes per partition (memory per worker ~5x)
 MIN_PARTITIONS = 4
@@ -80,7 +78,7 @@ class BuildSummary:
 def partitions_for(files: Sequence[Path]) -> int:
     """Enough partitions that each holds about PARTITION_BYTES of uncompressed statements, and at
     least MIN_PARTITIONS so that small collections are written in parallel too. The count depends
-    on the input only (never on --threads), so the docid order does not either."""
+    on the input only (never on --workers), so the docid order does not either."""
     estimate = sum(f.stat().st_size * COMPRESSION_RATIO.get(f.suffix, 1) for f in files)
     return max(MIN_PARTITIONS, min(1024, math.ceil(estimate / PARTITION_BYTES)))
 
@@ -123,31 +121,21 @@ def _write_task(
     return writer.written
 
 
-class _InlineExecutor(Executor):
-    """Runs tasks in this process (small inputs, or --threads 1): no process start-up."""
-
-    def submit(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> Any:
-        from concurrent.futures import Future
-
-        future: Future[R] = Future()
-        future.set_result(fn(*args, **kwargs))
-        return future
-
-
-def _map_ordered(
-    executor: Executor, fn: Callable[..., R], argument_lists: Iterable[tuple[Any, ...]], description: str,
+def _map_with_progress(
+    pool: WorkerPool, fn: Callable[..., R], argument_lists: Iterable[tuple[Any, ...]], description: str,
     sizes: Sequence[int] | None = None,
 ) -> list[R]:
-    """``fn`` over the argument lists, results in order, with a progress bar on stderr (on a
-    terminal) that advances by each task's size in bytes when ``sizes`` are given."""
+    """``fn`` over the argument lists by the pool (:func:`elquery.workers.ordered_map`), results
+    in order, with a progress bar on stderr (on a terminal) that advances by each task's size in
+    bytes when ``sizes`` are given. Every task may be taken at once (their results are all kept):
+    a worker never waits for a slower task before it."""
     arguments = list(argument_lists)
-    futures = [executor.submit(fn, *args) for args in arguments]
-    weights = list(sizes) if sizes is not None else [1] * len(futures)
+    weights = list(sizes) if sizes is not None else [1] * len(arguments)
     results = []
     with tqdm(total=sum(weights), desc=description, unit="B" if sizes is not None else " parts",
               unit_scale=sizes is not None, disable=None) as bar:
-        for future, weight in zip(futures, weights):
-            results.append(future.result())
+        for result, weight in zip(ordered_map(fn, arguments, pool, window=max(1, len(arguments))), weights):
+            results.append(result)
             bar.update(weight)
     return results
 
@@ -174,16 +162,23 @@ def build_dbpedia_index(
     out: Path | str,
     *,
     top_predicates_n: int = 1000,
-    threads: int | None = None,
+    workers: int | None = None,
     overwrite: bool = False,
     skipped_datasets: Sequence[str] = SKIPPED_DATASETS,
     relations: bool = False,
     ltr_fields: bool = True,
+    threads: int | None = None,
 ) -> BuildSummary:
-    """Build the entity index at ``out`` from DBpedia dump files or directories; with
-    ``relations``, also the keyword field of related entity ids (ELR); with ``ltr_fields`` (the
-    default), also the LTR fields and counts (methods.md §9)."""
+    """Build the entity index at ``out`` from DBpedia dump files or directories, in ``workers``
+    processes (default: one per core); with ``relations``, also the keyword field of related
+    entity ids (ELR); with ``ltr_fields`` (the default), also the LTR fields and counts
+    (methods.md §9). ``threads`` is the former name of ``workers``, deprecated."""
     started = time.monotonic()
+    if threads is not None:
+        warnings.warn("build_dbpedia_index(threads=...) is deprecated; use workers=...", DeprecationWarning,
+                      stacklevel=2)
+        workers = threads if workers is None else workers
+    workers = default_workers() if workers is None else check_workers(workers)
     out = Path(out)
     if out.parent.is_dir():  # else it is created for the build, below
         check_output(out, "entity index", overwrite)
@@ -194,14 +189,13 @@ def build_dbpedia_index(
         raise ElqueryError("no dump files left to index after skipping link datasets")
     if top_predicates_n < 1:
         raise ElqueryError("--top-predicates must be at least 1")
-    workers = max(1, threads or os.cpu_count() or 1)
     partitions = partitions_for(files)
     workers = min(workers, max(len(files), partitions))
     # The output's folder is created for the build (removed again if the build fails); SIGTERM
     # interrupts like Ctrl-C, so the cleanup below runs.
     with created_folder(out.parent), sigterm_interrupts(), work_folder(out) as work:
-        with _executor(workers) as executor:
-            summary = _build(files, links_only, work, executor, workers, partitions, top_predicates_n,
+        with worker_pool(workers) as pool:
+            summary = _build(files, links_only, work, pool, workers, partitions, top_predicates_n,
                              relations, ltr_fields)
         write_provenance(work / "index", plan.record({"entities": summary[0], "files": len(files),
                                                       "triples": summary[1].triples,
@@ -217,22 +211,16 @@ def build_dbpedia_index(
     )
 
 
-def _executor(workers: int) -> AbstractContextManager[Executor]:
-    if workers == 1:
-        return _InlineExecutor()
-    return process_pool(workers)
-
-
 def _build(
-    files: list[Path], links_only: set[Path], work: Path, executor: Executor, workers: int, partitions: int,
+    files: list[Path], links_only: set[Path], work: Path, pool: WorkerPool, workers: int, partitions: int,
     top_n: int, relations: bool, ltr: bool,
 ) -> tuple[int, ParseReport]:
     # One spill task per file, largest first, each worker taking the next file when it is done
     # (files differ in cost per byte: spreading them over the workers up front left one idle).
     spill_dirs = {f: work / "spill" / f"f{k}" for k, f in enumerate(files)}
     largest_first = sorted(files, key=lambda f: (-f.stat().st_size, str(f)))
-    spilled = dict(zip(largest_first, _map_ordered(
-        executor, _spill_task, [([f], spill_dirs[f], partitions, f in links_only) for f in largest_first], "reading dumps",
+    spilled = dict(zip(largest_first, _map_with_progress(
+        pool, _spill_task, [([f], spill_dirs[f], partitions, f in links_only) for f in largest_first], "reading dumps",
         sizes=[f.stat().st_size for f in largest_first],
     )))
     labels_files: list[Path] = []
@@ -245,13 +233,13 @@ def _build(
         report.files.update(file_report.files)
     partition_files = [[d / f"part-{p:04d}.tsv" for d in spill_dirs.values()] for p in range(partitions)]
     counts: Counter[str] = Counter()
-    for partial in _map_ordered(executor, _count_task, [(p,) for p in partition_files], "counting predicates"):
+    for partial in _map_with_progress(pool, _count_task, [(p,) for p in partition_files], "counting predicates"):
         counts.update(partial)
     predicates = top_predicates(counts, top_n)
     sub_indexes = [work / "sub" / f"p{p:04d}" for p in range(partitions)]
     build = uuid.uuid4().hex
-    written = _map_ordered(
-        executor,
+    written = _map_with_progress(
+        pool,
         _write_task,
         [(partition_files[p], build, tuple(labels_files), predicates, sub_indexes[p], relations, ltr)
          for p in range(partitions)],
@@ -266,17 +254,17 @@ def _build(
     if sys.stderr.isatty():
         print(f"merging {len(sub_indexes)} partitions into one segment ({len(everything.entities)} entities)",
               file=sys.stderr)
-    _merge(executor, sub_indexes, everything, work / "index", sorted(predicates, key=lambda p: (-counts[p], p)),
+    _merge(pool, sub_indexes, everything, work / "index", sorted(predicates, key=lambda p: (-counts[p], p)),
            relations, ltr)
     return len(everything.entities), report
 
 
 def _merge(
-    executor: Executor, sub_indexes: list[Path], written: WrittenDocuments, index: Path, predicates: list[str],
+    pool: WorkerPool, sub_indexes: list[Path], written: WrittenDocuments, index: Path, predicates: list[str],
     relations: bool, ltr: bool,
 ) -> None:
     """The single-segment index and the files beside it. The Lucene work runs as a task of the
-    executor (a worker's JVM is running already; this process starts none)."""
+    pool (a worker's JVM is running already; this process starts none)."""
     index.mkdir(parents=True)
     (index / IDS_FILE).write_text("".join(e + "\n" for e in written.entities), encoding="utf-8")
     for name, lengths in written.lengths.items():
@@ -298,7 +286,7 @@ def _merge(
             for name, counts in written.counts.items()
         }
     (index / METADATA_FILE).write_text(json.dumps(metadata, indent=1), encoding="utf-8")
-    metadata["fields"], relation_statistics = executor.submit(_merge_task, sub_indexes, index).result()
+    metadata["fields"], relation_statistics = pool.call(_merge_task, sub_indexes, index)
     if relations:
         metadata["relation_statistics"], metadata["relation_predicates"] = relation_statistics
     (index / METADATA_FILE).write_text(json.dumps(metadata, indent=1), encoding="utf-8")

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
-from elquery.base import positive_int
+from elquery.base import add_workers_argument, positive_int, workers_of
 
 from elquery.indexing.entity_documents import SKIPPED_DATASETS
 from elquery.indexing.surface_forms.cli import register_index as register_surface_forms_index
@@ -38,8 +37,7 @@ def register_artefacts(index_commands: argparse._SubParsersAction) -> None:
     dbpedia.add_argument("--out", required=True, help="index directory to create")
     dbpedia.add_argument("--top-predicates", type=int, default=1000, metavar="N",
                          help="predicates indexed into content, most frequent first (default 1000)")
-    dbpedia.add_argument("--threads", type=int, default=None, metavar="N",
-                         help="worker processes (default: number of cores)")
+    add_workers_argument(dbpedia, "worker processes (the index does not depend on it)", former="--threads")
     dbpedia.add_argument("--skip-datasets", default=",".join(SKIPPED_DATASETS), metavar="PREFIXES",
                          help="comma-separated file-name prefixes of dump files not read "
                          "(default: link and bookkeeping datasets: %(default)s); page_links is still read for "
@@ -69,7 +67,7 @@ def _index_dbpedia(args: argparse.Namespace) -> int:
         args.dumps,
         args.out,
         top_predicates_n=args.top_predicates,
-        threads=args.threads,
+        workers=workers_of(args),
         overwrite=args.overwrite,
         skipped_datasets=[p for p in args.skip_datasets.split(",") if p],
         relations=args.relations,
@@ -109,8 +107,7 @@ def register_build(commands: argparse._SubParsersAction) -> None:
     build.add_argument("--stages", metavar="LIST",
                        help="comma-separated stages to build, of index, surface-forms, tagme (default: every stage "
                        "the inputs allow); a chosen stage whose inputs are missing is an error")
-    build.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1, metavar="N",
-                       help="worker processes (default: number of cores; the artefacts do not depend on it)")
+    add_workers_argument(build, "worker processes (the artefacts do not depend on it)")
     index = build.add_argument_group("index (as `elquery index dbpedia`)")
     index.add_argument("--top-predicates", type=positive_int, default=1000, metavar="N",
                        help="predicates indexed into content (default 1000)")
@@ -167,7 +164,7 @@ def _build_all(args: argparse.Namespace) -> int:
         relations=args.relations, ltr_fields=args.ltr_fields,
         facc=tuple(args.facc), facc_annotations=tuple(args.facc_annotations), min_posterior=args.min_posterior,
         anchors=args.anchors, kb_aliases=args.kb_aliases, min_count=args.min_count, chunk_rows=args.chunk_rows,
-        tagme=TagmeBuildParams(args.min_link, args.max_tokens), workers=args.workers)
+        tagme=TagmeBuildParams(args.min_link, args.max_tokens), workers=workers_of(args))
     results = build_all(args.out, options)
     print(f"{sum(r.built for r in results)} of {len(results)} stages built -> {args.out}")
     return 0

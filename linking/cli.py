@@ -8,12 +8,10 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from elquery.base import ElqueryError
+from elquery.base import ElqueryError, add_workers_argument, workers_of
 from elquery.files import check_output, is_stdio
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
-
-MAX_WORKERS = 256
 from elquery.linking.output import FORMATS
 from elquery.spark import add_engine_arguments, check_engine
 
@@ -73,10 +71,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                       "jsonl: mentions, spans, scores, interpretations and ranking (default elq)")
     link.add_argument("--out", metavar="RUN", help="file to write (default, or -: standard output)")
     link.add_argument("--tag", help="run tag of the trec format (default elquery-METHOD)")
-    link.add_argument("--workers", type=int, default=1, metavar="N",
-                      help="link a query file in at most N processes, this one and N-1 workers (default 1); "
-                      "a file gets one per 25,000 queries (a worker's start-up and JIT warm-up cost more than it "
-                      "saves on fewer)")
+    add_workers_argument(link, "link a query file in at most N processes, this one and N-1 workers; a file gets "
+                         "one per 25,000 queries (a worker's start-up and JIT warm-up cost more than it saves on "
+                         "fewer)")
     add_engine_arguments(link, "each executor builds the linker once; every node must see the artefacts at their paths")
     link.add_argument("--max-query-tokens", type=int, default=DEFAULT_MAX_QUERY_TOKENS, metavar="N",
                       help="refuse a query longer than N normalized tokens, with a one-line error "
@@ -152,9 +149,7 @@ def _link(args: argparse.Namespace) -> int:
     _check_options(args, method, kinds)
     if any(getattr(args, kind) is None for kind in kinds) and any(getattr(args, kind) for kind in kinds):
         raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
-    if not 1 <= args.workers <= MAX_WORKERS:
-        raise ElqueryError(f"--workers must be between 1 and {MAX_WORKERS}, got {args.workers}")
-    if args.engine == "spark" and args.workers != 1:
+    if args.engine == "spark" and args.workers is not None:
         raise ElqueryError("--workers goes with --engine local; Spark's parallelism comes from --master")
     check_engine(args.engine, args.master)
     params = _params(args)
@@ -174,7 +169,7 @@ def _link(args: argparse.Namespace) -> int:
 
             texts = link_spark(linker.factory(), queries, run_format, args.master)
         else:
-            texts = linker.link_many(queries, args.workers, run_format)
+            texts = linker.link_many(queries, workers_of(args), run_format)
         count = write_texts(texts, args.out, args.format, metadata)
         shown = [name for name in method.tuned if not (args.top_ranked and name == method.score_threshold)]
         described = f"{linker.describe()} [{values.origins(shown)}]"

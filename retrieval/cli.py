@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Sequence
 
-from elquery.base import ElqueryError
+from elquery.base import ElqueryError, add_workers_argument, workers_of
 from elquery.files import check_output, is_stdio
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, check_artefact, resolve_artefact_args
 from elquery.retrieval.models import DEFAULT_K, DEFAULT_MODEL, MODELS
@@ -17,7 +16,6 @@ from elquery.spark import add_engine_arguments, check_engine
 
 MAX_K = 100_000
 """The most entities a ranking may hold: bounds the work and the output of one query."""
-MAX_WORKERS = 256
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -45,8 +43,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     rank.add_argument("--links", metavar="FILE", default=None,
                       help=f"linked entities of the queries for the ELR models ({', '.join(_link_takers())}): TSV "
                       "qid<TAB>entity<TAB>score, JSON lines {qid, links}, or `elquery link --format jsonl` output")
-    rank.add_argument("--threads", type=int, default=None, metavar="N",
-                      help="worker processes ranking queries in parallel (default: number of cores)")
+    add_workers_argument(rank, "worker processes ranking queries in parallel", former="--threads")
     add_engine_arguments(rank, "each executor opens the index once; every node must see --index at its path")
     rank.set_defaults(func=_rank)
 
@@ -83,11 +80,8 @@ def _rank(args: argparse.Namespace) -> int:
     check_artefact(args.index, "entity index")
     if not 1 <= args.k <= MAX_K:
         raise ElqueryError(f"--k must be between 1 and {MAX_K}, got {args.k}")
-    workers = args.threads if args.threads is not None else os.cpu_count() or 1
-    if not 1 <= workers <= MAX_WORKERS:
-        raise ElqueryError(f"--threads must be between 1 and {MAX_WORKERS}, got {workers}")
-    if args.engine == "spark" and args.threads is not None:
-        raise ElqueryError("--threads goes with --engine local; Spark's parallelism comes from --master")
+    if args.engine == "spark" and args.workers is not None:
+        raise ElqueryError("--workers goes with --engine local; Spark's parallelism comes from --master")
     check_engine(args.engine, args.master)
     check_output(args.out)
     queries = read_queries(args.queries)
@@ -101,7 +95,7 @@ def _rank(args: argparse.Namespace) -> int:
 
             ranked = rank_spark(args.index, queries, model, args.k, args.master, progress.update)
         else:
-            ranked = rank_many(args.index, queries, model, args.k, workers, progress.update)
+            ranked = rank_many(args.index, queries, model, args.k, workers_of(args), progress.update)
         lines = write_run(args.out, ranked, args.tag or f"elquery-{args.model}")
     if not is_stdio(args.out):
         from elquery.indexing.provenance import run_metadata, write_sidecar

@@ -53,7 +53,7 @@ def sample_link_artefacts(dbpedia_sample: Path, tmp_path_factory: pytest.TempPat
     from elquery.indexing.surface_forms.build import BuildOptions, build_store
 
     root = tmp_path_factory.mktemp("linking-sample")
-    build_dbpedia_index([dbpedia_sample], root / "index", threads=2)
+    build_dbpedia_index([dbpedia_sample], root / "index", workers=2)
     build_store(root / "sf.db", BuildOptions((dbpedia_sample,), anchors=True, workers=2, progress=False))
     return root / "index", root / "sf.db"
 

@@ -1,6 +1,6 @@
 """Every command checks its input paths before any work, and before a worker pool above all: a
-missing path, or one of the wrong kind, is one line and exit status 2, whatever --threads or
---workers say (a worker that failed to open the index used to break the pool: a 41-line
+missing path, or one of the wrong kind, is one line and exit status 2, whatever --workers
+says (a worker that failed to open the index used to break the pool: a 41-line
 ``BrokenProcessPool`` traceback)."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def queries(tmp_path: Path) -> Path:
 @pytest.fixture()
 def no_pool(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail the test if a ranking starts (the searcher, or a pool of them)."""
-    monkeypatch.setattr(rank_batch, "_executor", lambda *a: pytest.fail("ranking started"))
+    monkeypatch.setattr(rank_batch, "ordered_map", lambda *a, **k: pytest.fail("ranking started"))
 
 
 def not_an_index(tmp_path: Path, kind: str) -> tuple[Path, str]:
@@ -45,13 +45,13 @@ def not_an_index(tmp_path: Path, kind: str) -> tuple[Path, str]:
     return tmp_path / "notes.txt", "not an elquery entity index"
 
 
-@pytest.mark.parametrize("threads", [[], ["--threads", "2"], ["--threads", "1"]], ids=["default", "2", "1"])
+@pytest.mark.parametrize("workers", [[], ["--workers", "2"], ["--workers", "1"]], ids=["default", "2", "1"])
 @pytest.mark.parametrize("kind", ["missing", "empty folder", "file"])
 def test_rank_refuses_a_path_that_is_not_an_index(tmp_path: Path, queries: Path, no_pool: None, kind: str,
-                                                  threads: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+                                                  workers: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     index, problem = not_an_index(tmp_path, kind)
     run = tmp_path / "x.run"
-    assert elquery(["rank", "--index", str(index), "--queries", str(queries), "--out", str(run), *threads]) == 2
+    assert elquery(["rank", "--index", str(index), "--queries", str(queries), "--out", str(run), *workers]) == 2
     assert one_error_line(capsys) == (f"elquery: error: {index}: {problem} "
                                       "(build one with `elquery index dbpedia` or `elquery build`)")
     assert not run.exists()
@@ -141,7 +141,7 @@ def test_link_with_workers_refuses_a_missing_index(tmp_path: Path, queries: Path
     assert not out.exists()
 
 
-@pytest.mark.parametrize("argv", [["index", "dbpedia", "--threads", "2", "--dumps"],
+@pytest.mark.parametrize("argv", [["index", "dbpedia", "--workers", "2", "--dumps"],
                                   ["index", "surface-forms", "--workers", "2", "--dumps"],
                                   ["index", "tagme", "--dumps"],
                                   ["build", "--workers", "2", "--data"]], ids=lambda a: " ".join(a[:2]))

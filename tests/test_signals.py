@@ -45,7 +45,7 @@ def alive(pid: int) -> bool:
 @pytest.fixture(scope="module")
 def sample_index(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("signals") / "index"
-    build_dbpedia_index([dbpedia_sample], out, threads=1)
+    build_dbpedia_index([dbpedia_sample], out, workers=1)
     return out
 
 
@@ -82,7 +82,7 @@ def _wait_for_workers(process: subprocess.Popen[str], count: int) -> list[int]:
 @pytest.mark.parametrize("kill", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_a_killed_rank_leaves_no_worker(sample_index: Path, many_queries: Path, tmp_path: Path,
                                         kill: signal.Signals) -> None:
-    process = _start(["rank", "--index", str(sample_index), "--queries", str(many_queries), "--threads", "2",
+    process = _start(["rank", "--index", str(sample_index), "--queries", str(many_queries), "--workers", "2",
                       "--out", str(tmp_path / "run")], tmp_path)
     workers = _wait_for_workers(process, 2)
     os.kill(process.pid, kill)
@@ -94,7 +94,7 @@ def test_a_killed_rank_leaves_no_worker(sample_index: Path, many_queries: Path, 
 
 def test_ctrl_c_stops_a_parallel_ranking_within_seconds(sample_index: Path, many_queries: Path,
                                                           tmp_path: Path) -> None:
-    process = _start(["rank", "--index", str(sample_index), "--queries", str(many_queries), "--threads", "2",
+    process = _start(["rank", "--index", str(sample_index), "--queries", str(many_queries), "--workers", "2",
                       "--out", str(tmp_path / "run")], tmp_path)
     workers = _wait_for_workers(process, 2)
     os.killpg(process.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group

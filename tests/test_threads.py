@@ -55,7 +55,7 @@ def run_threads(make: Callable[[], Any], work: Callable[[Any, str], Any], querie
 @pytest.fixture(scope="module")
 def sample_artefacts(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("threads-sample")
-    build_dbpedia_index([dbpedia_sample], root / "index", threads=2)
+    build_dbpedia_index([dbpedia_sample], root / "index", workers=2)
     build_store(root / "sf.db", BuildOptions((dbpedia_sample,), anchors=True, workers=2, progress=False))
     build_tagme([dbpedia_sample], root / "tagme")
     return {"index": root / "index", "sf": root / "sf.db", "tagme": root / "tagme"}
@@ -72,7 +72,7 @@ def sample_queries(elq_data: Path) -> list[str]:
 def synthetic_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     root = tmp_path_factory.mktemp("threads-synthetic")
     generated = synthetic_dbpedia.generate(root / "dumps", 3000, seed=11, processes=1)
-    build_dbpedia_index([generated.out_dir], root / "index", threads=2)
+    build_dbpedia_index([generated.out_dir], root / "index", workers=2)
     vocabulary = synthetic_dbpedia.make_vocabulary(11)
     queries = [" ".join(vocabulary[(i * 7 + j * 13) % 400] for j in range(1 + i % 4)) for i in range(QUERIES)]
     return root / "index", queries

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from elquery.base import ElqueryError, positive_int
+from elquery.base import ElqueryError, add_workers_argument, workers_of
 from elquery.indexing.artefacts import add_artefacts_argument
 
 
@@ -30,8 +30,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("config", metavar="CONFIG", help="experiment description (TOML)")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
     add_artefacts_argument(parser, "the config's index, surface_forms and tagme (which it replaces)")
-    parser.add_argument("--workers", type=positive_int, default=1,
-                        help="linking and ranking processes (default: 1)")
+    add_workers_argument(parser, "linking and ranking processes (the figures do not depend on it)")
     parser.add_argument("--check", action="store_true",
                         help="compare the figures with the config's [expected] ones: one OK/FAIL line each, "
                         "exit status 1 on a FAIL (a reproduction check, like pyserini's regressions)")
@@ -45,7 +44,7 @@ def _run(args: argparse.Namespace) -> int:
     config = load_config(args.config, args.artefacts)
     if args.check and not config.expected:
         raise ElqueryError(f"{args.config}: no [expected] figures to check")
-    result = run_experiment(config, args.out, workers=args.workers)
+    result = run_experiment(config, args.out, workers=workers_of(args))
     print(result.report, end="")
     if not args.check:
         return 0

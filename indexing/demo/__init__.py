@@ -107,7 +107,7 @@ def _index(root: Path) -> Path:
 
     index = root / "index"
     if not index.exists():
-        build_dbpedia_index(dumps(), index, threads=1)
+        build_dbpedia_index(dumps(), index, workers=1)
     return index
 
 

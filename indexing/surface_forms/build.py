@@ -6,8 +6,9 @@ Pipeline, with memory bounded by ``chunk_rows`` per process (plus the Freebase m
    Freebase mapping (``sources``). Aliases and anchors are summed in chunks and spilled.
 2. FACC files are read by ``workers`` processes (forked, so they share the mapping), each summing
    its rows in chunks and spilling them, partitioned by a hash of the normalized form.
-3. Partitions are merged by ``workers`` processes, and written to SQLite here, in a temporary file
-   next to the output that is renamed into place when the store is complete.
+3. Partitions are merged by ``workers`` processes (spawned, :func:`elquery.workers.ordered_map`;
+   they map the entity ids from a file), and written to SQLite here, in a temporary file next to
+   the output that is renamed into place when the store is complete.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from elquery.base import ElqueryError
+from elquery.base import ElqueryError, check_workers, default_workers
 from elquery.indexing.build_outputs import check_output, replace, work_folder
-from elquery.workers import die_with_parent
+from elquery.workers import die_with_parent, ordered_map, worker_pool
 from elquery.indexing.ntriples import dump_files
 from elquery.indexing.provenance import BuildPlan, write_provenance
 from elquery.indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, PairChunk, SpillWriter, merge_partition
 from elquery.indexing.surface_forms.facc import CodedRows, FaccReport, facc_files, read_facc
+from elquery.indexing.surface_forms.entity_names import MappedEntityNames, write_entity_names
 from elquery.indexing.surface_forms.facc_annotations import CountReport, annotation_files, count_annotations
 from elquery.indexing.surface_forms.sources import (
     ANCHOR_TEXT,
@@ -64,7 +66,7 @@ class BuildOptions:
     anchors: bool = False
     kb_aliases: bool = True
     min_count: int = 1
-    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
+    workers: int = field(default_factory=default_workers)
     chunk_rows: int = 4_000_000
     progress: bool | None = None  # None: progress bars only on a terminal
 
@@ -284,12 +286,18 @@ def _run_workers(files: list[Path], workers: int, mids: dict[str, int], options:
     return empty_form_rows
 
 
-_names: Sequence[str] = ()  # entity ids by number, in a merge process (set before forking)
+_names: Sequence[str] = ()
+"""In a merge worker (or in this process, for one worker): the entity ids by number."""
 
 
-def _set_names(names: Sequence[str]) -> None:
+def _map_names(directory: Path) -> None:
     global _names
-    _names = names
+    _names = MappedEntityNames(directory)
+
+
+def _unmap_names() -> None:
+    global _names
+    _names = ()
 
 
 def _shard_task(task: tuple[list[Path], int, Path]) -> tuple[Path, int, int, np.ndarray]:
@@ -309,16 +317,13 @@ def _assemble(
         (sorted(spill_dir.glob(f"*-{p:05d}.spill")), options.min_count, spill_dir / f"shard-{p:05d}.sqlite")
         for p in range(partitions)
     ]
-    workers = min(options.workers, partitions)
-    _set_names(names)
-    # The pool is forked before the store is opened: a connection must not cross a fork.
-    pool = multiprocessing.get_context("fork").Pool(workers, die_with_parent, (os.getpid(),)) if workers > 1 else None
-    try:
+    write_entity_names(spill_dir, names)
+    with worker_pool(min(options.workers, partitions), _map_names, (spill_dir,), _unmap_names) as pool:
         db = create(db_path)
         try:
             entities: list[np.ndarray] = []
             with _bar(options, total=partitions, unit="part", desc="merge") as bar:
-                for shard, forms, pairs, used in map(_shard_task, tasks) if pool is None else pool.imap(_shard_task, tasks):
+                for shard, forms, pairs, used in ordered_map(_shard_task, [(task,) for task in tasks], pool):
                     append_shard(db, shard, report.forms)
                     shard.unlink()
                     report.forms += forms
@@ -332,11 +337,6 @@ def _assemble(
             finish(db, used, names, {"sources": options.sources, "min_count": options.min_count, "report": report.to_json()})
         finally:
             db.close()
-    finally:
-        _set_names(())
-        if pool is not None:
-            pool.terminate()
-            pool.join()
 
 
 def store_plan(options: BuildOptions) -> BuildPlan:
@@ -355,6 +355,7 @@ def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False)
     check_output(out, "surface-form store", overwrite)
     if options.min_count < 1:
         raise ElqueryError(f"--min-count must be at least 1, not {options.min_count}")
+    check_workers(options.workers)
     plan = store_plan(options)
     dumps = dump_files(options.dumps)
     facc = facc_files(list(options.facc)) if options.facc else []

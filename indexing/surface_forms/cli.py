@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from elquery.base import positive_int
+from elquery.base import ElqueryError, add_workers_argument, positive_int, workers_of
 from elquery.spark import add_engine_arguments, check_engine
 from elquery.indexing.surface_forms.memory import DEFAULT_MEMORY_MB
 
@@ -25,7 +24,7 @@ def _build(args: argparse.Namespace) -> int:
         anchors=args.anchors,
         kb_aliases=args.kb_aliases,
         min_count=args.min_count,
-        workers=args.workers,
+        workers=workers_of(args),
         chunk_rows=args.chunk_rows,
     )
     report = build_store(args.out, options, overwrite=args.overwrite)
@@ -36,6 +35,8 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _facc_counts(args: argparse.Namespace) -> int:
+    if args.engine == "spark" and args.workers is not None:
+        raise ElqueryError("--workers goes with --engine local; Spark's parallelism comes from --master")
     check_engine(args.engine, args.master)
     if args.engine == "spark":
         from elquery.indexing.surface_forms.facc_spark import count_annotations_spark
@@ -46,7 +47,7 @@ def _facc_counts(args: argparse.Namespace) -> int:
         from elquery.indexing.surface_forms.facc_annotations import count_annotations
 
         report = count_annotations(args.annotations, args.out, min_posterior=args.min_posterior,
-                                   memory_mb=args.memory, workers=args.workers)
+                                   memory_mb=args.memory, workers=workers_of(args))
     for line in report.summary_lines():
         print(line, file=sys.stderr)
     print(f"wrote {args.out}", file=sys.stderr)
@@ -105,7 +106,7 @@ def register_index(index_commands: argparse._SubParsersAction) -> None:
                        help="drop a pair's FACC or anchor count below N (default: 1)")
     build.add_argument("--out", type=Path, required=True, metavar="SF.db", help="the store to write")
     build.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
-    build.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: CPU count)")
+    add_workers_argument(build, "worker processes (the store does not depend on it)")
     build.add_argument("--chunk-rows", type=int, default=4_000_000, metavar="N",
                        help="rows summed in memory per process before spilling to disk (default: 4000000)")
     build.set_defaults(func=_build)
@@ -123,7 +124,7 @@ def register_index(index_commands: argparse._SubParsersAction) -> None:
     _min_posterior(counts)
     counts.add_argument("--memory", type=positive_int, default=DEFAULT_MEMORY_MB, metavar="MB",
                         help=f"memory for counted pairs per process before spilling to disk (default {DEFAULT_MEMORY_MB})")
-    counts.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1, help="processes (default: CPU count)")
+    add_workers_argument(counts, "worker processes, one file at a time each (the counts do not depend on it)")
     add_engine_arguments(counts, "one task per file; every executor must read the files at the paths given")
     counts.set_defaults(func=_facc_counts)
 

@@ -51,12 +51,12 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 from tqdm import tqdm
 
-from elquery.base import ElqueryError
+from elquery.base import ElqueryError, check_workers, default_workers
 from elquery.files import atomic_output
 from elquery.indexing.ntriples import expand_files
 from elquery.indexing.normalize import normalize
 from elquery.indexing.surface_forms.memory import DEFAULT_MEMORY_MB
-from elquery.workers import process_pool
+from elquery.workers import ordered_map, worker_pool
 
 ANNOTATION_SUFFIXES = (".tsv", ".gz", ".bz2", ".tar", ".tgz")
 COLUMNS = 8
@@ -399,16 +399,17 @@ def _merge_runs(runs: list[Path], directory: Path) -> Path:
 
 
 def count_annotations(paths: Iterable[Path | str], out: Path | str, *, min_posterior: float = 0.0,
-                      memory_mb: int = DEFAULT_MEMORY_MB, workers: int = os.cpu_count() or 1,
+                      memory_mb: int = DEFAULT_MEMORY_MB, workers: int | None = None,
                       work: Path | str | None = None, progress: bool | None = None) -> CountReport:
     """Count the raw FACC1 annotations under ``paths`` into the counts file ``out`` (sorted
-    ``form<TAB>mid<TAB>count`` lines, written atomically), with ``workers`` processes of at most
-    ``memory_mb`` of pairs each; run files go to a temporary directory in ``work`` (default: beside
+    ``form<TAB>mid<TAB>count`` lines, written atomically), with ``workers`` processes (default: one
+    per core; :func:`elquery.workers.ordered_map`) of at most ``memory_mb`` of pairs each; run files go to a temporary directory in ``work`` (default: beside
     ``out``) and are removed."""
     if not 0.0 <= min_posterior <= 1.0:
         raise ElqueryError(f"--min-posterior must be between 0 and 1, not {min_posterior:g}")
-    if memory_mb < 1 or workers < 1:
-        raise ElqueryError("--memory and --workers must be at least 1")
+    if memory_mb < 1:
+        raise ElqueryError(f"--memory must be at least 1, got {memory_mb}")
+    workers = default_workers() if workers is None else check_workers(workers)
     files = annotation_files(paths)
     where = Path(work) if work is not None else Path(out).resolve().parent
     report = CountReport()
@@ -416,16 +417,15 @@ def count_annotations(paths: Iterable[Path | str], out: Path | str, *, min_poste
         runs: list[Path] = []
         bar = tqdm(total=sum(f.stat().st_size for f in files), unit="B", unit_scale=True, desc="facc annotations",
                    disable=progress is False or (progress is None and not sys.stderr.isatty()), file=sys.stderr)
-        with bar, process_pool(min(workers, len(files))) as pool:
-            tasks = [pool.submit(count_file, f, min_posterior, memory_mb, Path(directory)) for f in files]
-            for f, task in zip(files, tasks):
-                counts, file_runs = task.result()
+        with bar, worker_pool(min(workers, len(files))) as pool:
+            tasks = [(f, min_posterior, memory_mb, Path(directory)) for f in files]
+            for f, (counts, file_runs) in zip(files, ordered_map(count_file, tasks, pool, window=len(tasks))):
                 report.files.append(counts)
                 runs.extend(file_runs)
                 bar.update(f.stat().st_size)
             while len(runs) > MERGE_FAN_IN:  # merge in rounds: open files stay bounded
-                groups = [runs[start:start + MERGE_FAN_IN] for start in range(0, len(runs), MERGE_FAN_IN)]
-                runs = list(pool.map(_merge_runs, groups, [Path(directory)] * len(groups)))
+                groups = [(runs[start:start + MERGE_FAN_IN], Path(directory)) for start in range(0, len(runs), MERGE_FAN_IN)]
+                runs = list(ordered_map(_merge_runs, groups, pool, window=len(groups)))
         with atomic_output(out) as sink:
             report.pairs = _merge_into(runs, sink)
     return report

@@ -10,13 +10,12 @@ import sys
 import time
 from pathlib import Path
 
-from elquery.base import ElqueryError, positive_int
+from elquery.base import ElqueryError, add_workers_argument, positive_int, workers_of
 from elquery.files import check_input, check_output
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
 
 DEFAULT_COMMONNESS_THRESHOLD = 0.1  # methods.md §9; equal to features.DEFAULT_COMMONNESS_THRESHOLD
 FORMATS = ("tsv", "letor")
-MAX_WORKERS = 256
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -63,8 +62,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     train.add_argument("--max-features", type=positive_int, default=3, metavar="N",
                        help="features tried per split (default 3)")
     train.add_argument("--seed", type=int, default=1, metavar="N", help="random seed (default 1)")
-    train.add_argument("--workers", type=positive_int, default=1, metavar="N",
-                       help="train the trees in N threads (default 1; the model is the same for any N)")
+    add_workers_argument(train, "train the trees in N threads (the model is the same for any N)")
     train.set_defaults(func=_train)
 
     info = actions.add_parser(
@@ -137,15 +135,13 @@ def _train(args: argparse.Namespace) -> int:
     check_output(args.out)
     if args.out == "-":
         raise ElqueryError("--out must be a file")
-    if not 1 <= args.workers <= MAX_WORKERS:
-        raise ElqueryError(f"--workers must be between 1 and {MAX_WORKERS}, got {args.workers}")
     sidecar = _read_sidecar(sidecar_path(args.features))
     if sidecar.get("format", "tsv") != "tsv":
         raise ElqueryError(f"{args.features}: a {sidecar['format']} features file; train reads the tsv format")
     table = read_features(args.features)
     if args.max_features > table.matrix.shape[1]:
         raise ElqueryError(f"--max-features must be at most {table.matrix.shape[1]} (the features), got {args.max_features}")
-    forest = train_forest(table.matrix, table.labels, args.trees, args.max_features, args.seed, args.workers)
+    forest = train_forest(table.matrix, table.labels, args.trees, args.max_features, args.seed, workers_of(args))
     training = {"file": table.path.name, "sha256": table.sha256, "rows": len(table.labels), "queries": table.queries,
                 "positives": int(table.labels.sum())}
     info = new_info(forest, training, sidecar.get("artefacts", {"index": None, "surface_forms": None}),

@@ -109,7 +109,7 @@ def test_ctrl_c_while_the_index_work_folder_is_removed_leaves_nothing(tmp_path: 
 
     met = _interrupting_rmtree(monkeypatch, _final_index_cleanup)
     try:
-        build_dbpedia_index([DEMO_DIR], tmp_path / "index", threads=1)  # the index is published: the build stands
+        build_dbpedia_index([DEMO_DIR], tmp_path / "index", workers=1)  # the index is published: the build stands
     except KeyboardInterrupt:
         pytest.fail(f"Ctrl-C cut the removal of the work folder short: {sorted(p.name for p in tmp_path.iterdir())}")
     assert met and sorted(p.name for p in tmp_path.iterdir()) == ["index"]

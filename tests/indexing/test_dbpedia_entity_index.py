@@ -1,6 +1,6 @@
 """The DBpedia entity index (methods.md §2): built from the real sample and checked against an
 independent computation from the raw dump files; the reader API; the build's failure behaviour,
-``--overwrite``, CLI errors and determinism across ``--threads``.
+``--overwrite``, CLI errors and determinism across ``--workers``.
 
 The sample index is built once per session; every other build here is of a few hand-written
 triples (fast)."""
@@ -168,7 +168,7 @@ def analyzer() -> Analyzer:
 @pytest.fixture(scope="session")
 def sample_index_path(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("sample") / "index"
-    summary = build_dbpedia_index([dbpedia_sample], out, threads=2)
+    summary = build_dbpedia_index([dbpedia_sample], out, workers=2)
     assert summary.malformed == 0 and summary.entities > 0
     return out
 
@@ -497,7 +497,7 @@ def test_failed_build_leaves_nothing(tmp_path: Path, threads: int) -> None:
     builds.mkdir()
     out = builds / "index"
     with pytest.raises(ElqueryError, match=rf"{re.escape(str(truncated))}: truncated or corrupt"):
-        build_dbpedia_index([dumps], out, threads=threads)
+        build_dbpedia_index([dumps], out, workers=threads)
     assert not out.exists()
     assert _leftovers(builds, set()) == []
 
@@ -508,7 +508,7 @@ def test_interrupted_build_leaves_nothing_and_keeps_the_old_index(
     dumps = _tiny_dumps(tmp_path / "dumps")
     builds = tmp_path / "builds"
     out = builds / "index"
-    build_dbpedia_index([dumps], out, threads=1)
+    build_dbpedia_index([dumps], out, workers=1)
     before = (out / IDS_FILE).read_text(encoding="utf-8")
 
     def interrupted(*args: object, **kwargs: object) -> None:
@@ -516,10 +516,10 @@ def test_interrupted_build_leaves_nothing_and_keeps_the_old_index(
 
     monkeypatch.setattr(build_index_module, "_merge", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        build_dbpedia_index([dumps], out, threads=1, overwrite=True)
+        build_dbpedia_index([dumps], out, workers=1, overwrite=True)
     fresh = builds / "fresh"
     with pytest.raises(KeyboardInterrupt):
-        build_dbpedia_index([dumps], fresh, threads=1)
+        build_dbpedia_index([dumps], fresh, workers=1)
     assert not fresh.exists()
     assert _leftovers(builds, {"index"}) == []
     assert (out / IDS_FILE).read_text(encoding="utf-8") == before
@@ -535,12 +535,12 @@ from elquery.indexing.cli import main
 
 merge = builder._merge
 def signalled_merge(*args, **kwargs):
-    # the JVM is running by now (the partition was written in this process, --threads 1)
+    # the JVM is running by now (the partition was written in this process, --workers 1)
     os.kill(os.getpid(), getattr(signal, sys.argv[1]))
     time.sleep(5)
     return merge(*args, **kwargs)
 builder._merge = signalled_merge
-sys.exit(main(["dbpedia", "--dumps", sys.argv[2], "--out", sys.argv[3], "--threads", "1"]))
+sys.exit(main(["dbpedia", "--dumps", sys.argv[2], "--out", sys.argv[3], "--workers", "1"]))
 """
 
 
@@ -568,12 +568,12 @@ def test_existing_index_is_replaced_only_with_overwrite(tmp_path: Path) -> None:
     second = _tiny_dumps(tmp_path / "second", TINY + f'<{R}KLM> <{LABEL}> "KLM"@en .\n<{R}KLM> <{COMMENT}> "Dutch."@en .\n')
     builds = tmp_path / "builds"
     out = builds / "index"
-    build_dbpedia_index([first], out, threads=1)
+    build_dbpedia_index([first], out, workers=1)
     with pytest.raises(ElqueryError, match="already exists.*--overwrite"):
-        build_dbpedia_index([second], out, threads=1)
+        build_dbpedia_index([second], out, workers=1)
     with EntityIndex(out) as index:
         assert index.entity_ids == ["<dbpedia:British_Airways>"]
-    build_dbpedia_index([second], out, threads=1, overwrite=True)
+    build_dbpedia_index([second], out, workers=1, overwrite=True)
     with EntityIndex(out) as index:
         assert sorted(index.entity_ids) == ["<dbpedia:British_Airways>", "<dbpedia:KLM>"]
     assert _leftovers(builds, {"index"}) == []
@@ -599,17 +599,17 @@ def test_cli_missing_dumps_path(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_cli_existing_out_and_truncated_dump(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     dumps = _tiny_dumps(tmp_path / "dumps")
     out = tmp_path / "builds" / "index"
-    assert indexing_main(["dbpedia", "--dumps", str(dumps), "--out", str(out), "--threads", "1"]) == 0
+    assert indexing_main(["dbpedia", "--dumps", str(dumps), "--out", str(out), "--workers", "1"]) == 0
     captured = capsys.readouterr()
     assert "indexed 1 entities" in captured.out
 
-    assert indexing_main(["dbpedia", "--dumps", str(dumps), "--out", str(out), "--threads", "1"]) == 2
+    assert indexing_main(["dbpedia", "--dumps", str(dumps), "--out", str(out), "--workers", "1"]) == 2
     assert "already exists" in _one_error_line(capsys)
 
     bad = _tiny_dumps(tmp_path / "bad")
     truncated = _truncated_bz2(bad / "labels_en.ttl.bz2")
     other = tmp_path / "builds" / "other"
-    assert indexing_main(["dbpedia", "--dumps", str(bad), "--out", str(other), "--threads", "1"]) == 2
+    assert indexing_main(["dbpedia", "--dumps", str(bad), "--out", str(other), "--workers", "1"]) == 2
     assert f"{truncated}: truncated or corrupt file" in _one_error_line(capsys)
     assert _leftovers(tmp_path / "builds", {"index"}) == []
 
@@ -620,7 +620,7 @@ def test_cli_existing_out_and_truncated_dump(tmp_path: Path, capsys: pytest.Capt
 def test_cli_reports_malformed_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     dumps = _tiny_dumps(tmp_path / "dumps", TINY + "not a triple\n")
     out = tmp_path / "index"
-    assert indexing_main(["dbpedia", "--dumps", str(dumps), "--out", str(out), "--threads", "1"]) == 0
+    assert indexing_main(["dbpedia", "--dumps", str(dumps), "--out", str(out), "--workers", "1"]) == 0
     captured = capsys.readouterr()
     assert "(1 malformed lines skipped)" in captured.out
     assert f"{dumps / 'dbpedia_en.ttl'}:{TINY.count(chr(10)) + 1}: not an N-Triples statement" in captured.err
@@ -629,13 +629,13 @@ def test_cli_reports_malformed_lines(tmp_path: Path, capsys: pytest.CaptureFixtu
 # --- determinism ----------------------------------------------------------------------------------------
 
 
-def test_threads_1_and_2_give_identical_indexes(
+def test_workers_1_and_2_give_identical_indexes(
     dbpedia_sample: Path, sample_index: EntityIndex, sample_index_path: Path, tmp_path: Path
 ) -> None:
-    """The session index was built with --threads 2 (two spill workers); --threads 1 must give the
+    """The session index was built with --workers 2 (two spill workers); --workers 1 must give the
     same entity ids, lengths, statistics and stored documents."""
-    out = tmp_path / "threads1"
-    build_dbpedia_index([dbpedia_sample], out, threads=1)
+    out = tmp_path / "workers1"
+    build_dbpedia_index([dbpedia_sample], out, workers=1)
     assert (out / IDS_FILE).read_bytes() == (sample_index_path / IDS_FILE).read_bytes()
     for name in TEXT_FIELDS:
         assert np.array_equal(np.load(out / length_file(name)), np.load(sample_index_path / length_file(name)))
@@ -709,7 +709,7 @@ def test_a_killed_builds_work_folder_is_removed_by_the_next_build(tiny_dumps_for
     stale = tmp_path / f".index.building-{gone_pid}"
     (stale / "spill").mkdir(parents=True)
     (stale / "spill" / "part").write_text("x" * 1000)
-    build_dbpedia_index([tiny_dumps_for_stale], out, threads=1)
+    build_dbpedia_index([tiny_dumps_for_stale], out, workers=1)
     assert not stale.exists() and out.is_dir()
     assert f"removed {stale}" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]

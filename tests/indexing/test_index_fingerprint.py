@@ -200,13 +200,13 @@ def relations_fingerprint(out: Path, summary: BuildSummary) -> dict[str, Any]:
 
 def test_sample_index_statistics_are_unchanged(dbpedia_sample: Path, tmp_path: Path) -> None:
     out = tmp_path / "index"
-    summary = build_dbpedia_index([dbpedia_sample], out, threads=2, ltr_fields=False)
+    summary = build_dbpedia_index([dbpedia_sample], out, workers=2, ltr_fields=False)
     assert fingerprint(out, summary) == REFERENCE
 
 
 def test_sample_index_with_relations_is_unchanged(dbpedia_sample: Path, tmp_path: Path) -> None:
     out = tmp_path / "index"
-    summary = build_dbpedia_index([dbpedia_sample], out, threads=2, relations=True, ltr_fields=False)
+    summary = build_dbpedia_index([dbpedia_sample], out, workers=2, relations=True, ltr_fields=False)
     assert relations_fingerprint(out, summary) == RELATIONS_REFERENCE
 
 
@@ -214,7 +214,7 @@ def test_the_ltr_fields_leave_names_and_content_unchanged(dbpedia_sample: Path, 
     """The default build adds the LTR fields, reads page_links for them (one more file in the
     report) and records them in elquery.json; everything of names and content is the reference's."""
     out = tmp_path / "index"
-    summary = build_dbpedia_index([dbpedia_sample], out, threads=2)
+    summary = build_dbpedia_index([dbpedia_sample], out, workers=2)
     found = fingerprint(out, summary)
     changed = {"summary", "report", "metadata", "field_statistics"}
     assert {k: v for k, v in found.items() if k not in changed} == {k: v for k, v in REFERENCE.items() if k not in changed}
@@ -229,8 +229,8 @@ if __name__ == "__main__":
 
     with tempfile.TemporaryDirectory() as work:
         index = Path(work) / "index"
-        print(json.dumps(fingerprint(index, build_dbpedia_index([sys.argv[1]], index, threads=2, ltr_fields=False)),
+        print(json.dumps(fingerprint(index, build_dbpedia_index([sys.argv[1]], index, workers=2, ltr_fields=False)),
                          indent=1))
         relations_index = Path(work) / "relations"
-        built = build_dbpedia_index([sys.argv[1]], relations_index, threads=2, relations=True, ltr_fields=False)
+        built = build_dbpedia_index([sys.argv[1]], relations_index, workers=2, relations=True, ltr_fields=False)
         print(json.dumps(relations_fingerprint(relations_index, built), indent=1))

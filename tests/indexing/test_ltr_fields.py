@@ -119,7 +119,7 @@ def dumps(dbpedia_sample: Path) -> Dumps:
 @pytest.fixture(scope="module")
 def ltr_index_path(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("ltr") / "index"
-    build_dbpedia_index([dbpedia_sample], out, threads=2)
+    build_dbpedia_index([dbpedia_sample], out, workers=2)
     return out
 
 
@@ -134,7 +134,7 @@ def plain_index_path(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFact
     from elquery.indexing.cli import main as indexing_main
 
     out = tmp_path_factory.mktemp("plain") / "index"
-    assert indexing_main(["dbpedia", "--dumps", str(dbpedia_sample), "--out", str(out), "--threads", "2",
+    assert indexing_main(["dbpedia", "--dumps", str(dbpedia_sample), "--out", str(out), "--workers", "2",
                           "--no-ltr-fields"]) == 0
     return out
 
@@ -229,7 +229,7 @@ def test_counts_equal_counts_from_the_dumps(ltr_index: EntityIndex, ltr_index_pa
 def test_demo_redirect_counts_equal_counts_from_the_dumps(tmp_path: Path) -> None:
     files = sorted(DEMO.glob("*.nt"))
     dumps = read_dumps(files)
-    build_dbpedia_index([DEMO], tmp_path / "index", threads=1)
+    build_dbpedia_index([DEMO], tmp_path / "index", workers=1)
     with EntityIndex(tmp_path / "index") as index:
         expected = [dumps.counts(f"{R}{e[len('<dbpedia:'):-1]}")["redirects"] for e in index.entity_ids]
         assert index.entity_counts("redirects").tolist() == expected

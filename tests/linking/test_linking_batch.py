@@ -59,5 +59,5 @@ def test_small_batches_stay_in_this_process() -> None:
     assert batch.worker_count(iter(queries), 8) == 8  # a stream of unknown size gets what it asks for
     results = list(batch.link_many(NamedLinker(spawned=False), None, queries[:100], 4))
     assert {pid for _, _, pid, _ in results} == {os.getpid()}
-    with pytest.raises(Exception, match="workers must be at least 1"):
+    with pytest.raises(Exception, match="--workers must be between 1 and 256, got 0"):
         batch.worker_count(queries, 0)

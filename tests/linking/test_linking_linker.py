@@ -128,17 +128,18 @@ def test_link_many_in_order() -> None:
     assert [len(r.interpretations) for r in results] == [1, 0, 1]
     with pytest.raises(ElqueryError, match="built from artefact paths"):  # a batch of unknown size gets its workers
         list(linker.link_many(iter([("a", "manhattan")]), workers=2))
-    with pytest.raises(ElqueryError, match="at least 1"):
+    with pytest.raises(ElqueryError, match="^--workers must be between 1 and 256, got 0$"):
         list(linker.link_many([], workers=0))
 
 
 def test_a_batch_too_small_for_its_workers_is_linked_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     import elquery.linking.batch as batch
+    import elquery.workers as workers
 
     def no_pool(*args: object, **kwargs: object) -> None:
         raise AssertionError("a worker pool was started")
 
-    monkeypatch.setattr(batch, "process_pool", no_pool)
+    monkeypatch.setattr(workers, "process_pool", no_pool)
     linker = Linker(Scorer(), Store(), gif_threshold=0.0)
     queries = [("a", "manhattan"), ("b", "forearm")] * (batch.MIN_QUERIES_PER_WORKER // 2)
     results = list(linker.link_many(queries[:-1], workers=2))  # one query short of two workers' worth

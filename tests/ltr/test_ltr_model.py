@@ -317,7 +317,7 @@ def test_an_index_without_the_ltr_fields_is_refused(dbpedia_sample: Path, sample
     from elquery.indexing.build_index import build_dbpedia_index
 
     index = tmp_path / "index"
-    build_dbpedia_index([dbpedia_sample], index, threads=2, ltr_fields=False)
+    build_dbpedia_index([dbpedia_sample], index, workers=2, ltr_fields=False)
     out = tmp_path / "features.tsv"
     one_error_line(capsys, ["ltr", "features", "--index", str(index), "--surface-forms", str(sample_link_artefacts[1]),
                             "--queries", str(inputs[0]), "--out", str(out)], "the LTR features", "title")

@@ -17,7 +17,7 @@ from elquery.retrieval.queries import read_queries
 @pytest.fixture(scope="module")
 def sample_index(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cli-sample") / "index"
-    build_dbpedia_index([dbpedia_sample], out, threads=1)
+    build_dbpedia_index([dbpedia_sample], out, workers=1)
     return out
 
 
@@ -52,7 +52,7 @@ def check_run(run: Path, queries: Path, index: Path, k: int, tag: str) -> list[l
 def test_rank_queries_v2(sample_index: Path, queries_v2: Path, tmp_path: Path, model: str) -> None:
     run = tmp_path / f"{model}.run"
     argv = ["rank", "--index", str(sample_index), "--queries", str(queries_v2), "--model", model,
-            "--k", "50", "--out", str(run), "--threads", "1"]
+            "--k", "50", "--out", str(run), "--workers", "1"]
     assert elquery_main(argv) == 0
     rows = check_run(run, queries_v2, sample_index, 50, f"elquery-{model}")
     assert len({row[0] for row in rows}) > 300
@@ -65,7 +65,7 @@ def test_parallel_run_equals_serial(sample_index: Path, queries_v2: Path, tmp_pa
     for threads in ("1", "2"):  # two worker processes
         run = tmp_path / f"run-{threads}"
         assert main(["rank", "--index", str(sample_index), "--queries", str(queries), "--model", "bm25-mlm",
-                     "--param", "depth=20", "--k", "10", "--out", str(run), "--threads", threads, "--tag", "x"]) == 0
+                     "--param", "depth=20", "--k", "10", "--out", str(run), "--workers", threads, "--tag", "x"]) == 0
         runs.append(run.read_text())
     assert runs[0] == runs[1]
 
@@ -75,7 +75,7 @@ def test_json_queries_and_params(sample_index: Path, tmp_path: Path) -> None:
     queries.write_text(json.dumps({"b": "airline", "a": "the of", "c": "roman architecture"}))
     run = tmp_path / "run"
     assert main(["rank", "--index", str(sample_index), "--queries", str(queries), "--model", "lm-dirichlet",
-                 "--param", "mu=100", "--k", "5", "--out", str(run), "--threads", "1"]) == 0
+                 "--param", "mu=100", "--k", "5", "--out", str(run), "--workers", "1"]) == 0
     rows = check_run(run, queries, sample_index, 5, "elquery-lm-dirichlet")
     assert [row[0] for row in rows] == ["b"] * 5 + ["c"] * 5  # "the of" has no term: no line
 
@@ -88,7 +88,7 @@ def test_json_queries_and_params(sample_index: Path, tmp_path: Path) -> None:
         (["--model", "bm25", "--param", "mu=3"], "q1\tairline\n", "no parameter mu"),
         (["--k", "0"], "q1\tairline\n", "--k must be between 1 and 100000, got 0"),
         (["--k", "100001"], "q1\tairline\n", "--k must be between 1 and 100000, got 100001"),
-        (["--threads", "-1"], "q1\tairline\n", "--threads must be between 1 and 256, got -1"),
+        (["--workers", "-1"], "q1\tairline\n", "--workers must be between 1 and 256, got -1"),
         ([], "q1\tair line\nq 2\tbroken qid\n", "q.txt:2: query id 'q 2' must be non-empty and hold no whitespace"),
     ],
 )
@@ -97,7 +97,7 @@ def test_user_errors(sample_index: Path, tmp_path: Path, capsys: pytest.CaptureF
     queries = tmp_path / "q.txt"
     queries.write_text(queries_text)
     run = tmp_path / "run"
-    argv = ["rank", "--index", str(sample_index), "--queries", str(queries), "--out", str(run), "--threads", "1"]
+    argv = ["rank", "--index", str(sample_index), "--queries", str(queries), "--out", str(run), "--workers", "1"]
     assert main(argv + extra) == 2
     assert message in capsys.readouterr().err
     assert not run.exists()
@@ -121,6 +121,6 @@ def test_output_directory_refused_before_any_ranking(sample_index: Path, tmp_pat
 
     queries = tmp_path / "q.txt"
     queries.write_text("q1\tairline\n")
-    monkeypatch.setattr(rank_batch, "_executor", lambda *a: pytest.fail("ranking started"))
+    monkeypatch.setattr(rank_batch, "ordered_map", lambda *a, **k: pytest.fail("ranking started"))
     assert main(["rank", "--index", str(sample_index), "--queries", str(queries), "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err.endswith(f"{tmp_path}: is a directory, not an output file\n")

@@ -189,7 +189,7 @@ def all_stored() -> None:
 @pytest.fixture(scope="module")
 def sample_index(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory, all_stored: None) -> EntityIndex:
     out = tmp_path_factory.mktemp("sample") / "index"
-    build_dbpedia_index([dbpedia_sample], out, threads=1)
+    build_dbpedia_index([dbpedia_sample], out, workers=1)
     with EntityIndex(out) as index:
         yield index
 

@@ -184,7 +184,7 @@ def all_stored() -> None:
 @pytest.fixture(scope="module")
 def sample_index(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory, all_stored: None) -> EntityIndex:
     out = tmp_path_factory.mktemp("sample-elr") / "index"
-    build_dbpedia_index([dbpedia_sample], out, threads=1, relations=True)
+    build_dbpedia_index([dbpedia_sample], out, workers=1, relations=True)
     with EntityIndex(out) as index:
         yield index
 
@@ -345,7 +345,7 @@ def test_sample_relations_are_the_dump_objects(sample_index: EntityIndex, dbpedi
 def test_relations_leave_the_rest_of_the_index_unchanged(dbpedia_sample: Path, sample_index: EntityIndex,
                                                          tmp_path: Path) -> None:
     plain = tmp_path / "plain"
-    build_dbpedia_index([dbpedia_sample], plain, threads=1)
+    build_dbpedia_index([dbpedia_sample], plain, workers=1)
     assert not (plain / length_file(RELATIONS_FIELD)).exists()
     metadata = json.loads((plain / METADATA_FILE).read_text(encoding="utf-8"))
     assert "relations" not in metadata and "relation_statistics" not in metadata
@@ -435,7 +435,7 @@ def test_rank_command_with_links(sample_index: EntityIndex, tmp_path: Path, caps
     run = tmp_path / "run.trec"
     common = ["rank", "--index", str(sample_index.path), "--queries", str(queries), "--links", str(links), "--k", "10"]
     for model in ("sdm-elr", "mlm-elr"):
-        assert elquery([*common, "--model", model, "--param", "lambda.E=0.3", "--out", str(run), "--threads", "1"]) == 0
+        assert elquery([*common, "--model", model, "--param", "lambda.E=0.3", "--out", str(run), "--workers", "1"]) == 0
         lines = run.read_text(encoding="utf-8").splitlines()
         elr = model_from_name(model, {"lambda.E": "0.3"})
         with Searcher(sample_index) as searcher:
@@ -468,7 +468,7 @@ def test_index_command_relations_and_parallel_rank(dbpedia_sample: Path, tmp_pat
     --links` with worker processes writes the run one process writes."""
     index = tmp_path / "index"
     assert elquery(["index", "dbpedia", "--dumps", str(dbpedia_sample), "--out", str(index), "--relations",
-                    "--threads", "2"]) == 0
+                    "--workers", "2"]) == 0
     assert json.loads((index / "provenance.json").read_text(encoding="utf-8"))["options"]["relations"] is True
     capsys.readouterr()
     assert elquery(["index", "stats", str(index)]) == 0
@@ -486,7 +486,7 @@ def test_index_command_relations_and_parallel_rank(dbpedia_sample: Path, tmp_pat
     for threads in ("1", "2"):
         run = tmp_path / f"run-{threads}.trec"
         assert elquery(["rank", "--index", str(index), "--queries", str(queries), "--links", str(links),
-                        "--model", "fsdm-elr", "--k", "20", "--out", str(run), "--threads", threads]) == 0
+                        "--model", "fsdm-elr", "--k", "20", "--out", str(run), "--workers", threads]) == 0
         runs.append(run.read_text(encoding="utf-8"))
     assert runs[0] == runs[1] and len(runs[0].splitlines()) > 45
 
@@ -506,7 +506,7 @@ def test_link_then_rank(sample_index: EntityIndex, dbpedia_sample: Path, tmp_pat
     assert links["q1"] and links["q2"]
     run = tmp_path / "run.trec"
     assert elquery(["rank", "--index", str(sample_index.path), "--queries", str(queries), "--links", str(linked),
-                    "--model", "fsdm-elr", "--k", "5", "--out", str(run), "--threads", "1"]) == 0
+                    "--model", "fsdm-elr", "--k", "5", "--out", str(run), "--workers", "1"]) == 0
     with Searcher(sample_index) as searcher:
         hits = searcher.rank(LinkedQuery("saab automobile cars", tuple((link.entity, link.score) for link in links["q1"])),
                              fsdm_elr(), 5)

@@ -163,7 +163,7 @@ def assert_ranking(
 @pytest.fixture(scope="module")
 def sample_index(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> EntityIndex:
     out = tmp_path_factory.mktemp("sample") / "index"
-    build_dbpedia_index([dbpedia_sample], out, threads=1)
+    build_dbpedia_index([dbpedia_sample], out, workers=1)
     with EntityIndex(out) as index:
         yield index
 
@@ -212,7 +212,7 @@ def synthetic_index(tmp_path_factory: pytest.TempPathFactory) -> EntityIndex:
     dumps = tmp_path_factory.mktemp("synthetic-dumps")
     write_synthetic_dumps(dumps)
     out = tmp_path_factory.mktemp("synthetic") / "index"
-    build_dbpedia_index([dumps], out, threads=1)
+    build_dbpedia_index([dumps], out, workers=1)
     with EntityIndex(out) as index:
         yield index
 

@@ -204,7 +204,7 @@ def test_the_service_equals_the_linker_on_the_real_sample(dbpedia_sample: Path, 
     from elquery.linking.linker import Linker
     from elquery.linking.output import jsonl_record
 
-    build_dbpedia_index([dbpedia_sample], tmp_path / "index", threads=1)
+    build_dbpedia_index([dbpedia_sample], tmp_path / "index", workers=1)
     build_store(tmp_path / "sf.db", BuildOptions((dbpedia_sample,), anchors=True, workers=1, progress=False))
     queries = dict(sorted(json.loads((elq_data / "y-erd" / "queries.json").read_text()).items())[:300])
     client = TestClient(create_app(Artefacts(tmp_path / "index", tmp_path / "sf.db")))

@@ -54,7 +54,7 @@ def test_service_links_then_ranks_as_the_two_commands(client: TestClient, artefa
     assert elquery(["link", *given, "--surface-forms", str(surface_forms), "--method", "cmns", "--format", "jsonl",
                     "--out", str(tmp_path / "links.jsonl")]) == 0
     assert elquery(["rank", *given, "--links", str(tmp_path / "links.jsonl"), "--model", model, "--k", "5",
-                    "--out", str(tmp_path / "run"), "--threads", "1"]) == 0
+                    "--out", str(tmp_path / "run"), "--workers", "1"]) == 0
     expected = _ranking(tmp_path / "run")
     assert any(json.loads(line)["interpretations"] for line in (tmp_path / "links.jsonl").read_text().splitlines())
     served = client.post("/rank", json={"queries": QUERIES, "model": model, "k": 5, "method": "cmns"}).json()["results"]

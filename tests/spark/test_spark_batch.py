@@ -85,7 +85,7 @@ def _rank(index: Path, queries: Path, out: Path, *extra: str) -> None:
 def test_rank_runs_equal_the_local_engine(spark, sample_link_artefacts, yerd, tmp_path: Path, model: str) -> None:
     queries = tmp_path / "queries.tsv"
     queries.write_text("".join(f"{qid}\t{query}\n" for qid, query in yerd), encoding="utf-8")
-    _rank(sample_link_artefacts[0], queries, tmp_path / "local.run", "--model", model, "--threads", "2")
+    _rank(sample_link_artefacts[0], queries, tmp_path / "local.run", "--model", model, "--workers", "2")
     _rank(sample_link_artefacts[0], queries, tmp_path / "spark.run", "--model", model, "--engine", "spark", "--master", MASTER)
     local = (tmp_path / "local.run").read_text()
     assert local and (tmp_path / "spark.run").read_text() == local
@@ -96,7 +96,7 @@ def test_rank_dataframe_rows_are_the_run_lines(spark, sample_link_artefacts, yer
 
     queries = tmp_path / "queries.tsv"
     queries.write_text("".join(f"{qid}\t{query}\n" for qid, query in yerd), encoding="utf-8")
-    _rank(sample_link_artefacts[0], queries, tmp_path / "local.run", "--threads", "1")
+    _rank(sample_link_artefacts[0], queries, tmp_path / "local.run", "--workers", "1")
     expected = []
     for line in (tmp_path / "local.run").read_text().splitlines():
         qid, _, entity, rank, score, _ = line.split()
@@ -112,7 +112,7 @@ def test_rank_dataframe_rows_are_the_run_lines(spark, sample_link_artefacts, yer
 @pytest.mark.parametrize(("command", "flags", "message"), [
     ("link", ["--master", "local[2]"], "--master goes with --engine spark"),
     ("link", ["--engine", "spark", "--workers", "2"], "--workers goes with --engine local"),
-    ("rank", ["--engine", "spark", "--threads", "2"], "--threads goes with --engine local"),
+    ("rank", ["--engine", "spark", "--workers", "2"], "--workers goes with --engine local"),
 ])
 def test_engine_flag_errors(sample_link_artefacts, tmp_path: Path, command: str, flags: list[str], message: str) -> None:
     queries = tmp_path / "q.tsv"
