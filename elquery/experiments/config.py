@@ -33,8 +33,11 @@ reported in one line naming the file and the config key. Keys (defaults in brack
     commonness_threshold = 0.1      # [per method]; a number or a list to sweep
     gif_threshold = [1, 5, 20]      # GIF's s: a number or a list to sweep (required for gif)
     rho_threshold = 0.1             # TAGME's rho_NA [0.1]; a number or a list to sweep
-    model = "model.onnx"            # LTR's model (required for ltr); any other parameter of the
-                                    # method (e.g. TAGME's tau) is one value, not swept
+    model = "model.onnx"            # LTR's model; any other parameter of the method (e.g. TAGME's
+                                    # tau) is one value, not swept
+    trees = 100                     # ltr without a model: the experiment learns one inside each
+                                    # fold (trees, max_features, seed, labels, train: see
+                                    # elquery.experiments.learning)
     label = "GIF-MLMcg"             # [e.g. GIF-MLMcg, TopRanked-CMNS, TAGME]
     # every value is checked by the method's registry entry, as `elquery link` checks it
 
@@ -97,6 +100,7 @@ from typing import Any
 from elquery.evaluation.rank import parse_metric
 from elquery.base import ElqueryError
 from elquery.indexing.artefacts import ArtefactPaths
+from elquery.experiments.learning import MODEL, LearningSpec, learning_of, resolve_learning
 from elquery.retrieval.models import DEFAULT_K
 from elquery.linking.methods import FINDERS, GIF, METHODS, TOP_RANKED, LinkingMethod
 from elquery.registry import Parameter
@@ -155,6 +159,9 @@ class MethodSpec:
     fixed: tuple[tuple[str, Any], ...] = ()
     """The linking method's parameters that are not swept, name and value (a path as an absolute
     path text), e.g. LTR's model."""
+    learning: LearningSpec | None = None
+    """A method that scores with a model the config does not name (LTR): how the experiment
+    learns it (:mod:`elquery.experiments.learning`)."""
 
 
 @dataclass(frozen=True)
@@ -407,8 +414,9 @@ def parse_config(file: Path, data: Mapping[str, Any], artefacts: str | os.PathLi
                      for m in (interpretation.methods if interpretation else ()) if m.run is None)
     if uses_tagme and tagme is None:
         raise top.error("tagme", "missing: a TAGME method needs the TAGME artefact")
-    return ExperimentConfig(file, name, index, surface_forms, tagme, whitelist, queries,  # type: ignore[arg-type]
-                            crossval, interpretation, mapping, mention, expected, retrieval, folder)
+    return resolve_learning(ExperimentConfig(file, name, index, surface_forms, tagme, whitelist,  # type: ignore[arg-type]
+                                             queries, crossval, interpretation, mapping, mention, expected,
+                                             retrieval, folder))
 
 
 def _knowledge_base(top: _Table) -> tuple[Path | None, Path | None]:
@@ -537,10 +545,11 @@ def _method(table: _Table, task: str) -> MethodSpec:
     if task == "if" and finder != TOP_RANKED and threshold is not None:
         default = None if finder == GIF else (threshold.default,)
         scores = table.numbers(SWEEP_KEYS.get(threshold.name, threshold.name), default, (method, threshold))
-    fixed = table.fixed(method, (COMMONNESS, method.score_threshold))
+    learning = learning_of(method, table)
+    fixed = table.fixed(method, (COMMONNESS, method.score_threshold, *((MODEL,) if learning else ())))
     label = _label(table, method.label(finder))
     table.check_unknown()
-    return MethodSpec(label, name, finder, commonness, scores, fixed=fixed)
+    return MethodSpec(label, name, finder, commonness, scores, fixed=fixed, learning=learning)
 
 
 def _retrieval_task(table: _Table, demo: bool) -> RetrievalTaskSpec:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from elquery.base import ElqueryError
 from elquery.experiments.config import GIVEN, ExperimentConfig, LinksSpec, MethodSpec
+from elquery.experiments.learning import learning_files, learning_methods
 from elquery.indexing.build_outputs import KINDS
 from elquery.indexing.index_format import METADATA_FILE
 from elquery.linking.methods import METHODS
@@ -88,16 +89,20 @@ def check_inputs(config: ExperimentConfig, out_dir: Path, linking: bool = True, 
                                f"read by {', '.join(need.users)})")
     if linking:
         _check_methods(config)
+    if learning_methods(config):
+        from elquery.experiments.fold_models import check_learning
+        check_learning(config)
     if ranking:
         _check_relations(config)
         _check_links_files(config)
 
 
 def _linking_specs(config: ExperimentConfig) -> list[tuple[str, str, tuple[tuple[str, object], ...]]]:
-    """(label, linking method, fixed parameters) of every linking the experiment runs."""
+    """(label, linking method, fixed parameters) of every linking the experiment runs with a
+    linker (a method that learns its model is checked by :func:`~elquery.experiments.fold_models.check_learning`)."""
     found: list[tuple[str, str, tuple[tuple[str, object], ...]]] = []
     for task, method in _task_methods(config):
-        if method.run is None and task != "er":
+        if method.run is None and task != "er" and method.learning is None:
             found.append((method.label, method.method, method.fixed))
         elif isinstance(method.links, LinksSpec):
             found.append((f"{method.label}'s links", method.links.method, method.links.fixed))
@@ -140,7 +145,7 @@ def _files(config: ExperimentConfig) -> list[tuple[Path, str]]:
         parameters = {p.name: p for p in METHODS.get(name).parameters}
         files += [(Path(value), f"the {key} of method {label!r}") for key, value in fixed  # type: ignore[arg-type]
                   if parameters[key].kind is Path]
-    return files
+    return files + learning_files(config)
 
 
 def _origin(config: ExperimentConfig, kind: str) -> str:

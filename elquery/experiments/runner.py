@@ -14,6 +14,8 @@ Files written under the output folder (each to a temporary name, renamed on succ
   ``CATEGORY:METRIC``);
 * ``results.md``: the tables in the layout of the ICTIR'15 tables and of the DBpedia-Entity v2
   paper's Table 3;
+* ``ltr-models.tsv``: the models a learning method (LTR without a model) trained inside the folds
+  (:mod:`elquery.experiments.fold_models`), their files under ``cache/`` and training queries;
 * ``params.json``: the tuned thresholds of interpretation finding's GIF and TAGME methods, for
   ``elquery link --params``, ``elquery serve --params`` and ``Linker(..., params=...)``
   (:mod:`elquery.linking.params`; :func:`tuned_params` says how they are chosen).
@@ -28,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import fmean
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 from elquery.evaluation.interpretation import evaluate_interpretations
@@ -41,6 +43,7 @@ from elquery.experiments.config import (COMMONNESS, GIVEN, IF_METRICS, LEAVE_ONE
 from elquery.experiments.crossval import FoldChoice, choose, combine, cross_validate
 from elquery.experiments.folds import Fold, given_folds, leave_one_out, session_folds
 from elquery.experiments.inputs import check_inputs
+from elquery.experiments.learning import learning_methods, learning_note
 from elquery.experiments.sweep import Backend, Ranker, RunStore, Setting, grid
 from elquery.experiments.tables import (IF_COLUMNS, MD_COLUMNS, SM_COLUMNS, TOTAL, Column, category_columns,
                                         category_metric, markdown_table, significance, significance_note)
@@ -48,6 +51,9 @@ from elquery.files import atomic_output
 from elquery.linking.methods import METHODS
 from elquery.linking.params import PARAMS_FILE, LinkingParams, MethodParams, write_params
 from elquery.linking.types import Candidate
+
+if TYPE_CHECKING:
+    from elquery.experiments.fold_models import FoldLearning
 
 TASKS = {"if": "Interpretation finding", "sm": "Semantic mapping", "er": "Entity retrieval"}
 SOURCES = ("KB", "Web", "KB+Web")
@@ -190,16 +196,23 @@ def run_experiment(config: ExperimentConfig | str | os.PathLike[str], out_dir: s
         ranker = SearcherBackend(config.index, workers)
     out.mkdir(parents=True, exist_ok=True)
     store = RunStore(out, backend, queries, progress, ranker)
+    learning = None
+    if learning_methods(config):
+        from elquery.experiments.fold_models import FoldLearning
+        learning = FoldLearning(config, store, folds, workers)
     methods = []
     for task, spec in _tasks(config):
         if spec is not None:
-            methods += [_run_method(store, task, spec, method, folds, evaluators[task])
+            methods += [_run_method(store, task, spec, method, folds, evaluators[task], learning)
                         for method in spec.methods]
     recall = {} if gold is None else _mention_recall(config, store, gold)
     result = ExperimentResult(config, out, len(queries), folds, tuple(methods), recall)
     result = replace(result, params=tuned_params(result))
     result = replace(result, report=report(result))
     _write_outputs(result)
+    if learning is not None:
+        from elquery.experiments.fold_models import MODELS_FILE
+        learning.write_models(out / MODELS_FILE)
     return result
 
 
@@ -277,17 +290,26 @@ def _has_lines(path: Path) -> bool:
 
 
 def _run_method(store: RunStore, task: str, spec: TaskSpec, method: MethodSpec,
-                folds: Sequence[Fold], evaluate: Callable[[Path], Scores]) -> MethodResult:
+                folds: Sequence[Fold], evaluate: Callable[[Path], Scores],
+                learning: FoldLearning | None = None) -> MethodResult:
     """Sweep ``method``, choose its setting per fold by the task's metric, and evaluate the
-    cross-validated run."""
+    cross-validated run; a method that learns its model runs on ``learning``'s models."""
     if method.run is not None:
         runs = {setting: method.run for setting in grid(method)}
     elif isinstance(spec, RetrievalTaskSpec):
         runs = {setting: store.ranking(method, setting, spec.depth) for setting in grid(method)}
+    elif method.learning is not None:
+        assert learning is not None
+        runs = {setting: learning.run(task, method, setting) for setting in grid(method)}
     else:
         runs = {setting: store.run(task, method, setting) for setting in grid(method)}
     sweep = {setting: evaluate(path) for setting, path in runs.items()}
-    choices = cross_validate(folds, {s: scores[spec.metric] for s, scores in sweep.items()})
+    objective = {s: scores[spec.metric] for s, scores in sweep.items()}
+    if method.learning is not None:
+        assert learning is not None
+        choices = learning.choices(task, method, list(runs), objective, evaluate, spec.metric)
+    else:
+        choices = cross_validate(folds, objective)
     lines = combine({s: _lines_by_query(path) for s, path in runs.items()}, choices)
     combined = store.out_dir / "runs" / method.label / f"cross-validated.{'elq' if task == 'if' else 'trec'}"
     combined.parent.mkdir(parents=True, exist_ok=True)
@@ -405,6 +427,7 @@ def report(result: ExperimentResult) -> str:
             notes.append("F is the mean of per-query F.")
         if isinstance(spec, RetrievalTaskSpec):
             notes.append(_query_counts(spec, methods[0]) + f" Top {spec.depth} entities per query.")
+        notes += [learning_note(m.spec) for m in methods if m.spec.learning is not None]
         parts.append(" ".join(notes) + "\n")
         if spec.baseline is not None:
             parts.append(significance_note(spec.baseline))

@@ -197,17 +197,19 @@ def check_artefacts(path: Path | str, trained: Mapping[str, str | None], given: 
 
 
 def train_forest(matrix: np.ndarray, labels: np.ndarray, trees: int = DEFAULT_TREES,
-                 max_features: int = DEFAULT_MAX_FEATURES, seed: int = DEFAULT_SEED, workers: int = 1) -> Any:
+                 max_features: int = DEFAULT_MAX_FEATURES, seed: int = DEFAULT_SEED, workers: int = 1,
+                 one_label: bool = False) -> Any:
     """The random-forest regressor of methods.md §9 (scikit-learn; ``trees`` trees, ``max_features``
     features tried per split, fully grown), fitted on labels 0/1; the same for a seed whatever
-    ``workers``."""
+    ``workers``. Labels that are all the same are refused unless ``one_label`` (an experiment's
+    fold may hold no positive pair: its forest then scores every pair with that label)."""
     RandomForestRegressor = require_extra("sklearn.ensemble").RandomForestRegressor
 
     if trees < 1:
         raise ElqueryError(f"the forest needs at least one tree, got {trees}")
     if not 1 <= max_features <= matrix.shape[1]:
         raise ElqueryError(f"max features must be between 1 and {matrix.shape[1]}, got {max_features}")
-    if len(set(labels.tolist())) < 2:
+    if len(set(labels.tolist())) < 2 and not one_label:
         raise ElqueryError(f"every training label is {labels[0]}: nothing to learn (label the features with --qrels)")
     forest = RandomForestRegressor(n_estimators=trees, max_features=max_features, random_state=seed, n_jobs=workers)
     forest.fit(matrix, labels.astype(np.float64))
