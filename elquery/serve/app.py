@@ -33,5 +33,5 @@ def create_app(artefacts: Artefacts, limits: Limits = Limits()) -> FastAPI:
     app.add_middleware(Counting, statistics=service.statistics)
     answer_errors(app)
     for routes in DOORS:
-        routes.add_to(app)
+        routes.add_to(app, service)
     return app

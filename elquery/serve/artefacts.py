@@ -1,22 +1,31 @@
 """The artefacts one worker process of the service serves, opened once: the entity index, the
-surface-form store, the TAGME artefact (optional), the searcher and the linkers made from them."""
+surface-form store, the TAGME artefact (optional), the searcher, and the linkers of the methods of
+the registry (:data:`elquery.linking.methods.METHODS`) that these artefacts serve."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from elquery.base import ElqueryError
 from elquery.indexing.entity_index import EntityIndex
 from elquery.indexing.provenance import run_metadata
 from elquery.indexing.surface_forms.store import SurfaceFormStore
-from elquery.linking.linker import Linker
+from elquery.linking.batch import ResultLinker
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
+from elquery.linking.methods import DEFAULT_METHOD, METHODS, LinkingMethod, LinkOptions
+from elquery.linking.methods.method import ARTEFACTS, SYMBOLS
 from elquery.linking.mlm_scores import IndexScorer
-from elquery.linking.params import TAGME, LinkingParams
+from elquery.linking.params import LinkingParams
 from elquery.retrieval.searcher import Searcher
-from elquery.serve.example import Example, candidate_queries, find_example, thresholds
+from elquery.serve.example import Example, candidate_queries, find_example
+
+SERVE_FLAGS = {"index": "--index", "surface_forms": "--surface-forms", "tagme": "--tagme"}
+"""The options of ``elquery serve`` giving each kind of artefact a method may read."""
+MAX_LINKERS = 64
 
 
 @dataclass
@@ -35,49 +44,66 @@ class Artefacts:
         self.scorer = IndexScorer(self.index)
         self.store = SurfaceFormStore(self.surface_forms)
         self.searcher = Searcher(self.entity_index)
-        self._linkers: dict[tuple[Any, ...], Linker] = {}
+        self._open: dict[str, object] = {"index": self.scorer, "surface_forms": self.store}
+        if self.tagme is not None:
+            self._open["tagme"] = self.tagme
+        self._linkers: dict[tuple[Any, ...], ResultLinker] = {}
         self._lock = threading.Lock()
         self.provenance = run_metadata("serve", {"index": self.index, "surface_forms": self.surface_forms,
                                                  "tagme": self.tagme})
-        self.tagme_linker = None
-        if self.tagme is not None:
-            from elquery.linking.tagme import TagmeLinker
-
-            tuned = self.params.of(TAGME) if self.params is not None else None
-            self.tagme_linker = TagmeLinker(self.tagme, **({} if tuned is None else {"rho_na": tuned.rho_na}))
         self._example: Example | None = None
+        for method in self.methods():  # each default linker opened now: a bad artefact stops the start
+            self.linker(method)
 
-    def linker(self, method: str, commonness_threshold: float | None, gif_threshold: float | None,
-               top_ranked: bool, max_query_tokens: int) -> Linker:
-        """The linker of these settings, made once (a Linker is thread-safe; they share the
-        open artefacts); at most 64 settings are kept. A threshold not given comes from the params
-        file, else the demo's or the method's default (:meth:`LinkerConfig.origin`)."""
-        key = (method, commonness_threshold, gif_threshold, top_ranked, max_query_tokens)
+    def missing(self, method: LinkingMethod) -> str | None:
+        """What the service lacks to link with ``method`` (its option, or the kind of artefact), if anything."""
+        kind = next((kind for kind in method.artefacts if kind not in self._open), None)
+        return None if kind is None else SERVE_FLAGS.get(kind, ARTEFACTS.get(kind, kind))
+
+    def methods(self) -> list[LinkingMethod]:
+        """The methods of the registry these artefacts serve, in its order."""
+        return [method for method in METHODS if self.missing(method) is None]
+
+    def menu(self) -> list[LinkingMethod]:
+        """The methods served, the default one first, then the others in the registry's order:
+        the page's menu."""
+        return sorted(self.methods(), key=lambda method: method.name != DEFAULT_METHOD)
+
+    def linker(self, method: LinkingMethod, given: Mapping[str, Any] | None = None, top_ranked: bool = False,
+               max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS) -> ResultLinker:
+        """The linker of ``method`` with the ``given`` parameter values, made once (a linker is
+        thread-safe; they share the open artefacts); at most :data:`MAX_LINKERS` settings are
+        kept. A value not given comes from the params file, else the demo's or the method's
+        default (:class:`~elquery.linking.methods.MethodValues`)."""
+        missing = self.missing(method)
+        if missing is not None:
+            raise ElqueryError(f"method {method.name}: the service was started without {missing}")
+        given = dict(given or {})
+        key = (method.name, tuple(sorted(given.items())), top_ranked, max_query_tokens)
         with self._lock:
             linker = self._linkers.get(key)
             if linker is None:
-                if len(self._linkers) >= 64:
+                if len(self._linkers) >= MAX_LINKERS:
                     self._linkers.pop(next(iter(self._linkers)))
-                linker = self._linkers[key] = Linker(self.scorer, self.store, method, commonness_threshold,
-                                                     gif_threshold, top_ranked, max_query_tokens=max_query_tokens,
-                                                     params=self.params, demo_defaults=self.demo_thresholds)
+                options = LinkOptions(top_ranked, None, max_query_tokens, self.params, self.demo_thresholds)
+                linker = self._linkers[key] = method.open(self._open, given, options)
         return linker
 
-    def _default_linker(self, method: str) -> Linker:
-        return self.linker(method, None, None, False, DEFAULT_MAX_QUERY_TOKENS)
-
     def thresholds(self) -> dict[str, Any]:
-        """Per method, the thresholds a request that gives none links with, and where each comes
-        from (params file, demo default or default)."""
-        tagme = None
-        if self.tagme_linker is not None:
-            tuned = self.params is not None and self.params.of(TAGME) is not None
-            tagme = (self.tagme_linker.params.rho_na, self.params.origin if tuned else "default")  # type: ignore[union-attr]
-        return thresholds(self._default_linker, tagme)
+        """Per method served, the value of each tuned parameter a request that gives none links
+        with (``c``, ``s``, ``rho_na``), and where it comes from (params file, demo default or default)."""
+        table: dict[str, Any] = {}
+        for method in self.methods():
+            values = method.values({}, self.params, self.demo_thresholds)
+            table[method.name] = {SYMBOLS.get(name, name): {"value": values.value(name), "origin": values.origin(name)}
+                                  for name in method.tuned}
+        return table
 
     def example(self) -> Example:
         """The page's starting query, found once (:mod:`elquery.serve.example`)."""
         if self._example is None:
             candidates = candidate_queries(self.entity_index, self.store, self.demo_thresholds)
-            self._example = find_example(candidates, self._default_linker)
+            # the methods of the menu that find interpretations in the Linker pipeline, in its order
+            linkers = [(method.name, self.linker(method)) for method in self.menu() if method.finders]
+            self._example = find_example(candidates, linkers)
         return self._example

@@ -3,25 +3,23 @@ the method that links it, and where every threshold of the service comes from.
 
 The query is found by linking candidates: on the demo knowledge base its demo query first; then
 the most frequent surface form (:meth:`SurfaceFormStore.aliases`) of each of the index's first
-:data:`CANDIDATE_ENTITIES` entities, most frequent first. The page's methods are tried in its
-order (MLMcg first), each over every candidate, with the service's thresholds; the first query
-with an interpretation is the example. When none links (e.g. GIF-MLMcg's full-scale s = 20 on a
-small knowledge base, and no candidate reaches CMNS's s either), the page starts with the first
-candidate and says that nothing links with these thresholds.
+:data:`CANDIDATE_ENTITIES` entities, most frequent first. The page's methods are tried in the
+order of its menu (the default method first), each over every candidate, with the service's
+thresholds; the first query with an interpretation is the example. When none links (e.g.
+GIF-MLMcg's full-scale s = 20 on a small knowledge base, and no candidate reaches CMNS's s
+either), the page starts with the first candidate and says that nothing links with these
+thresholds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from elquery.linking.linker import Linker
-from elquery.linking.methods import METHODS
+from elquery.linking.batch import ResultLinker
 
 DEMO_QUERY = "new york pizza manhattan"
-PAGE_METHODS = ("mlmcg", "mlmc", "mlm", "cmns")
-"""The linking methods of the page, in the order of its menu."""
 CANDIDATE_ENTITIES = 200
 
 
@@ -56,25 +54,11 @@ def candidate_queries(index: _Entities, store: _Aliases, demo: bool, limit: int 
     return list(dict.fromkeys(([DEMO_QUERY] if demo else []) + ranked))
 
 
-def find_example(candidates: Sequence[str], linker_of: Callable[[str], Linker]) -> Example:
-    """The first candidate, over the page's methods in order, whose linking has an interpretation
-    (``linker_of(method)``: the service's linker of that method, with its thresholds)."""
-    for method in PAGE_METHODS:
-        linker = linker_of(method)
+def find_example(candidates: Sequence[str], linkers: Sequence[tuple[str, ResultLinker]]) -> Example:
+    """The first candidate, over the page's methods in order (``linkers``: each method's name and
+    the service's linker of it, with its thresholds), whose linking has an interpretation."""
+    for method, linker in linkers:
         for query in candidates:
             if linker.result(query).interpretations:
                 return Example(query, method, True)
-    return Example(candidates[0] if candidates else "", PAGE_METHODS[0], False)
-
-
-def thresholds(linker_of: Callable[[str], Linker], tagme: tuple[float, str] | None) -> dict[str, Any]:
-    """Per method, the value and origin of each threshold a request that gives none links with
-    (``given`` never appears: no option is given); ``tagme``: TAGME's rho_NA and its origin."""
-    table: dict[str, Any] = {}
-    for method in METHODS:
-        config = linker_of(method).config
-        table[method] = {"c": {"value": config.c, "origin": config.origin("c")},
-                         "s": {"value": config.s, "origin": config.origin("s")}}
-    if tagme is not None:
-        table["tagme"] = {"rho_na": {"value": tagme[0], "origin": tagme[1]}}
-    return table
+    return Example(candidates[0] if candidates else "", linkers[0][0] if linkers else "", False)

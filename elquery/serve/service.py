@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -17,9 +17,13 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from elquery.base import ElqueryError
+from elquery.linking.batch import ResultLinker
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
+from elquery.linking.methods import DEFAULT_METHOD, METHODS, LinkingMethod
+from elquery.registry import validate_parameters
 from elquery.retrieval.queries import check_query_text
 from elquery.serve.artefacts import Artefacts
+from elquery.serve.schema import LINKING_PARAMETERS, TOP_RANKED, FieldsOf, operation
 from elquery.serve.statistics import Statistics
 
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -69,18 +73,16 @@ class Service:
         except asyncio.TimeoutError:
             raise RequestError(503, f"the request took longer than {self.limits.seconds:g} s") from None
 
-    def linker(self, values: dict[str, Any], top_ranked: bool = False, tagme: bool = True) -> tuple[str, Any]:
-        """The ``method`` of a request (default mlmcg) and its linker, with the request's
-        commonness_threshold and gif_threshold (and ``top_ranked`` where the route takes it), as
-        ``elquery link``; ``tagme``: whether the route links with TAGME too."""
-        method = values.get("method", "mlmcg")
-        if tagme and method == "tagme":
-            if self.artefacts.tagme_linker is None:
-                raise RequestError(422, "method tagme: the service was started without --tagme")
-            return method, self.artefacts.tagme_linker
-        ranked = top_ranked and str(values.get("top_ranked", "false")).lower() in ("1", "true", "yes")
-        return method, self.artefacts.linker(method, number(values, "commonness_threshold"),
-                                             number(values, "gif_threshold"), ranked, self.limits.max_query_tokens)
+    def linker(self, values: dict[str, Any], top_ranked: bool = False) -> tuple[LinkingMethod, ResultLinker]:
+        """The ``method`` of a request (a name of the registry, default :data:`DEFAULT_METHOD`) and
+        its linker, with the request's values of the method's parameters (and ``top_ranked``
+        where the route takes it), checked by the registry as ``elquery link`` checks its options."""
+        method = METHODS.get(values.get("method", DEFAULT_METHOD))
+        given = {name: values[name] for name in LINKING_PARAMETERS if values.get(name) not in (None, "")}
+        finder = values.get(TOP_RANKED.name) if top_ranked else None
+        ranked = finder not in (None, "") and TOP_RANKED.validate(finder)
+        return method, self.artefacts.linker(method, validate_parameters(method, given), ranked,
+                                             self.limits.max_query_tokens)
 
     def queries(self, values: dict[str, Any]) -> list[tuple[str, str]]:
         """The (qid, query) pairs of a request: ``q`` (and ``qid``, default q1) or ``text``, or
@@ -122,8 +124,9 @@ async def body_of(request: Request) -> bytes:
 
 
 async def parameters(request: Request) -> dict[str, Any]:
-    """Query-string parameters, then a form or JSON body (POST)."""
-    values: dict[str, Any] = dict(request.query_params)
+    """Query-string parameters, then a form or JSON body (POST); a name repeated in a query string
+    or a form has the list of its values (``params=k1=0.9&params=b=0.5``)."""
+    values = gathered(request.query_params.multi_items())
     if request.method == "POST":
         try:
             text = (await body_of(request)).decode("utf-8")
@@ -138,48 +141,49 @@ async def parameters(request: Request) -> dict[str, Any]:
                 raise RequestError(400, "expected a JSON object")
             values.update(data)
         else:
-            values.update(parse_qsl(text, keep_blank_values=True))
+            values.update(gathered(parse_qsl(text, keep_blank_values=True)))
     return values
 
 
-def number(values: dict[str, Any], name: str) -> float | None:
-    """The number ``values[name]``; None when absent or empty."""
-    value = values.get(name)
-    if value in (None, ""):
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise RequestError(422, f"{name}: {value!r} is not a number") from None
+def gathered(pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """Name-value pairs as a dict, the values of a repeated name as a list."""
+    values: dict[str, list[str]] = {}
+    for name, value in pairs:
+        values.setdefault(name, []).append(value)
+    return {name: found[0] if len(found) == 1 else found for name, found in values.items()}
 
 
 class Routes:
     """The routes of one door, declared by decorators and added to an application by
     :meth:`add_to` as its own routes (FastAPI's ``include_router`` would add one opaque route
-    standing for the whole router)."""
+    standing for the whole router); ``fields``: the request parameters a route documents in the
+    OpenAPI schema (:mod:`elquery.serve.schema`)."""
 
     def __init__(self) -> None:
-        self._routes: list[tuple[str, Callable[..., Any], str, dict[str, Any]]] = []
+        self._routes: list[tuple[str, Callable[..., Any], str, FieldsOf | None, str | None, dict[str, Any]]] = []
 
-    def route(self, path: str, method: str, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Serve ``path`` by ``method`` (``options``: of :meth:`FastAPI.add_api_route`)."""
+    def route(self, path: str, method: str, fields: FieldsOf | None = None, body: str | None = None,
+              **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Serve ``path`` by ``method`` (``options``: of :meth:`FastAPI.add_api_route`); ``body``:
+        the media type of a body that holds no parameters (they are in the query string)."""
         def register(endpoint: Callable[..., Any]) -> Callable[..., Any]:
-            self._routes.append((path, endpoint, method, options))
+            self._routes.append((path, endpoint, method, fields, body, options))
             return endpoint
         return register
 
-    def get_and_post(self, path: str) -> Callable[[Endpoint], Endpoint]:
+    def get_and_post(self, path: str, fields: FieldsOf | None = None) -> Callable[[Endpoint], Endpoint]:
         """Serve ``path`` by GET and POST as two operations, each with its own OpenAPI operation id
         (``link_get``, ``link_post``; one route of both methods gives both the same id)."""
         def register(endpoint: Endpoint) -> Endpoint:
             for method in ("GET", "POST"):
-                self.route(path, method, operation_id=f"{endpoint.__name__}_{method.lower()}")(endpoint)
+                self.route(path, method, fields, operation_id=f"{endpoint.__name__}_{method.lower()}")(endpoint)
             return endpoint
         return register
 
-    def add_to(self, app: FastAPI) -> None:
-        for path, endpoint, method, options in self._routes:
-            app.add_api_route(path, endpoint, methods=[method], **options)
+    def add_to(self, app: FastAPI, service: Service) -> None:
+        for path, endpoint, method, fields, body, options in self._routes:
+            documented = {} if fields is None else {"openapi_extra": operation(fields(service), method, body)}
+            app.add_api_route(path, endpoint, methods=[method], **options, **documented)
 
 
 def answer_errors(app: FastAPI) -> None:

@@ -132,8 +132,8 @@ def test_a_bad_params_file_stops_serve_in_one_line(tmp_path: Path, capsys: pytes
     params = tmp_path / "params.json"
     params.write_text(json.dumps({"format": FORMAT, "methods": {"mlmcg": {"gif_threshold": -1}}}))
     assert run([register_serve], "elquery", ["serve", "--params", str(params), "--port", "1"]) == 2
-    assert capsys.readouterr().err == (f"elquery: error: {params}: methods.mlmcg.gif_threshold: "
-                                       "expected a finite number >= 0, got -1\n")
+    assert capsys.readouterr().err == (f"elquery: error: {params}: methods.mlmcg: gif_threshold must be "
+                                       "0 <= gif_threshold, got -1\n")
     assert run([register_serve], "elquery", ["serve", "--params", str(tmp_path / "none.json")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
 

@@ -8,6 +8,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from elquery.linking.output import jsonl_record
+from elquery.serve.schema import link_fields
 from elquery.serve.service import Routes, parameters, service_of
 
 routes = Routes()
@@ -17,16 +18,16 @@ def link_batch(linker: Any, pairs: list[tuple[str, str]]) -> list[dict[str, Any]
     return [jsonl_record(linker.result(text, qid)) for qid, text in pairs]
 
 
-@routes.get_and_post("/link")
+@routes.get_and_post("/link", link_fields)
 async def link(request: Request) -> JSONResponse:
-    """Link one query (``q``) or several (``queries``): method, commonness_threshold,
-    gif_threshold, top_ranked as ``elquery link``; answers as its jsonl format."""
+    """Link one query (``q``) or several (``queries``): method, the method's parameters and
+    top_ranked as ``elquery link``; answers as its jsonl format."""
     service = service_of(request)
     values = await parameters(request)
     pairs = service.queries(values)
     method, linker = service.linker(values, top_ranked=True)
-    if len(pairs) == 1 and method != "tagme":
-        # GIF's work on one query is bounded by its length (a few ms at the limit): doing it here
-        # costs less than the hand-off to a thread, which took most of a request's CPU.
+    if len(pairs) == 1 and method.finders:
+        # The Linker pipeline's work on one query is bounded by its length (a few ms at the limit):
+        # doing it here costs less than the hand-off to a thread, which took most of a request's CPU.
         return JSONResponse({"results": link_batch(linker, pairs)})
     return JSONResponse({"results": await service.bounded(link_batch, linker, pairs)})

@@ -5,19 +5,20 @@ from __future__ import annotations
 from fastapi import Request
 from fastapi.responses import Response
 
-from elquery.serve.service import RequestError, Routes, body_of, service_of
+from elquery.serve.schema import nif_fields
+from elquery.serve.service import RequestError, Routes, body_of, gathered, service_of
 
 routes = Routes()
 
 
-@routes.route("/nif", "POST")
+@routes.route("/nif", "POST", nif_fields, body="text/turtle")
 async def nif(request: Request) -> Response:
     """GERBIL's NIF interface: a Turtle NIF document in, annotated (docs/serve.md)."""
     from elquery.serve.nif import NifError, annotate
 
     service = service_of(request)
     body = await body_of(request)
-    _, linker = service.linker(dict(request.query_params))
+    _, linker = service.linker(gathered(request.query_params.multi_items()))
     try:
         turtle = await service.bounded(annotate, body, lambda text: linker.result(text, "nif"))
     except NifError as exc:

@@ -1,10 +1,12 @@
-"""The page at ``/``: a form that links a query, starting with one that links on the served
-knowledge base and showing where each threshold comes from (:mod:`elquery.serve.example`)."""
+"""The page at ``/``: a form that links a query with a method of its menu (the methods of the
+registry the service serves), starting with a query that links on the served knowledge base and
+showing where each threshold comes from (:mod:`elquery.serve.example`)."""
 
 from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 from fastapi import Request
@@ -23,7 +25,12 @@ async def page(request: Request) -> str:
     where each threshold comes from (:mod:`elquery.serve.example`)."""
     artefacts = service_of(request).artefacts
     example = await run_in_threadpool(artefacts.example)
+    menu = artefacts.menu()
     settings = {"query": example.query, "method": example.method, "links": example.links,
+                "labels": {method.name: method.label(next(iter(method.finders), None)) for method in menu},
                 "thresholds": artefacts.thresholds()}
-    return (PAGE.read_text(encoding="utf-8").replace("{{QUERY}}", html.escape(example.query))
-            .replace("{{SETTINGS}}", json.dumps(settings).replace("<", "\\u003c")))
+    options = "".join(f'<option value="{html.escape(method.name)}">{html.escape(method.display)}</option>'
+                      for method in menu)
+    fill = {"QUERY": html.escape(example.query), "METHODS": options,
+            "SETTINGS": json.dumps(settings).replace("<", "\\u003c")}
+    return re.sub(r"\{\{(\w+)\}\}", lambda slot: fill[slot.group(1)], PAGE.read_text(encoding="utf-8"))

@@ -1,45 +1,44 @@
-"""``/rank``: entity retrieval over the whole index, the rankings of ``elquery rank``; the ELR
-models with the request's links or the service's own linking."""
+"""``/rank``: entity retrieval over the whole index, the rankings of ``elquery rank``, with a model
+of the registry (:data:`elquery.retrieval.models.MODELS`); a model that takes links ranks with the
+request's links or the service's own linking."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
+from elquery.linking.batch import ResultLinker
 from elquery.linking.output import jsonl_record
 from elquery.retrieval.links import record_links
-from elquery.retrieval.models import MODEL_HELP, EntityLinkingRetrieval, model_from_name, parse_params
+from elquery.retrieval.models import DEFAULT_K, DEFAULT_MODEL, MODELS, links_refused, parse_params
 from elquery.retrieval.scoring import LinkedQuery
-from elquery.serve.service import RequestError, Routes, Service, number, parameters, service_of
+from elquery.serve.schema import rank_fields
+from elquery.serve.service import RequestError, Routes, parameters, service_of
 
 routes = Routes()
 
 
-@routes.get_and_post("/rank")
+@routes.get_and_post("/rank", rank_fields)
 async def rank(request: Request) -> JSONResponse:
     """Entity retrieval over the whole index: ``q``, model, k, params as ``elquery rank``."""
     service = service_of(request)
     values = await parameters(request)
     pairs = service.queries(values)
-    name = values.get("model", "mlm")
-    if name not in MODEL_HELP:
-        raise RequestError(422, f"unknown model {name!r}; models are {', '.join(MODEL_HELP)}")
-    k = number(values, "k")
-    k = 100 if k is None else int(k)
-    if not 1 <= k <= service.limits.max_k:
-        raise RequestError(422, f"k must be between 1 and {service.limits.max_k}, got {k}")
+    entry = MODELS.get(values.get("model", DEFAULT_MODEL))
     params = values.get("params", [])
-    model = model_from_name(name, parse_params(params if isinstance(params, list) else [params]))
-    linked = isinstance(model, EntityLinkingRetrieval)
-    if not linked and "links" in values:
-        raise RequestError(422, f"links go with the ELR models (sdm-elr, fsdm-elr, mlm-elr), not {name}")
+    model = entry.build(parse_params(params if isinstance(params, list) else [params]))
+    if "links" in values and not entry.needs_links:
+        raise links_refused(entry.name)
+    k = k_of(values, service.limits.max_k)
+    linker = service.linker(values)[1] if entry.needs_links and values.get("links") is None else None
 
     def ranked() -> list[dict[str, Any]]:
         queries: list[Any] = [text for _, text in pairs]
-        if linked:
-            links = query_links(service, values, pairs)
+        if entry.needs_links:
+            links = query_links(linker, values, pairs)
             queries = [LinkedQuery(text, tuple(found)) for text, found in zip(queries, links)]
         return [{"qid": qid, "query": text, "ranking": [{"rank": r.rank, "entity": r.entity, "score": r.score}
                                                           for r in service.artefacts.searcher.rank(query, model, k)]}
@@ -47,14 +46,32 @@ async def rank(request: Request) -> JSONResponse:
     return JSONResponse({"results": await service.bounded(ranked)})
 
 
-def query_links(service: Service, values: dict[str, Any], pairs: list[tuple[str, str]]) -> list[list[tuple[Any, Any]]]:
-    """The linked entities of each query of an ELR ``/rank`` request: the request's ``links``
-    (a list of ``{"entity", "score"}`` for one query, or an object of such lists by qid), else
-    what the service's linker finds (``method``, as ``/link``), by the rules of ``elquery rank
-    --links`` over ``elquery link --format jsonl`` output."""
+def k_of(values: dict[str, Any], most: int) -> int:
+    """The request's ``k``, a whole number from 1 to ``most``; by default :data:`DEFAULT_K` (at
+    most ``most``), as ``elquery rank``."""
+    given = values.get("k")
+    if given in (None, ""):
+        return min(DEFAULT_K, most)
+    try:
+        k = float(given)
+    except (TypeError, ValueError):
+        raise RequestError(422, f"k must be a whole number, got {given!r}") from None
+    if not math.isfinite(k) or k != int(k):
+        raise RequestError(422, f"k must be a whole number, got {given!r}")
+    if not 1 <= k <= most:
+        raise RequestError(422, f"k must be between 1 and {most}, got {int(k)}")
+    return int(k)
+
+
+def query_links(linker: ResultLinker | None, values: dict[str, Any],
+                pairs: list[tuple[str, str]]) -> list[list[tuple[Any, Any]]]:
+    """The linked entities of each query of a ``/rank`` request whose model takes links: the
+    request's ``links`` (a list of ``{"entity", "score"}`` for one query, or an object of such
+    lists by qid), else what ``linker`` finds (the service's linker of the request's ``method``, as
+    ``/link``), by the rules of ``elquery rank --links`` over ``elquery link --format jsonl`` output."""
     given = values.get("links")
     if given is None:
-        _, linker = service.linker(values, tagme=False)
+        assert linker is not None
         return [record_links(jsonl_record(linker.result(text, qid)), f"query {qid!r}") for qid, text in pairs]
     if isinstance(given, list) and len(pairs) == 1:
         given = {pairs[0][0]: given}

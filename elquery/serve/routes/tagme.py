@@ -1,4 +1,5 @@
-"""TAGME's REST interface: ``/tag`` (annotations) and ``/spot`` (mentions), in TAGME's envelope."""
+"""TAGME's REST interface: ``/tag`` (annotations) and ``/spot`` (mentions), in TAGME's envelope,
+by the service's linker of the TAGME method with its defaults (or the params file's rho_NA)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from urllib.parse import unquote
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
+from elquery.linking.methods.tagme import TAGME
 from elquery.retrieval.queries import check_query_text
 from elquery.serve.service import RequestError, Routes, parameters, service_of
 
@@ -18,13 +20,12 @@ routes = Routes()
 
 async def tagme_request(request: Request) -> tuple[Any, str, dict[str, Any]]:
     """The TAGME linker, the ``text`` and the parameters of a TAGME-style request."""
-    service, values = service_of(request), await parameters(request)
-    if service.artefacts.tagme_linker is None:
-        raise RequestError(422, "the service was started without --tagme")
+    values = await parameters(request)
+    linker = service_of(request).artefacts.linker(TAGME)
     text = values.get("text")
     if not isinstance(text, str):
         raise RequestError(422, "text: expected a string")
-    return service.artefacts.tagme_linker, check_query_text(text), values
+    return linker, check_query_text(text), values
 
 
 def tagme_answer(key: str, items: list[dict[str, Any]], values: dict[str, Any], started: float) -> JSONResponse:
