@@ -79,8 +79,6 @@ for _entry in (language.MLM_ENTRY, language.LM_ENTRY, language.LM_DIRICHLET_ENTR
     MODELS.register(_entry)
 DEFAULT_MODEL = "mlm"
 """The model of a ranking that names none (``elquery rank``, ``/rank``, :meth:`Searcher.rank`)."""
-MODEL_HELP = {model.name: model.summary for model in MODELS}
-"""Transitional, for elquery/serve/routes/rank.py until it enumerates :data:`MODELS`; then removed."""
 
 
 def model_from_name(name: str, params: Mapping[str, Any]) -> Model:
