@@ -1,6 +1,8 @@
 """The artefacts one worker process of the service serves, opened once: the entity index, the
-surface-form store, the TAGME artefact (optional), the searcher, and the linkers of the methods of
-the registry (:data:`elquery.linking.methods.METHODS`) that these artefacts serve."""
+surface-form store, the TAGME artefact and the LTR model file (both optional), the searcher, and
+the linkers of the methods of the registry (:data:`elquery.linking.methods.METHODS`) that these
+artefacts serve. A method's parameter naming a file of a kind of artefact (LTR's ``model``) is the
+served file of that kind, never a request's."""
 
 from __future__ import annotations
 
@@ -23,14 +25,14 @@ from elquery.linking.params import LinkingParams
 from elquery.retrieval.searcher import Searcher
 from elquery.serve.example import Example, candidate_queries, find_example
 
-SERVE_FLAGS = {"index": "--index", "surface_forms": "--surface-forms", "tagme": "--tagme"}
+SERVE_FLAGS = {"index": "--index", "surface_forms": "--surface-forms", "tagme": "--tagme", "model": "--model"}
 """The options of ``elquery serve`` giving each kind of artefact a method may read."""
 MAX_LINKERS = 64
 
 
 @dataclass
 class Artefacts:
-    """The artefacts of one worker, opened once: index, surface forms, TAGME (optional)."""
+    """The artefacts of one worker, opened once: index, surface forms, TAGME and model (optional)."""
 
     index: Path
     surface_forms: Path
@@ -38,6 +40,8 @@ class Artefacts:
     demo_thresholds: bool = False
     params: LinkingParams | None = None
     """Tuned thresholds (``elquery serve --params``), used where a request gives none."""
+    model: Path | None = None
+    """The LTR model file (``elquery serve --model``), trained on features of these artefacts."""
 
     def __post_init__(self) -> None:
         self.entity_index = EntityIndex(self.index)
@@ -47,11 +51,14 @@ class Artefacts:
         self._open: dict[str, object] = {"index": self.scorer, "surface_forms": self.store}
         if self.tagme is not None:
             self._open["tagme"] = self.tagme
+        if self.model is not None:
+            self._open["model"] = self.model
         self._linkers: dict[tuple[Any, ...], ResultLinker] = {}
         self._lock = threading.Lock()
         self.provenance = run_metadata("serve", {"index": self.index, "surface_forms": self.surface_forms,
                                                  "tagme": self.tagme})
         self._example: Example | None = None
+        self.model_info = None if self.model is None else model_metadata(self.model)
         for method in self.methods():  # each default linker opened now: a bad artefact stops the start
             self.linker(method)
 
@@ -78,7 +85,7 @@ class Artefacts:
         missing = self.missing(method)
         if missing is not None:
             raise ElqueryError(f"method {method.name}: the service was started without {missing}")
-        given = dict(given or {})
+        given = {**(given or {}), **self.files(method)}
         key = (method.name, tuple(sorted(given.items())), top_ranked, max_query_tokens)
         with self._lock:
             linker = self._linkers.get(key)
@@ -89,12 +96,18 @@ class Artefacts:
                 linker = self._linkers[key] = method.open(self._open, given, options)
         return linker
 
+    def files(self, method: LinkingMethod) -> dict[str, object]:
+        """The served files that are ``method``'s parameters: each parameter naming a file of a kind
+        of artefact the service has (LTR's ``model``)."""
+        return {p.name: self._open[p.name] for p in method.parameters
+                if p.kind is Path and p.name in ARTEFACTS and p.name in self._open}
+
     def thresholds(self) -> dict[str, Any]:
         """Per method served, the value of each tuned parameter a request that gives none links
         with (``c``, ``s``, ``rho_na``), and where it comes from (params file, demo default or default)."""
         table: dict[str, Any] = {}
         for method in self.methods():
-            values = method.values({}, self.params, self.demo_thresholds)
+            values = method.values(self.files(method), self.params, self.demo_thresholds)
             table[method.name] = {SYMBOLS.get(name, name): {"value": values.value(name), "origin": values.origin(name)}
                                   for name in method.tuned}
         return table
@@ -107,3 +120,16 @@ class Artefacts:
             linkers = [(method.name, self.linker(method)) for method in self.menu() if method.finders]
             self._example = find_example(candidates, linkers)
         return self._example
+
+
+def model_metadata(model: Path) -> dict[str, Any]:
+    """What ``/stats`` shows of the served LTR model (:class:`~elquery.linking.ltr.model.ModelInfo`):
+    its file, the number and names of its features, the forest's size, the learner's parameters
+    (seed included), the training data and the provenance ids of the artefacts its features came from."""
+    from elquery.linking.ltr.model import LtrModel
+
+    info = LtrModel.read_info(model)
+    return {"path": str(model), "feature_count": len(info.features), "features": list(info.features),
+            "trees": info.forest.get("trees"), "nodes": info.forest.get("nodes"), "seed": info.learner.get("seed"),
+            "learner": info.learner, "training": info.training, "artefacts": info.artefacts,
+            "commonness_threshold": info.commonness_threshold, "elquery_version": info.elquery_version}

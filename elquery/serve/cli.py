@@ -13,7 +13,8 @@ from elquery.base import ElqueryError, positive_int
 from elquery.indexing.artefacts import IF_BUILT, REQUIRED, add_artefacts_argument, resolve_artefact_args
 
 _ENV = {"index": "ELQUERY_SERVE_INDEX", "surface_forms": "ELQUERY_SERVE_SURFACE_FORMS",
-        "tagme": "ELQUERY_SERVE_TAGME", "demo": "ELQUERY_SERVE_DEMO", "params": "ELQUERY_SERVE_PARAMS"}
+        "tagme": "ELQUERY_SERVE_TAGME", "demo": "ELQUERY_SERVE_DEMO", "params": "ELQUERY_SERVE_PARAMS",
+        "model": "ELQUERY_SERVE_MODEL"}
 
 
 def register(commands: Any) -> None:
@@ -26,6 +27,9 @@ def register(commands: Any) -> None:
     serve.add_argument("--surface-forms", metavar="SF.db", help="surface-form store (elquery index surface-forms)")
     serve.add_argument("--tagme", metavar="DIR", help="TAGME artefact, for method tagme, /tag and /spot "
                        "(without --index: the demo knowledge base's)")
+    serve.add_argument("--model", metavar="MODEL", help="LTR model file (elquery ltr train), trained on features "
+                       "of the served index and surface forms: serves method ltr (LTR-greedy, GIF on the model's "
+                       "scores; its ranking is LTR), checked before the server starts")
     add_artefacts_argument(serve, "--index, --surface-forms and --tagme (its TAGME artefact when built)")
     serve.add_argument("--params", metavar="FILE",
                        help="tuned thresholds: the params.json `elquery experiment` writes into its --out folder "
@@ -64,6 +68,11 @@ def _serve(args: argparse.Namespace) -> int:
     if args.tagme:
         os.environ[_ENV["tagme"]] = str(args.tagme)
     _check_artefacts(Path(index), Path(surface_forms), Path(args.tagme) if args.tagme else None)
+    if args.model is not None:
+        _check_model(Path(args.model), Path(index), Path(surface_forms))
+        os.environ[_ENV["model"]] = str(Path(args.model).resolve())
+    else:
+        os.environ.pop(_ENV["model"], None)
     print(f"elquery serve: http://{args.host}:{args.port}/ ({args.workers} worker(s))", file=sys.stderr)
     config = uvicorn.Config("elquery.serve.cli:app_from_environment", factory=True, host=args.host, port=args.port,
                             workers=args.workers, log_level="warning")
@@ -106,13 +115,24 @@ def _check_artefacts(index: Path, surface_forms: Path, tagme: Path | None) -> No
             check_artefact(path, kind)
 
 
+def _check_model(model: Path, index: Path, surface_forms: Path) -> None:
+    """The model file loads for the served artefacts, as each method reading a model checks it
+    (an elquery LTR model for elquery's features, trained on features of this index and store):
+    one line otherwise. No Java: the metadata and the artefacts' provenance records only."""
+    from elquery.linking.methods import METHODS
+
+    for method in METHODS:
+        if "model" in method.artefacts and method.check is not None:
+            method.check({"index": index, "surface_forms": surface_forms}, {"model": model})
+
+
 def app_from_environment() -> Any:
     """The application over the artefacts named in the environment (one per worker process)."""
     from elquery.serve.app import Artefacts, create_app
 
     from elquery.linking.params import load_params
 
-    tagme, params = os.environ.get(_ENV["tagme"]), os.environ.get(_ENV["params"])
+    tagme, params, model = (os.environ.get(_ENV[name]) for name in ("tagme", "params", "model"))
     return create_app(Artefacts(Path(os.environ[_ENV["index"]]), Path(os.environ[_ENV["surface_forms"]]),
                                 Path(tagme) if tagme else None, demo_thresholds=bool(os.environ.get(_ENV["demo"])),
-                                params=load_params(params) if params else None))
+                                params=load_params(params) if params else None, model=Path(model) if model else None))

@@ -56,12 +56,14 @@ class LtrRanking:
         from elquery.indexing.surface_forms.store import SurfaceFormStore
         from elquery.linking.ltr.features import FeatureExtractor
         from elquery.linking.ltr.model import LtrModel
+        from elquery.linking.mlm_scores import IndexScorer
 
         _require_extra()
         self.model = LtrModel.load(inputs.values["model"], artefacts=_scored_artefacts(inputs.artefacts))
         self.owned = OwnedArtefacts()
         try:
             index = self.owned.open(inputs.artefacts["index"], EntityIndex)
+            index = index.index if isinstance(index, IndexScorer) else index  # the MLM methods' open index
             store = self.owned.open(inputs.artefacts["surface_forms"], SurfaceFormStore)
             self.extractor = FeatureExtractor(index, store, inputs.values["commonness_threshold"],
                                               inputs.max_query_tokens)

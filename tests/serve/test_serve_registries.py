@@ -138,7 +138,7 @@ def test_rank_refuses_what_elquery_rank_refuses_with_its_message(client: TestCli
 
 
 @pytest.mark.parametrize(("values", "status", "message"), [
-    ({"method": "ltr"}, 422, "method ltr: the service was started without a model file"),
+    ({"method": "ltr"}, 422, "method ltr: the service was started without --model"),
     ({"method": "cmns", "rho_na": "0.2"}, 422,
      "cmns has no parameter rho_na; its parameters are commonness_threshold, gif_threshold"),
     ({"top_ranked": "maybe"}, 422, "top_ranked must be true or false, got 'maybe'"),

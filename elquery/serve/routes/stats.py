@@ -1,4 +1,5 @@
-"""``/health`` and ``/stats``: the served artefacts, limits, thresholds and request statistics."""
+"""``/health`` and ``/stats``: the served artefacts (the LTR model's metadata too), limits,
+thresholds and request statistics."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ async def stats(request: Request) -> dict[str, Any]:
     return {"index": {"path": str(artefacts.index), "entities": artefacts.entity_index.num_entities,
                       "metadata": artefacts.entity_index.metadata},
             "surface_forms": {"path": str(artefacts.surface_forms), "meta": artefacts.store.meta},
-            "tagme": None if artefacts.tagme is None else str(artefacts.tagme),
+            "tagme": None if artefacts.tagme is None else str(artefacts.tagme), "model": artefacts.model_info,
             "provenance": artefacts.provenance, "limits": service.limits.__dict__,
             "params": None if artefacts.params is None else str(artefacts.params.path),
             "thresholds": artefacts.thresholds(), **service.statistics.as_dict()}
