@@ -37,7 +37,7 @@ from elquery.retrieval.queries import check_query_text
 
 T = TypeVar("T")
 
-_SHORT = {"c": "commonness_threshold", "s": "gif_threshold"}
+_SHORT = {symbol: name for name, symbol in SYMBOLS.items()}
 
 
 @dataclass(frozen=True)

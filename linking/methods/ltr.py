@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from elquery.base import ElqueryError
 from elquery.linking.methods.method import (FINDERS, LinkingMethod, OwnedArtefacts, RankingInputs,
                                             commonness_threshold, gif_threshold, pipeline)
 from elquery.linking.types import ScoredMention
@@ -31,18 +30,10 @@ def _scored_artefacts(artefacts: Mapping[str, object]) -> dict[str, object]:
     return {"index": artefacts["index"], "surface_forms": artefacts["surface_forms"]}
 
 
-def _require_extra() -> None:
-    try:
-        import onnx  # noqa: F401  (the model file's format)
-    except ImportError:
-        raise ElqueryError("method ltr needs the ltr extra: pip install 'elquery[ltr]'") from None
-
-
 def check_model(artefacts: Mapping[str, object], values: Mapping[str, Any]) -> None:
     """The model file is an elquery LTR model for these features and artefacts (one line if not)."""
     from elquery.linking.ltr.model import LtrModel
 
-    _require_extra()
     LtrModel.read_info(values["model"], artefacts=_scored_artefacts(artefacts))
 
 
@@ -58,7 +49,6 @@ class LtrRanking:
         from elquery.linking.ltr.model import LtrModel
         from elquery.linking.mlm_scores import IndexScorer
 
-        _require_extra()
         self.model = LtrModel.load(inputs.values["model"], artefacts=_scored_artefacts(inputs.artefacts))
         self.owned = OwnedArtefacts()
         try:

@@ -141,8 +141,8 @@ class LinkingMethod:
         parameter values (the others resolved by :class:`MethodValues`)."""
         if options.top_ranked and TOP_RANKED not in self.finders:
             raise ElqueryError(f"{self.name} finds its own interpretations; TopRanked does not apply")
-        for kind in self.artefacts:
-            if kind in ARTEFACTS and kind != "model" and artefacts.get(kind) is None:
+        for kind in self.artefacts:  # an artefact a parameter names (LTR's model) is that parameter's
+            if self.parameter(kind) is None and artefacts.get(kind) is None:
                 raise ElqueryError(f"method {self.name} needs {ARTEFACTS[kind]}")
         return self.factory(self, artefacts, dict(given or {}), options)
 
