@@ -6,9 +6,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from elquery.indexing.tagme.graph import InlinkGraph
-from elquery.indexing.tagme.layout import DICTIONARY_FILE, read_meta
-from elquery.indexing.tagme.store import AnchorDictionary
+from elquery.kb.tagme.graph import InlinkGraph
+from elquery.kb.tagme.layout import DICTIONARY_FILE, read_meta
+from elquery.kb.tagme.store import AnchorDictionary
 
 
 class TagmeArtefact:

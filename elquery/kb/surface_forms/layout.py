@@ -1,5 +1,5 @@
 """The surface-form store's format id and the names of its sources (the schema is described in
-:mod:`elquery.indexing.surface_forms.store`), importable without numpy or pyarrow: mention
+:mod:`elquery.kb.surface_forms.store`), importable without numpy or pyarrow: mention
 detection and the command line read them."""
 
 FORMAT = "elquery-surface-forms/1"

@@ -4,15 +4,16 @@ Per field f: n(t, e_f) (term frequency), |e_f| (exact field length, from the cac
 arrays, never from Lucene's lossy norms), cf(t, f) (collection term frequency) and |C_f| (total
 tokens); entity id <-> Lucene docid; the index's own analyzer for query text. The fields are
 ``names`` and ``content``, and in an index built with them the LTR fields (methods.md §9;
-:data:`~elquery.indexing.index_format.LTR_FIELDS`), whose per-entity counts
+:data:`~elquery.kb.index_format.LTR_FIELDS`), whose per-entity counts
 (:meth:`EntityIndex.entity_counts`) come beside them; :meth:`EntityIndex.require_fields` refuses,
 in one line, an index that lacks what a method needs.
 
 Threads: what a query needs (:meth:`EntityIndex.analyze`, :meth:`~EntityIndex.document`,
 :meth:`~EntityIndex.lengths`, :meth:`~EntityIndex.docid`, and the retrieval helper's scoring) may be
 called from several threads at once on one open index: every such Java call is a static one (see
-``indexing/java``). Opening and closing take a lock. The statistics accessors that walk Lucene's
-iterators (term and collection frequencies, postings) are for one thread at a time.
+``indexing/java`` and ``retrieval/java``). Opening and closing take a lock. The statistics
+accessors that walk Lucene's iterators (term and collection frequencies, postings) are for one
+thread at a time.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from elquery.base import ElqueryError
-from elquery.indexing.index_format import (
+from elquery.kb.entities import canonical_entity_id
+from elquery.kb.index_format import (
     ENTITY_COUNTS,
     FIELDS,
     FORMAT_VERSION,
@@ -47,8 +49,7 @@ from elquery.indexing.index_format import (
     length_field,
     length_file,
 )
-from elquery.indexing.jvm import java_class
-from elquery.indexing.ntriples import canonical_entity_id
+from elquery.kb.jvm import java_class
 
 # pyjnius instance calls (opening and closing an index) must not run in two threads at once
 _JAVA_SETUP = threading.Lock()

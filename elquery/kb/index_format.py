@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from elquery.indexing.jvm import java_class
+from elquery.kb.jvm import java_class
 
 FORMAT_VERSION = 1
 FIELDS = ("names", "content")
