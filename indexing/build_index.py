@@ -37,7 +37,7 @@ from elquery.indexing.entity_documents import (
     top_predicates,
 )
 from elquery.base import ElqueryError, check_workers, default_workers, sigterm_interrupts
-from elquery.indexing.index_format import (
+from elquery.kb.index_format import (
     ANALYZER_NAME,
     FORMAT_VERSION,
     IDS_FILE,
@@ -298,7 +298,7 @@ def _merge_task(
     """Merge the sub-indexes, in order, into ``index`` (one segment; Lucene leaves the files
     beside it alone); returns its per-field statistics and those of its relations (or None):
     the field's, and per predicate [N_f, |C_f|]."""
-    from elquery.indexing.entity_index import EntityIndex
+    from elquery.kb.entity_index import EntityIndex
 
     writer = EntityIndexWriter(index)
     writer.add_indexes(sub_indexes)

@@ -34,13 +34,13 @@ WORK_MARK = ".building-"
 
 
 def _is_index(path: Path) -> bool:
-    from elquery.indexing.index_format import METADATA_FILE
+    from elquery.kb.index_format import METADATA_FILE
 
     return path.is_dir() and (path / METADATA_FILE).is_file()
 
 
 def _is_surface_forms(path: Path) -> bool:
-    from elquery.indexing.surface_forms.store import FORMAT
+    from elquery.kb.surface_forms.layout import FORMAT
 
     if not path.is_file():
         return False
@@ -52,7 +52,7 @@ def _is_surface_forms(path: Path) -> bool:
 
 
 def _is_tagme(path: Path) -> bool:
-    from elquery.indexing.tagme.layout import FORMAT, META_FILE
+    from elquery.kb.tagme.layout import FORMAT, META_FILE
 
     try:
         return json.loads((path / META_FILE).read_text(encoding="utf-8")).get("format") == FORMAT

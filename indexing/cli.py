@@ -80,7 +80,7 @@ def _index_dbpedia(args: argparse.Namespace) -> int:
 
 
 def _index_stats(args: argparse.Namespace) -> int:
-    from elquery.indexing.entity_index import EntityIndex
+    from elquery.kb.entity_index import EntityIndex
 
     with EntityIndex(args.index) as index:
         print(json.dumps(index.stats(), indent=1))

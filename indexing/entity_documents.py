@@ -12,7 +12,7 @@ subject to count predicates (for the top-N choice) and, in a second read, to bui
   owl:sameAs excluded), object URIs resolved to their label, or else to the title in the URI;
 * ``relations`` (only when asked, for ELR): the (id, predicate) pairs of the DBpedia resources
   that are objects of the top-N predicates, distinct and sorted;
-* the LTR fields (when asked, methods.md §9; :data:`~elquery.indexing.index_format.LTR_FIELDS`),
+* the LTR fields (when asked, methods.md §9; :data:`~elquery.kb.index_format.LTR_FIELDS`),
   each of distinct values: ``title`` (rdfs:label), ``short_abstract`` (rdfs:comment),
   ``long_abstract`` (dbo:abstract), ``wiki_links`` (the DBpedia resources dbo:wikiPageWikiLink
   links to, as :func:`title_text`) and ``categories`` (dct:subject, as :func:`title_text`), and the
@@ -36,9 +36,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from elquery.indexing.index_format import ENTITY_COUNTS, LTR_FIELDS
-from elquery.indexing.jvm import java_class
-from elquery.indexing.ntriples import DBPEDIA_RESOURCE, ParseReport, dump_bytes
+from elquery.kb.index_format import ENTITY_COUNTS, LTR_FIELDS
+from elquery.kb.jvm import java_class
+from elquery.indexing.ntriples import ParseReport, dump_bytes
+from elquery.kb.entities import DBPEDIA_RESOURCE
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from elquery.indexing.entity_documents import EntityDocument
-from elquery.indexing.index_format import (
+from elquery.kb.index_format import (
     ENTITY_COUNTS,
     FIELDS,
     ID_FIELD,
@@ -20,7 +20,7 @@ from elquery.indexing.index_format import (
     TYPED_RELATIONS_FIELD,
     analyzer,
 )
-from elquery.indexing.jvm import java_class
+from elquery.kb.jvm import java_class
 
 RAM_BUFFER_MB = 256.0
 BATCH = 1000

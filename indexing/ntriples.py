@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import IO
 
 from elquery.base import ElqueryError
+from elquery.kb.entities import DBPEDIA_RESOURCE
+# kept here for compatibility (one release): moved to elquery.kb.entities
+from elquery.kb.entities import canonical_entity_id, entity_id  # noqa: F401
 
-DBPEDIA_RESOURCE = "http://dbpedia.org/resource/"
 DUMP_SUFFIXES = (".ttl", ".nt", ".ttl.bz2", ".nt.bz2", ".ttl.gz", ".nt.gz")
 
 
@@ -139,30 +141,6 @@ def parse_line(line: str) -> Triple | None:
     if _INVALID_UTF8.search(literal):  # invalid bytes in a literal become U+FFFD (the text stays usable)
         literal = literal.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return Triple(subject, predicate, unescape(literal), ObjectKind.LITERAL, g["lang"], datatype)
-
-
-def entity_id(iri: str) -> str | None:
-    """``http://dbpedia.org/resource/Title`` -> ``<dbpedia:Title>`` (Title kept exactly as in the
-    URI); ``None`` for any other IRI."""
-    if iri.startswith(DBPEDIA_RESOURCE) and len(iri) > len(DBPEDIA_RESOURCE):
-        return f"<dbpedia:{iri[len(DBPEDIA_RESOURCE):]}>"
-    return None
-
-
-def canonical_entity_id(text: str) -> str | None:
-    """An entity as a user may name it, in elquery's form ``<dbpedia:Title>``: ``<dbpedia:Title>``,
-    a DBpedia resource URI (bare or in angle brackets), or a bare title (spaces become
-    underscores, as in DBpedia's URIs); ``None`` for anything else (another URI, an empty title,
-    whitespace inside an id). The one rule every command and API that takes an entity applies."""
-    text = text.strip()
-    if text.startswith("<") and text.endswith(">"):
-        text = text[1:-1]
-    if text.startswith("dbpedia:"):
-        text = DBPEDIA_RESOURCE + text[len("dbpedia:"):]
-    elif "://" not in text and text:
-        text = DBPEDIA_RESOURCE + text.replace(" ", "_")
-    found = entity_id(text)
-    return found if found is not None and not any(c.isspace() for c in found) else None
 
 
 @dataclass

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from elquery.indexing.entity_index import EntityIndex
+from elquery.kb.entity_index import EntityIndex
 from elquery.retrieval import MLMScorer
 
 

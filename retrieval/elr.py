@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from elquery.base import ElqueryError
-from elquery.indexing.entity_index import EntityIndex
+from elquery.kb.entity_index import EntityIndex
 from elquery.retrieval import lucene
 from elquery.retrieval.models import EntityLinkingRetrieval, LanguageModel, SequentialDependence
 from elquery.retrieval.scoring import AnalyzedQuery, EntityScorer, LinkedQuery, Query, analyze

@@ -3,7 +3,7 @@
 Reading postings through pyjnius costs about 0.5 us per posting and a Python -> Java call per
 step, so scoring runs in Java, one call per query: the request goes over as text, the answer comes
 back as one little-endian byte array. The helper is on the JVM's class path
-(:func:`elquery.indexing.jvm.helper_jar`) and only its static methods are called: pyjnius shares
+(:func:`elquery.kb.jvm.helper_jars`) and only its static methods are called: pyjnius shares
 the receiver of instance method calls between all objects of a class, so static calls are what
 makes scoring safe from several Python threads at once (the Java side keeps per-thread scratch
 space and synchronizes its per-index caches).
@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from elquery.base import ElqueryError
-from elquery.indexing.index_format import analyzer
-from elquery.indexing.jvm import java_class, jnius
+from elquery.kb.index_format import analyzer
+from elquery.kb.jvm import java_class, jnius
 
 if TYPE_CHECKING:
-    from elquery.indexing.entity_index import EntityIndex
+    from elquery.kb.entity_index import EntityIndex
 
 ENTRY_CLASS = "org.elquery.retrieval.EntityScores"
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from elquery.indexing.entity_index import EntityIndex
-from elquery.indexing.ntriples import canonical_entity_id
+from elquery.kb.entity_index import EntityIndex
+from elquery.kb.entities import canonical_entity_id
 from elquery.base import ElqueryError
 from elquery.retrieval import lucene
 from elquery.retrieval.models import (

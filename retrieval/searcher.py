@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from elquery.indexing.entity_index import EntityIndex
+from elquery.kb.entity_index import EntityIndex
 from elquery.base import ElqueryError
 from elquery.retrieval import lucene
 from elquery.retrieval.models import (

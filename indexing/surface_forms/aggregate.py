@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from elquery.indexing.normalize import normalize
+from elquery.kb.normalize import normalize
 
 SOURCE_KB, SOURCE_FACC, SOURCE_ANCHORS = 0, 1, 2
 _ENTITY_BITS = 32

@@ -48,7 +48,8 @@ from elquery.indexing.surface_forms.sources import (
     predicates_of,
     read_redirects,
 )
-from elquery.indexing.surface_forms.store import ANCHORS, FACC, KB, append_shard, create, finish, write_shard
+from elquery.indexing.surface_forms.store_writer import append_shard, create, finish, write_shard
+from elquery.kb.surface_forms.layout import ANCHORS, FACC, KB
 
 PARTITION_INPUT_BYTES = 64 << 20
 COMPRESSION_RATIO = 6

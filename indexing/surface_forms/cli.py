@@ -65,8 +65,8 @@ def _print(data: object) -> None:
 
 
 def _lookup(args: argparse.Namespace) -> int:
-    from elquery.indexing.normalize import normalize
-    from elquery.indexing.surface_forms.store import SurfaceFormStore
+    from elquery.kb.normalize import normalize
+    from elquery.kb.surface_forms.store import SurfaceFormStore
 
     with SurfaceFormStore(args.store) as store:
         candidates = store.lookup(args.text)
@@ -75,7 +75,7 @@ def _lookup(args: argparse.Namespace) -> int:
 
 
 def _aliases(args: argparse.Namespace) -> int:
-    from elquery.indexing.surface_forms.store import SurfaceFormStore
+    from elquery.kb.surface_forms.store import SurfaceFormStore
 
     with SurfaceFormStore(args.store) as store:
         aliases = store.aliases(args.entity)

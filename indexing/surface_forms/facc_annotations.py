@@ -13,7 +13,7 @@ archives (the form the collections are distributed in); directories are searched
 
 Counting: each (normalized mention, mid) pair is counted once per annotation; with
 ``min_posterior`` > 0, only annotations whose posterior (column 6) is at least that value. The
-mention goes through the store's one normalization (:func:`elquery.indexing.normalize.normalize`);
+mention goes through the store's one normalization (:func:`elquery.kb.normalize.normalize`);
 a mention that normalizes to nothing is counted as ``empty_form`` and dropped. A line is
 *malformed* when it does not have eight columns, its offsets are not digits, its posterior is not
 a number in [0, 1], its mid is not ``/m/[0-9a-z_]+``, or its mention is not UTF-8; malformed
@@ -54,7 +54,7 @@ from tqdm import tqdm
 from elquery.base import ElqueryError, check_workers, default_workers
 from elquery.files import atomic_output
 from elquery.indexing.ntriples import expand_files
-from elquery.indexing.normalize import normalize
+from elquery.kb.normalize import normalize
 from elquery.indexing.surface_forms.memory import DEFAULT_MEMORY_MB
 from elquery.workers import ordered_map, worker_pool
 

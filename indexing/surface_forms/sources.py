@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from elquery.base import ElqueryError
-from elquery.indexing.ntriples import ObjectKind, ParseReport, entity_id, open_text, parse_line
+from elquery.indexing.ntriples import ObjectKind, ParseReport, open_text, parse_line
 from elquery.indexing.surface_forms.facc import text_blocks
+from elquery.kb.entities import entity_id
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 FOAF_NAME = "http://xmlns.com/foaf/0.1/name"

@@ -7,5 +7,5 @@
 * ``meta.json``: format, build parameters and counts.
 
 Build with :func:`elquery.indexing.tagme.build.build_tagme` (``elquery index tagme``); read with
-:class:`elquery.indexing.tagme.artefact.TagmeArtefact`.
+:class:`elquery.kb.tagme.artefact.TagmeArtefact`.
 """

@@ -32,10 +32,10 @@ from elquery.indexing.tagme.datasets import TagmeDumps, find_dumps
 from elquery.indexing.tagme.dictionary import FormSpill, aggregate, title_variants
 from elquery.indexing.tagme.document_frequency import document_frequencies, phrase_prefixes
 from elquery.indexing.tagme.graph import EdgeSpill, build_csr
-from elquery.indexing.tagme.layout import DICTIONARY_FILE, write_meta
+from elquery.kb.tagme.layout import DICTIONARY_FILE, write_meta
 from elquery.indexing.tagme.nodes import NodeIds
 from elquery.indexing.tagme.params import TagmeBuildParams
-from elquery.indexing.tagme.store import DictionaryWriter
+from elquery.indexing.tagme.dictionary_writer import DictionaryWriter
 
 WIKI_LINK = "http://dbpedia.org/ontology/wikiPageWikiLink"
 WIKI_LINK_TEXT = "http://dbpedia.org/ontology/wikiPageWikiLinkText"

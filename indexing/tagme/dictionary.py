@@ -1,6 +1,6 @@
 """The anchor dictionary of TAGME (methods.md §6), aggregated in bounded memory.
 
-Surface forms come from four sources, all normalized with :func:`elquery.indexing.normalize.normalize`
+Surface forms come from four sources, all normalized with :func:`elquery.kb.normalize.normalize`
 (methods.md §3):
 
 * anchors (DBpedia anchor_text, ``dbo:wikiPageWikiLinkText``; the subject is the link target and
@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from elquery.indexing.normalize import normalize
+from elquery.kb.normalize import normalize
 
 _ANCHOR, _KB = "A", "K"
 _TITLE_CUT = re.compile(r"[(,]")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from elquery.indexing.normalize import normalize
+from elquery.kb.normalize import normalize
 from elquery.indexing.ntriples import ObjectKind, ParseReport, read_triples
 
 ABSTRACT = "http://dbpedia.org/ontology/abstract"

@@ -1,4 +1,5 @@
-"""The in-link graph of page_links in CSR form, built in bounded memory (methods.md §6).
+"""Building the in-link graph of page_links in CSR form in bounded memory (methods.md §6; read by
+:mod:`elquery.kb.tagme.graph`).
 
 ``inlinks.indptr.npy`` (int64, one entry per node plus one) and ``inlinks.indices.npy`` (int32):
 the in-links of node n are ``indices[indptr[n]:indptr[n + 1]]``, the distinct source nodes of
@@ -22,7 +23,8 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from elquery.indexing.tagme.layout import INDICES_FILE, INDPTR_FILE
+from elquery.kb.tagme.graph import InlinkGraph  # noqa: F401  (kept here for compatibility, one release: moved to elquery.kb.tagme.graph)
+from elquery.kb.tagme.layout import INDICES_FILE, INDPTR_FILE
 
 RANGE_LINKS = 1 << 21
 _FLUSH_INTS = 1 << 22
@@ -144,21 +146,3 @@ def build_csr(spill: EdgeSpill, nodes: int, out_dir: Path) -> GraphCounts:
         shutil.copyfileobj(source, indices, _COPY_BYTES)
     raw.unlink()
     return GraphCounts(int(linked.sum()), nodes, edges)
-
-
-class InlinkGraph:
-    """The in-link lists of an artefact directory, memory-mapped."""
-
-    def __init__(self, directory: Path, entities: int) -> None:
-        self.indptr = np.load(directory / INDPTR_FILE, mmap_mode="r")
-        self.indices = np.load(directory / INDICES_FILE, mmap_mode="r")
-        self.entities = entities
-
-    @property
-    def nodes(self) -> int:
-        """Number of graph nodes (pages numbered by the build, redirect pages included)."""
-        return len(self.indptr) - 1
-
-    def inlinks(self, node: int) -> np.ndarray:
-        """Distinct source nodes linking to ``node``, ascending (int32)."""
-        return np.asarray(self.indices[self.indptr[node]:self.indptr[node + 1]])

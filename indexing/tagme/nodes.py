@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from array import array
 
-from elquery.indexing.ntriples import DBPEDIA_RESOURCE
+from elquery.kb.entities import DBPEDIA_RESOURCE
 
 
 class NodeIds:

@@ -54,9 +54,10 @@ from pathlib import Path
 import numpy as np
 
 from elquery.base import ElqueryError
-from elquery.indexing.entity_index import EntityIndex
-from elquery.indexing.normalize import normalize, tokenize
-from elquery.indexing.surface_forms.store import KB, SurfaceFormStore
+from elquery.kb.entity_index import EntityIndex
+from elquery.kb.normalize import normalize, tokenize
+from elquery.kb.surface_forms.layout import KB
+from elquery.kb.surface_forms.store import SurfaceFormStore
 from elquery.linking.ltr.stored import stored_values
 from elquery.linking.mentions import (DEFAULT_MAX_QUERY_TOKENS, FormEntityLike, check_query_length,
                                       check_query_limit, detect)

@@ -8,8 +8,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from elquery.indexing.entity_index import EntityIndex
-from elquery.indexing.jvm import java_class
+from elquery.kb.entity_index import EntityIndex
+from elquery.kb.jvm import java_class
 
 ENTRY_CLASS = "org.elquery.retrieval.StoredValues"
 

@@ -2,7 +2,7 @@
 
 rel(a, b) = 1 - (log max(|in a|, |in b|) - log |in a ∩ in b|) / (log |E| - log min(|in a|, |in b|)),
 clamped to [0, 1]; 0 if either entity has no in-links or they share none; rel(a, a) = 1. |E| is
-the number of pages of the in-link graph (see :class:`elquery.indexing.tagme.artefact.TagmeArtefact`).
+the number of pages of the in-link graph (see :class:`elquery.kb.tagme.artefact.TagmeArtefact`).
 If the smaller in-link set is the whole graph (the denominator is 0), rel is 1 when the two sets
 are equal and 0 otherwise (the limit of the clamped formula).
 
@@ -19,7 +19,7 @@ from contextlib import contextmanager
 import numpy as np
 from scipy.sparse import csr_matrix
 
-from elquery.indexing.tagme.graph import InlinkGraph
+from elquery.kb.tagme.graph import InlinkGraph
 
 
 def milne_witten(size_a: np.ndarray, size_b: np.ndarray, common: np.ndarray, entities: int) -> np.ndarray:

@@ -24,10 +24,10 @@ import elquery.indexing.build_index as build_index_module
 from elquery.indexing.build_index import build_dbpedia_index
 from elquery.indexing.cli import main as indexing_main
 from elquery.indexing.entity_documents import SKIPPED_DATASETS, DocumentTexts, document_texts, spill, title_text
-from elquery.indexing.entity_index import EntityIndex
+from elquery.kb.entity_index import EntityIndex
 from elquery.base import ElqueryError
-from elquery.indexing.index_format import ENTITY_COUNTS, FIELDS, IDS_FILE, METADATA_FILE, TEXT_FIELDS, count_file, length_file
-from elquery.indexing.jvm import java_class
+from elquery.kb.index_format import ENTITY_COUNTS, FIELDS, IDS_FILE, METADATA_FILE, TEXT_FIELDS, count_file, length_file
+from elquery.kb.jvm import java_class
 
 R = "http://dbpedia.org/resource/"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
@@ -658,7 +658,7 @@ def test_opening_a_read_only_index_writes_nothing(sample_index_path: Path, sampl
     import shutil
     import stat
 
-    from elquery.indexing.index_format import length_file
+    from elquery.kb.index_format import length_file
 
     copy = tmp_path / "index"
     shutil.copytree(sample_index_path, copy)

@@ -22,7 +22,7 @@ from elquery.indexing.entity_documents import (
     spill,
     title_text,
 )
-from elquery.indexing.jvm import java_class
+from elquery.kb.jvm import java_class
 from elquery.indexing.ntriples import MAX_LINE_CHARS, ParseReport, dump_files, read_triples
 from python_documents_reference import read_labels  # pytest puts this folder on sys.path
 from python_spill_reference import PythonSpill, python_spill

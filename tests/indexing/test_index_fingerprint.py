@@ -26,8 +26,8 @@ import numpy as np
 import pytest
 
 from elquery.indexing.build_index import BuildSummary, build_dbpedia_index
-from elquery.indexing.entity_index import EntityIndex
-from elquery.indexing.index_format import (
+from elquery.kb.entity_index import EntityIndex
+from elquery.kb.index_format import (
     FIELDS,
     IDS_FILE,
     METADATA_FILE,
@@ -35,7 +35,7 @@ from elquery.indexing.index_format import (
     TYPED_RELATIONS_FIELD,
     length_file,
 )
-from elquery.indexing.jvm import java_class
+from elquery.kb.jvm import java_class
 
 REFERENCE: dict[str, Any] = {'summary': [97, 13, 4623, 0],
  'report': ['article_categories_en.ttl.bz2: 647 triples, 0 malformed lines',

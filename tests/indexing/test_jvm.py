@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from elquery.indexing.jvm import heap_megabytes, jvm_options
+from elquery.kb.jvm import heap_megabytes, jvm_options
 
 
 @pytest.mark.parametrize(("heap", "megabytes"), [("2g", 2048), ("512m", 512), ("65536k", 64), ("1T", 1048576)])

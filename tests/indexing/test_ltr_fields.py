@@ -22,9 +22,10 @@ import pytest
 
 from elquery.base import ElqueryError
 from elquery.indexing.build_index import build_dbpedia_index
-from elquery.indexing.entity_index import EntityIndex
-from elquery.indexing.index_format import ENTITY_COUNTS, FIELDS, LTR_FIELDS, METADATA_FILE, count_file, length_file
+from elquery.kb.entity_index import EntityIndex
+from elquery.kb.index_format import ENTITY_COUNTS, FIELDS, LTR_FIELDS, METADATA_FILE, count_file, length_file
 from elquery.indexing.provenance import read_provenance
+from elquery.kb.demo import DEMO_DIR
 from elquery.retrieval import CandidateScoring, EntityScorer, Searcher, lm, mlm, score_each
 
 R = "http://dbpedia.org/resource/"
@@ -34,7 +35,7 @@ ABSTRACT = "http://dbpedia.org/ontology/abstract"
 SUBJECT = "http://purl.org/dc/terms/subject"
 WIKI_LINK = "http://dbpedia.org/ontology/wikiPageWikiLink"
 REDIRECT = "http://dbpedia.org/ontology/wikiPageRedirects"
-DEMO = Path(__file__).resolve().parents[2] / "indexing" / "demo"
+DEMO = DEMO_DIR
 
 # One statement per line: <s> <p> (<o> | "literal"(@lang | ^^<dt>)?) .
 _LINE = re.compile(r'^<([^>]*)> <([^>]*)> (?:<([^>]*)>|"((?:[^"\\]|\\.)*)"(?:@[A-Za-z0-9-]+|\^\^<[^>]*>)?) ?\.\s*$')

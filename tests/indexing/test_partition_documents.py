@@ -28,8 +28,8 @@ from elquery.indexing.entity_documents import (
     title_text,
     top_predicates,
 )
-from elquery.indexing.index_format import ENTITY_COUNTS, RELATIONS_FIELD, TEXT_FIELDS, TYPED_RELATIONS_FIELD
-from elquery.indexing.jvm import java_class
+from elquery.kb.index_format import ENTITY_COUNTS, RELATIONS_FIELD, TEXT_FIELDS, TYPED_RELATIONS_FIELD
+from elquery.kb.jvm import java_class
 from elquery.indexing.lucene_writer import EntityIndexWriter
 from elquery.indexing.ntriples import dump_files
 from python_documents_reference import (  # tests/indexing, on the path as pytest loads it

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from elquery.indexing.entity_documents import title_text
-from elquery.indexing.ntriples import ParseReport, entity_id, read_triples
+from elquery.indexing.ntriples import ParseReport, read_triples
+from elquery.kb.entities import entity_id
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import synthetic_dbpedia  # noqa: E402

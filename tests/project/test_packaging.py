@@ -84,7 +84,7 @@ def test_a_built_wheel_installs_and_links(tmp_path: Path, tmp_path_factory: pyte
                                capture_output=True, text=True, timeout=600)
     assert installed.returncode == 0, installed.stderr[-2000:]
     env = {**os.environ, "ELQUERY_CACHE": str(tmp_path / "cache")}
-    where = subprocess.run([str(python), "-c", "import elquery.linking, elquery.indexing.demo as d; "
+    where = subprocess.run([str(python), "-c", "import elquery.linking, elquery.kb.demo as d; "
                             "print(elquery.linking.__file__); print(len(d.dumps()))"],
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert where.returncode == 0, where.stderr

@@ -27,9 +27,9 @@ from elquery.base import ElqueryError
 from elquery.indexing import lucene_writer
 from elquery.indexing.build_index import build_dbpedia_index
 from elquery.indexing.entity_documents import EntityDocument
-from elquery.indexing.entity_index import EntityIndex
-from elquery.indexing.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, analyzer, length_file
-from elquery.indexing.jvm import java_class, jnius
+from elquery.kb.entity_index import EntityIndex
+from elquery.kb.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, analyzer, length_file
+from elquery.kb.jvm import java_class, jnius
 from elquery.retrieval import BM25, EntityScorer, lucene, Rerank, Searcher, fsdm, model_from_name, prms, sdm
 from elquery.retrieval.models import LanguageModel, SequentialDependence
 from test_retrieval_scoring import write_index  # pytest puts this folder on sys.path

@@ -24,8 +24,8 @@ from elquery.cli import main as elquery
 from elquery.indexing import lucene_writer
 from elquery.indexing.build_index import build_dbpedia_index
 from elquery.indexing.entity_documents import RDFS_COMMENT, RDFS_LABEL, EntityDocument
-from elquery.indexing.entity_index import EntityIndex
-from elquery.indexing.index_format import (
+from elquery.kb.entity_index import EntityIndex
+from elquery.kb.index_format import (
     ANALYZER_NAME,
     FIELDS,
     FORMAT_VERSION,
@@ -34,8 +34,9 @@ from elquery.indexing.index_format import (
     RELATIONS_FIELD,
     length_file,
 )
-from elquery.indexing.jvm import java_class
-from elquery.indexing.ntriples import DBPEDIA_RESOURCE, ObjectKind, ParseReport, dump_files, entity_id, read_triples
+from elquery.kb.jvm import java_class
+from elquery.indexing.ntriples import ObjectKind, ParseReport, dump_files, read_triples
+from elquery.kb.entities import DBPEDIA_RESOURCE, entity_id
 from elquery.indexing.lucene_writer import EntityIndexWriter
 from elquery.retrieval import EntityScorer, Searcher, model_from_name
 from elquery.retrieval.links import read_links

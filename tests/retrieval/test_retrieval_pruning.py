@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from elquery.indexing.entity_documents import EntityDocument
-from elquery.indexing.entity_index import EntityIndex
+from elquery.kb.entity_index import EntityIndex
 from elquery.retrieval import Searcher, fsdm, sdm
 from elquery.retrieval.models import SequentialDependence
 from test_retrieval_scoring import write_index  # pytest puts this folder on sys.path

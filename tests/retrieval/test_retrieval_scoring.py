@@ -19,9 +19,9 @@ import pytest
 
 from elquery.indexing.build_index import build_dbpedia_index
 from elquery.indexing.entity_documents import EntityDocument
-from elquery.indexing.entity_index import EntityIndex
-from elquery.indexing.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, length_file
-from elquery.indexing.jvm import java_class, jnius
+from elquery.kb.entity_index import EntityIndex
+from elquery.kb.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, length_file
+from elquery.kb.jvm import java_class, jnius
 from elquery.indexing.lucene_writer import EntityIndexWriter
 from elquery.retrieval import (
     BM25,

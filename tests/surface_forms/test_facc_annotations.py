@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from elquery.base import ElqueryError
-from elquery.indexing.normalize import normalize
+from elquery.kb.normalize import normalize
 from elquery.indexing.surface_forms import BuildOptions, build_store
 from elquery.indexing.surface_forms import facc_annotations
 from elquery.indexing.surface_forms.facc_annotations import Rejected, annotation_pair, count_annotations

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from elquery.base import run
-from elquery.indexing.normalize import normalize
+from elquery.kb.normalize import normalize
 from elquery.indexing.surface_forms import cli
 
 

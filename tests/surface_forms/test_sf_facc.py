@@ -223,7 +223,7 @@ def test_the_pyarrow_batches_match_the_block_reader(tmp_path: Path, monkeypatch:
 def test_normalize_array_is_normalize() -> None:
     import pyarrow as pa
 
-    from elquery.indexing.normalize import normalize
+    from elquery.kb.normalize import normalize
     from elquery.indexing.surface_forms.aggregate import normalize_array
 
     texts = ["Barack  Obama", "Obama's", "__x__", "", "!!!", "A1-b2", "Café-Müller", "STRASSE", "Straße", "ΣΊΣΥΦΟΣ", "東京", "x\u00a0y", "\tq\x1f"]

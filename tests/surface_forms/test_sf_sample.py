@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from elquery.indexing.normalize import normalize
+from elquery.kb.normalize import normalize
 from elquery.indexing.ntriples import ObjectKind, ParseReport, read_triples
 from elquery.indexing.surface_forms import BuildOptions, SurfaceFormStore, build_store
 from elquery.indexing.surface_forms.sources import scan

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from elquery.cli import main as elquery
-from elquery.indexing.demo import DEMO_DIR, demo_artefacts, demo_knowledge_base, demo_tagme, tagme_dumps
+from elquery.indexing.demo import demo_artefacts, demo_knowledge_base, demo_tagme
+from elquery.kb.demo import DEMO_DIR, tagme_dumps
 from elquery.indexing.ntriples import ParseReport, read_triples
 
 ONTOLOGY = "http://dbpedia.org/ontology/"

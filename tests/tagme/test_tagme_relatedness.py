@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from elquery.indexing.tagme.graph import InlinkGraph
-from elquery.indexing.tagme.layout import INDICES_FILE, INDPTR_FILE
+from elquery.kb.tagme.graph import InlinkGraph
+from elquery.kb.tagme.layout import INDICES_FILE, INDPTR_FILE
 from elquery.linking.tagme.relatedness import Relatedness, milne_witten
 
 

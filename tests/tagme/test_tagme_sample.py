@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from elquery.indexing.cli import main as index_main
-from elquery.indexing.normalize import normalize
+from elquery.kb.normalize import normalize
 from elquery.indexing.ntriples import read_triples
-from elquery.indexing.tagme.artefact import TagmeArtefact
+from elquery.kb.tagme.artefact import TagmeArtefact
 from elquery.indexing.tagme.build import build_tagme
 from elquery.linking.tagme import TagmeLinker
 from elquery.linking.tagme.relatedness import Relatedness

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from elquery.indexing.cli import main as index_main
-from elquery.indexing.tagme.artefact import TagmeArtefact
+from elquery.kb.tagme.artefact import TagmeArtefact
 from elquery.indexing.tagme.build import TagmeBuildParams, build_tagme
 from elquery.linking.tagme import TagmeLinker
 from elquery.linking.tagme.annotator import top_share
@@ -239,7 +239,7 @@ def test_top_share() -> None:
 def test_coherence_averages_over_the_distinct_other_entities(artefact_dir: Path) -> None:
     """Two nested spots chose entity 1, one spot entity 2, rel(1, 2) = 0.4: the coherence of
     entity 1 is rel(1, 2) = 0.4 (E(T) - {e} = {2}), not the mean of rel(1, 1) = 1 and 0.4."""
-    from elquery.indexing.tagme.store import Sense
+    from elquery.kb.tagme.store import Sense
     from elquery.linking.tagme.annotator import Spot, SpotChoice
     from elquery.linking.types import Mention
 

@@ -1,0 +1,120 @@
+"""Writing the surface-form store (the format of :mod:`elquery.kb.surface_forms.store`, which
+reads it; methods.md §3): one shard per partition of the forms, each a store without indexes,
+assembled into the store, then indexed and given its format and metadata.
+
+Commonness (Eq. 9) is computed here, once, for every pair (:func:`commonness_counts`), and each
+form's candidates are encoded in candidate order, so a lookup reads one row.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import sqlite3
+from collections.abc import Sequence
+from itertools import chain
+from pathlib import Path
+
+import numpy as np
+
+from elquery.indexing.surface_forms.aggregate import MergedPartition
+from elquery.kb.surface_forms.layout import FORMAT
+from elquery.kb.surface_forms.store import LONGEST_FORM_KEY, longest_form_tokens
+
+SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE entities(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE forms(
+    form TEXT PRIMARY KEY, id INTEGER NOT NULL,
+    facc_total INTEGER NOT NULL, anchor_total INTEGER NOT NULL, candidates BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE pairs(
+    form_id INTEGER NOT NULL, entity_id INTEGER NOT NULL,
+    facc INTEGER NOT NULL, anchors INTEGER NOT NULL, kb INTEGER NOT NULL,
+    PRIMARY KEY(form_id, entity_id)
+) WITHOUT ROWID;
+"""
+# Created after the bulk load (faster than maintaining them row by row).
+INDEXES = """
+CREATE UNIQUE INDEX entities_by_name ON entities(name);
+CREATE UNIQUE INDEX forms_by_id ON forms(id);
+CREATE INDEX pairs_by_entity ON pairs(entity_id);
+"""
+_BUILD_PRAGMAS = ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "cache_size = -262144")
+
+
+def commonness_counts(part: MergedPartition) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per pair of a partition: n(m, e) and the form's sum over e' of n(m, e') for commonness
+    (methods.md §3, Eq. 9), and the sources bitmask. The counts are the FACC counts when the
+    form has any, else the anchor counts."""
+    use_facc = (part.facc_totals > 0)[part.pair_forms]
+    counts = np.where(use_facc, part.pair_facc, part.pair_anchors)
+    totals = np.where(use_facc, part.facc_totals[part.pair_forms], part.anchor_totals[part.pair_forms])
+    sources = (part.pair_kb > 0) | (part.pair_facc > 0) << 1 | (part.pair_anchors > 0) << 2
+    return counts, totals, sources
+
+
+def create(path: Path) -> sqlite3.Connection:
+    """A new, empty store (or shard) at ``path``, set up for a bulk load (no journal)."""
+    db = sqlite3.connect(path, isolation_level=None)
+    for pragma in _BUILD_PRAGMAS:
+        db.execute(f"PRAGMA {pragma}")
+    db.executescript(SCHEMA)
+    return db
+
+
+def write_shard(path: Path, part: MergedPartition, names: Sequence[str]) -> np.ndarray:
+    """Write one merged partition as a shard (forms with ids 0..n-1 in the partition's sorted
+    order and their encoded candidates, and pairs); returns the entity numbers the pairs use."""
+    counts, totals, sources = commonness_counts(part)
+    used, entity_index = np.unique(part.pair_entities, return_inverse=True)
+    used_names = [names[e] for e in used.tolist()]
+    name_rank = np.empty(len(used_names), np.int64)
+    name_rank[sorted(range(len(used_names)), key=used_names.__getitem__)] = np.arange(len(used_names))
+    order = np.lexsort((name_rank[entity_index], -counts, part.pair_forms))
+    ordered_names = [used_names[i] for i in entity_index[order].tolist()]
+    flat = list(chain.from_iterable(zip(ordered_names, counts[order].tolist(), sources[order].tolist())))
+    bounds = np.searchsorted(part.pair_forms, np.arange(len(part.forms) + 1)).tolist()
+    form_totals = np.zeros(len(part.forms), np.int64)
+    form_totals[part.pair_forms] = totals
+    forms = zip(
+        part.forms,
+        range(len(part.forms)),
+        part.facc_totals.tolist(),
+        part.anchor_totals.tolist(),
+        (marshal.dumps((total, *flat[3 * a : 3 * b]), 4) for total, a, b in zip(form_totals.tolist(), bounds, bounds[1:])),
+    )
+    pairs = zip(*(a.tolist() for a in (part.pair_forms, part.pair_entities, part.pair_facc, part.pair_anchors, part.pair_kb)))
+    db = create(path)
+    try:
+        db.execute("BEGIN")
+        db.executemany("INSERT INTO forms VALUES (?, ?, ?, ?, ?)", forms)
+        db.executemany("INSERT INTO pairs VALUES (?, ?, ?, ?, ?)", pairs)
+        db.execute("COMMIT")
+    finally:
+        db.close()
+    return used
+
+
+def append_shard(db: sqlite3.Connection, shard: Path, offset: int) -> None:
+    """Copy a shard into the store, its form ids shifted by ``offset``."""
+    db.execute("ATTACH DATABASE ? AS shard", (str(shard),))
+    try:
+        db.execute("BEGIN")
+        db.execute("INSERT INTO forms SELECT form, id + ?, facc_total, anchor_total, candidates FROM shard.forms", (offset,))
+        db.execute("INSERT INTO pairs SELECT form_id + ?, entity_id, facc, anchors, kb FROM shard.pairs", (offset,))
+        db.execute("COMMIT")
+    finally:
+        db.execute("DETACH DATABASE shard")
+
+
+def finish(db: sqlite3.Connection, entities: Sequence[int], names: Sequence[str], meta: dict[str, object]) -> None:
+    """Write the ``entities`` used (numbers into ``names``), index the assembled store, and record
+    its format and ``meta`` (JSON values)."""
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO entities VALUES (?, ?)", ((e, names[e]) for e in entities))
+    db.execute("COMMIT")
+    db.executescript(INDEXES)
+    meta = {**meta, LONGEST_FORM_KEY: longest_form_tokens(db)}
+    rows = [("format", FORMAT)] + [(k, json.dumps(v, ensure_ascii=False, sort_keys=True)) for k, v in meta.items()]
+    db.executemany("INSERT INTO meta VALUES (?, ?)", rows)
