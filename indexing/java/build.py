@@ -1,12 +1,20 @@
-"""Build ``indexing/java/elquery-lucene.jar`` from ``indexing/java/src`` reproducibly.
+"""Build elquery's jars reproducibly from the Java sources in the repository.
 
-The sources are compiled with ``javac --release 11`` against the Lucene classes of Anserini's fat
+One jar per source tree, beside it, in the package of the layer whose Java it is (the JVM's class
+path, :data:`elquery.kb.jvm.HELPER_JARS`, names them):
+
+* ``indexing/java/elquery-index.jar`` from ``indexing/java/src`` (``org.elquery.index``: writing an
+  index, and the index reads of every query);
+* ``retrieval/java/elquery-retrieval.jar`` from ``retrieval/java/src`` (``org.elquery.retrieval``:
+  the retrieval engine).
+
+Each tree is compiled with ``javac --release 11`` against the Lucene classes of Anserini's fat
 jar (the one pyserini ships), and packed in a fixed order with fixed timestamps, so the same
-sources and compiler give the same bytes. The jar records the SHA-256 of its sources and the javac
-version in ``META-INF/elquery-build.txt``; ``tests/indexing/test_java_helper.py`` fails when the
-shipped jar was not rebuilt after a source change.
+sources and compiler give the same bytes. A jar records the SHA-256 of its sources and the javac
+version in ``META-INF/elquery-build.txt``; ``tests/indexing/test_java_helper.py`` fails when a
+shipped jar was not rebuilt after a change of its sources.
 
-Usage: ``python indexing/java/build.py [--javac PATH] [--out JAR]``
+Usage: ``python indexing/java/build.py [--javac PATH]``
 """
 
 from __future__ import annotations
@@ -17,25 +25,39 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SOURCES = HERE / "src"
-JAR = HERE / "elquery-lucene.jar"
+sys.path.insert(0, str(HERE.parent.parent))  # run from a checkout: elquery.kb is in elquery/kb
+from elquery.kb.jvm import anserini_jar, helper_jar_paths  # noqa: E402
+
 BUILD_INFO = "META-INF/elquery-build.txt"
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
-def source_files() -> list[Path]:
-    return sorted(SOURCES.rglob("*.java"))
+@dataclass(frozen=True)
+class JavaTree:
+    """A source tree (``src`` beside its jar) and the jar built from it."""
+
+    jar: Path
+
+    @property
+    def sources(self) -> Path:
+        return self.jar.parent / "src"
+
+    def source_files(self) -> list[Path]:
+        return sorted(self.sources.rglob("*.java"))
+
+    def source_digest(self) -> str:
+        """SHA-256 over the sources' paths (relative to ``src``) and contents."""
+        digest = hashlib.sha256()
+        for path in self.source_files():
+            digest.update(path.relative_to(self.sources).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        return digest.hexdigest()
 
 
-def source_digest() -> str:
-    """SHA-256 over the sources' relative paths and contents."""
-    digest = hashlib.sha256()
-    for path in source_files():
-        digest.update(path.relative_to(SOURCES).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+TREES = tuple(JavaTree(jar) for jar in helper_jar_paths())
 
 
 def javac_version(javac: str) -> str:
@@ -43,22 +65,21 @@ def javac_version(javac: str) -> str:
     return (result.stdout or result.stderr).strip()
 
 
-def build_info(javac: str) -> str:
-    return f"sources-sha256: {source_digest()}\njavac: {javac_version(javac)}\nrelease: 11\n"
+def build_info(tree: JavaTree, javac: str) -> str:
+    return f"sources-sha256: {tree.source_digest()}\njavac: {javac_version(javac)}\nrelease: 11\n"
 
 
-def build(out: Path = JAR, javac: str = "javac") -> Path:
-    """Compile and pack the helper into ``out``; returns ``out``."""
-    sys.path.insert(0, str(HERE.parent.parent))
-    from elquery.indexing.jvm import anserini_jar
-
+def build(tree: JavaTree, out: Path | None = None, javac: str = "javac") -> Path:
+    """Compile and pack ``tree`` into ``out`` (default: its jar); returns the jar's path."""
+    out = tree.jar if out is None else out
     with tempfile.TemporaryDirectory() as classes:
         subprocess.run(
             [javac, "--release", "11", "-encoding", "UTF-8", "-nowarn", "-cp", str(anserini_jar()),
-             "-d", classes, *map(str, source_files())],
+             "-d", classes, *map(str, tree.source_files())],
             check=True,
         )
-        entries = {"META-INF/MANIFEST.MF": b"Manifest-Version: 1.0\r\n\r\n", BUILD_INFO: build_info(javac).encode()}
+        entries = {"META-INF/MANIFEST.MF": b"Manifest-Version: 1.0\r\n\r\n",
+                   BUILD_INFO: build_info(tree, javac).encode()}
         for path in sorted(Path(classes).rglob("*.class")):
             entries[path.relative_to(classes).as_posix()] = path.read_bytes()
         partial = out.with_suffix(".jar.partial")
@@ -75,9 +96,9 @@ def build(out: Path = JAR, javac: str = "javac") -> Path:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--javac", default="javac", help="the Java compiler (JDK 11 or later)")
-    parser.add_argument("--out", type=Path, default=JAR, help="jar to write (default: %(default)s)")
     args = parser.parse_args()
-    print(build(args.out, args.javac))
+    for tree in TREES:
+        print(build(tree, javac=args.javac))
     return 0
 
 
