@@ -213,6 +213,25 @@ def test_ltr_greedy_of_a_fold_is_gif_over_that_fold_model_scores(learned: Path, 
     assert compared >= 5  # the comparison is not vacuous: the folds' forests link something
 
 
+def test_a_fold_model_links_its_fold_as_the_ltr_linker_does(learned: Path, demo_kb: tuple[Path, Path]) -> None:
+    """Each fold's model file, given to the registry's LTR linker (what `elquery link --method ltr`
+    runs) with the fold's chosen s, links the fold's queries as the cross-validated run does."""
+    from elquery.linking.linker import Linker
+
+    out = learned / "out"
+    fold_of = {row["qid"]: int(row["fold"]) for row in tsv(out / "folds.tsv")}
+    chosen = {int(r["fold"]): float(r["s"]) for r in tsv(out / "parameters.tsv") if r["method"] == "LTR-greedy"}
+    model_of = {int(r["held_out"]): out / r["model"] for r in tsv(out / "ltr-models.tsv")
+                if r["method"] == "LTR-greedy" and "," not in r["held_out"]}
+    run_lines = read_elq(out / "runs" / "LTR-greedy" / "cross-validated.elq")
+    queries = json.loads((learned / "queries.json").read_text())
+    for fold, s in chosen.items():
+        with Linker(demo_kb[0], demo_kb[1], method="ltr", model=model_of[fold], gif_threshold=s) as linker:
+            for qid in (q for q in fold_of if fold_of[q] == fold):
+                linked = {frozenset(a.entity for a in i.annotations) for i in linker.link(queries[qid])}
+                assert linked == run_lines.get(qid, frozenset())
+
+
 def test_the_same_models_for_a_seed_and_others_for_another(learned: Path, demo_kb: tuple[Path, Path],
                                                            tmp_path: Path) -> None:
     sessions_data(tmp_path)
