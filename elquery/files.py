@@ -5,9 +5,8 @@ writes its output files, so they all follow the same conventions.
 * an output path is checked before any work starts (its folder exists, it is not a folder);
 * an output file is written beside its final name and renamed into place only when complete, with
   the permissions the user's umask gives (0666 & ~umask), never left half-written;
-* text inputs are UTF-8, a byte order mark at the start is dropped, lines end at ``\\n`` (a ``\\r``
-  before it is dropped) and nowhere else, and a line longer than :data:`MAX_LINE_BYTES` is an
-  error rather than a read into memory.
+* an input is opened with one-line errors naming its path (:func:`open_binary_input`); how its
+  text is read, line by line, is :mod:`elquery.formats.lines`.
 """
 
 from __future__ import annotations
@@ -23,8 +22,6 @@ from typing import IO, BinaryIO
 from elquery.base import ElqueryError
 
 STDIO = "-"
-MAX_LINE_BYTES = 1 << 20
-"""The longest line a text input may hold (1 MiB): query files, runs and qrels have short lines."""
 
 
 def is_stdio(path: Path | str | None) -> bool:
@@ -93,28 +90,6 @@ def open_binary_input(path: Path | str, what: str) -> Iterator[BinaryIO]:
         raise ElqueryError(f"{path}: permission denied") from None
     with handle:
         yield handle
-
-
-def text_lines(path: Path | str, what: str) -> Iterator[tuple[int, str]]:
-    """(line number, text) of a UTF-8 text input: BOM dropped, lines split at ``\\n`` only (so
-    U+2028 or U+0085 inside a line stay in it), ``\\r\\n`` accepted, long lines refused."""
-    name = "<stdin>" if is_stdio(path) else str(path)
-    with open_binary_input(path, what) as handle:
-        number = 0
-        while True:
-            raw = handle.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                return
-            number += 1
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                raise ElqueryError(f"{name}:{number}: line longer than {MAX_LINE_BYTES} bytes")
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ElqueryError(f"{name}:{number}: not valid UTF-8 ({exc.reason})") from None
-            yield number, text.removesuffix("\n").removesuffix("\r")
 
 
 def sha256_of(path: Path | str, progress: Callable[[int], object] | None = None) -> str:

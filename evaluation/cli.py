@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 from elquery.base import ElqueryError, positive_int
 from elquery.evaluation.errors import EvaluationInputError
 from elquery.evaluation.interpretation import evaluate_interpretations
-from elquery.evaluation.readers import read_elq, read_trec_qrels, read_trec_run
 from elquery.evaluation.setmetrics import Aggregate
 from elquery.files import check_input
+from elquery.formats.elq import read_elq
+from elquery.formats.trec_qrels import read_trec_qrels
+from elquery.formats.trec_run import read_trec_run
 
 if TYPE_CHECKING:  # ir_measures, numpy and scipy load inside the commands that use them
     from elquery.evaluation.rank import RankEvaluation

@@ -1,19 +1,10 @@
-"""Errors raised for bad evaluation input (files that cannot be read as runs or qrels)."""
+"""Errors raised for bad evaluation input (files that cannot be read as runs or qrels): the
+formats' one error type, :class:`elquery.formats.lines.FormatError` (one line, ``path:line:
+reason``, or ``path: reason`` when the problem concerns the file as a whole rather than one
+line), under the name the evaluation layer gives it."""
 
 from __future__ import annotations
 
-import os
+from elquery.formats.lines import FormatError as EvaluationInputError
 
-from elquery.base import ElqueryError
-
-
-class EvaluationInputError(ElqueryError):
-    """Bad input file; the message is one line, ``path:line: reason`` (``path: reason`` when
-    the problem concerns the file as a whole rather than one line)."""
-
-    def __init__(self, path: str | os.PathLike[str], line: int | None, reason: str) -> None:
-        self.path = os.fspath(path)
-        self.line = line
-        self.reason = " ".join(reason.split())
-        where = self.path if line is None else f"{self.path}:{line}"
-        super().__init__(f"{where}: {self.reason}")
+__all__ = ["EvaluationInputError"]

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from elquery.evaluation.setmetrics import PRF, Aggregate, f_measure, macro_average, set_prf
-
-EntitySet = frozenset[str]
+from elquery.formats.elq import EntitySet
 
 
 @dataclass(frozen=True)

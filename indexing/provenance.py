@@ -36,7 +36,6 @@ from elquery.files import atomic_output, sha256_of
 FORMAT = "elquery-provenance/1"
 PROVENANCE_FILE = "provenance.json"
 META_KEY = "provenance"
-SIDECAR_SUFFIX = ".meta.json"
 ID_LENGTH = 16
 
 _checksums: dict[tuple[str, int, int], str] = {}
@@ -229,15 +228,3 @@ def run_metadata(command: str, artefacts: Mapping[str, Path | str | None]) -> di
             record = read_provenance(path)
             ids[name] = None if record is None else record.id
     return {"command": command, "elquery_version": elquery_version(), "artefacts": ids}
-
-
-def sidecar_path(run: Path | str) -> Path:
-    """Where the metadata of a run file in a format without room for it (TREC, elq) goes."""
-    run = Path(run)
-    return run.with_name(run.name + SIDECAR_SUFFIX)
-
-
-def write_sidecar(run: Path | str, metadata: Mapping[str, Any]) -> None:
-    """``RUN.meta.json`` beside a run file written to a path: ``metadata`` as JSON."""
-    with atomic_output(sidecar_path(run)) as stream:
-        stream.write(json.dumps(metadata, indent=1, sort_keys=True) + "\n")

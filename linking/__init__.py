@@ -14,7 +14,7 @@
 Modules: :mod:`elquery.linking.mentions` (mention detection), :mod:`elquery.linking.methods` (the
 registry of methods, one module each: CMNS, MLM, MLMc, MLMcg, TAGME, LTR), :mod:`elquery.linking.gif`
 (GIF, TopRanked), :mod:`elquery.linking.ranking` (semantic mapping), :mod:`elquery.linking.linker` (the
-pipeline), :mod:`elquery.linking.output` (elq / trec / jsonl runs), :mod:`elquery.linking.cli` (``elquery link``).
+pipeline), :mod:`elquery.formats.link_output` (elq / trec / jsonl runs), :mod:`elquery.linking.cli` (``elquery link``).
 """
 
 from elquery.base import lazy_exports

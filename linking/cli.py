@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from elquery.base import ElqueryError, add_workers_argument, workers_of
 from elquery.files import check_output, is_stdio
+from elquery.formats.link_output import FORMATS
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
-from elquery.linking.output import FORMATS
 from elquery.spark import add_engine_arguments, check_engine
 
 if TYPE_CHECKING:
@@ -134,14 +134,14 @@ def _shown(value: object) -> str:
 
 def _link(args: argparse.Namespace) -> int:
     from elquery.linking.methods import METHODS
-    from elquery.linking.output import RunFormat, write_texts
+    from elquery.formats.link_output import RunFormat, write_texts
 
     started = time.monotonic()
     method = METHODS.get(args.method)
     if (args.query is None) == (args.queries is None):
         raise ElqueryError("give either one QUERY or --queries FILE")
     if args.query is not None:
-        from elquery.retrieval.queries import check_query_text
+        from elquery.formats.queries import check_query_text
 
         check_query_text(args.query)
     kinds = _artefact_kinds(method)
@@ -156,7 +156,7 @@ def _link(args: argparse.Namespace) -> int:
     values = method.values(_given(args, method), params, demo=_demo(args, kinds))  # the registry checks them
     check_output(args.out)
     if args.queries is not None:
-        from elquery.retrieval.queries import read_queries
+        from elquery.formats.queries import read_queries
 
         queries = [(q.qid, q.text) for q in read_queries(args.queries)]
     else:

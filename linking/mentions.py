@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from elquery.base import ElqueryError
-from elquery.files import text_lines
+from elquery.formats.lines import text_lines
 from elquery.indexing.ntriples import canonical_entity_id
 from elquery.indexing.surface_forms.layout import KB
 from elquery.linking.types import Candidate, Mention

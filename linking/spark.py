@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from elquery.base import ElqueryError
 from elquery.linking.batch import Factory
-from elquery.linking.output import jsonl_record
+from elquery.formats.link_output import jsonl_record
 from elquery.spark import ordered_partitions, worker_cached
 
 if TYPE_CHECKING:

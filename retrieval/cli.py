@@ -65,8 +65,8 @@ def _rank(args: argparse.Namespace) -> int:
 
     from elquery.retrieval.batch import rank_many
     from elquery.retrieval.models import parse_params
-    from elquery.retrieval.queries import read_queries
-    from elquery.retrieval.runs import write_run
+    from elquery.formats.queries import read_queries
+    from elquery.formats.trec_run import write_run
 
     started = time.monotonic()
     entry = MODELS.get(args.model)
@@ -98,7 +98,8 @@ def _rank(args: argparse.Namespace) -> int:
             ranked = rank_many(args.index, queries, model, args.k, workers_of(args), progress.update)
         lines = write_run(args.out, ranked, args.tag or f"elquery-{args.model}")
     if not is_stdio(args.out):
-        from elquery.indexing.provenance import run_metadata, write_sidecar
+        from elquery.formats.run_metadata import write_sidecar
+        from elquery.indexing.provenance import run_metadata
 
         write_sidecar(args.out, run_metadata("rank", {"index": args.index}))
     print(f"ranked {len(queries)} queries ({lines} lines) with {args.model} in {time.monotonic() - started:.1f} s "

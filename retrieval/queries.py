@@ -1,123 +1,24 @@
-"""Query files: TSV (``qid<TAB>query`` per line) or JSON (``{"qid": "query", ...}``, by the
-``.json`` suffix; on standard input, ``-``, by a leading ``{``). The same rules for both: UTF-8
-(a byte order mark is dropped), a qid is non-empty and holds no whitespace (it becomes a field of
-TREC and ELQ run lines), a qid given twice is an error, a blank query (empty or only whitespace)
-is an error, and each error is one line naming the file and line. TSV lines end at ``\\n`` only
-(:func:`elquery.files.text_lines`); blank lines are skipped.
-
-The rule for one query holds at every door (:func:`check_query_text`): ``elquery link ""``, a
-query file, :class:`~elquery.linking.Linker` and the service refuse a blank query alike."""
+"""Query files as the retrieval layer reads them: the format is :mod:`elquery.formats.queries`
+(TSV or JSON, the qid and blank-query rules, :func:`check_query_text`), re-exported here for the
+code that imports it from this module; what is the retrieval layer's own is turning a record into
+what a searcher ranks (:func:`searched_query`)."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from elquery.base import ElqueryError
-from elquery.files import is_stdio, open_binary_input, text_lines
+from elquery.formats.queries import BLANK, WHAT, QueryRecord, check_query_text, read_queries
 
 if TYPE_CHECKING:
     from elquery.retrieval.scoring import LinkedQuery
 
-WHAT = "query file"
-BLANK = "is blank (empty or only whitespace)"
+__all__ = ["BLANK", "WHAT", "QueryRecord", "check_query_text", "read_queries", "searched_query"]
 
 
-def check_query_text(text: str, qid: str | None = None, where: str | None = None) -> str:
-    """``text``, if it holds more than whitespace; else the one-line error every door gives: "the
-    query is blank (...)", or "query 'QID' is blank (...)" for a query of a batch, after ``where``
-    (``file:line``) when given."""
-    if text.strip():
-        return text
-    message = f"the query {BLANK}" if qid is None else f"query {qid!r} {BLANK}"
-    raise ElqueryError(message if where is None else f"{where}: {message}")
+def searched_query(record: QueryRecord) -> str | LinkedQuery:
+    """What a searcher ranks for ``record``: its text, or its text with its links."""
+    if not record.links:
+        return record.text
+    from elquery.retrieval.scoring import LinkedQuery  # numpy and Java: not loaded to read queries
 
-
-@dataclass(frozen=True)
-class QueryRecord:
-    """A query of a query file, with its linked entities (entity, score) when a links file gave
-    them (``elquery rank --links``)."""
-
-    qid: str
-    text: str
-    links: tuple[tuple[str, float], ...] = ()
-
-    def query(self) -> str | LinkedQuery:
-        """What a searcher ranks: the text, or the text with its links."""
-        if not self.links:
-            return self.text
-        from elquery.retrieval.scoring import LinkedQuery  # numpy and Java: not loaded to read queries
-
-        return LinkedQuery(self.text, self.links)
-
-
-def read_queries(path: Path | str) -> list[QueryRecord]:
-    """The queries of a TSV or JSON query file (``-``: standard input), in file order; a file with
-    none is an error."""
-    name = "<stdin>" if is_stdio(path) else str(path)
-    if is_stdio(path):
-        with open_binary_input(path, WHAT) as handle:
-            data = handle.read()
-        text = _decode(name, data)
-        queries = _read_json(name, text) if text.lstrip().startswith("{") else _read_tsv_text(name, text)
-    elif Path(path).suffix.lower() == ".json":
-        with open_binary_input(path, WHAT) as handle:
-            queries = _read_json(name, _decode(name, handle.read()))
-    else:
-        queries = _read_tsv(name, text_lines(path, WHAT))
-    if not queries:
-        raise ElqueryError(f"{name}: no queries in this file")
-    return queries
-
-
-def _decode(name: str, data: bytes) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ElqueryError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-
-
-def _check_qid(where: str, qid: str, seen: dict[str, str]) -> None:
-    if not qid or any(c.isspace() for c in qid):
-        raise ElqueryError(f"{where}: query id {qid!r} must be non-empty and hold no whitespace")
-    if qid in seen:
-        raise ElqueryError(f"{where}: query id {qid!r} given twice (first at {seen[qid]})")
-    seen[qid] = where
-
-
-def _read_tsv_text(name: str, text: str) -> list[QueryRecord]:
-    lines = text.split("\n")
-    return _read_tsv(name, ((n, line.removesuffix("\r")) for n, line in enumerate(lines, 1)))
-
-
-def _read_tsv(name: str, lines: object) -> list[QueryRecord]:
-    queries: list[QueryRecord] = []
-    seen: dict[str, str] = {}
-    for number, line in lines:  # type: ignore[attr-defined]
-        if not line.strip():
-            continue
-        qid, tab, query = line.partition("\t")
-        if not tab:
-            raise ElqueryError(f"{name}:{number}: expected 'qid<TAB>query', got {line[:60]!r}")
-        _check_qid(f"{name}:{number}", qid, seen)
-        queries.append(QueryRecord(qid, check_query_text(query, qid, f"{name}:{number}").strip()))
-    return queries
-
-
-def _read_json(name: str, text: str) -> list[QueryRecord]:
-    try:
-        pairs = json.loads(text, object_pairs_hook=list)
-    except json.JSONDecodeError as exc:
-        raise ElqueryError(f"{name}:{exc.lineno}: invalid JSON ({exc.msg})") from None
-    if not isinstance(pairs, list) or text.lstrip()[:1] != "{":
-        raise ElqueryError(f"{name}: expected a JSON object {{qid: query}}, got {type(pairs).__name__}")
-    queries = []
-    seen: dict[str, str] = {}
-    for qid, query in pairs:
-        _check_qid(f"{name}: query {qid!r}", qid, seen)
-        if not isinstance(query, str):
-            raise ElqueryError(f"{name}: query {qid!r}: expected a string query, got {type(query).__name__}")
-        queries.append(QueryRecord(qid, check_query_text(query, qid, name).strip()))
-    return queries
+    return LinkedQuery(record.text, record.links)

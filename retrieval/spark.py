@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from elquery.retrieval.models import Model
-    from elquery.retrieval.queries import QueryRecord
+    from elquery.formats.queries import QueryRecord
     from elquery.retrieval.searcher import RankedEntity, Searcher
 
 RANKING_SCHEMA = "qid string, rank int, entity string, score double"

@@ -40,11 +40,11 @@ from elquery.base import ElqueryError
 from elquery.experiments.config import GIF, LinksSpec, MethodSpec
 from elquery.linking.gif import gif, top_ranked
 from elquery.files import atomic_output
+from elquery.formats.trec_run import write_run
 from elquery.linking.methods import METHODS
 from elquery.linking.output import write_results
 from elquery.linking.types import Candidate, Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
 from elquery.retrieval.models import Model, model_from_name
-from elquery.retrieval.runs import write_run
 from elquery.retrieval.searcher import RankedEntity
 
 CACHE_VERSION = 1

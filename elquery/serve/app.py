@@ -1,7 +1,7 @@
 """The service: a FastAPI application over one set of artefacts, opened once per worker process.
 
 Answers are the Python API's (and so the command line's): ``/link`` returns the records of
-``elquery link --format jsonl`` (:func:`elquery.linking.output.jsonl_record`), ``/rank`` the ranking
+``elquery link --format jsonl`` (:func:`elquery.formats.link_output.jsonl_record`), ``/rank`` the ranking
 of ``elquery rank``. Linkers and the searcher are shared between the server's threads (they are
 thread-safe). Every request is bounded: query length (the linker's ``max_query_tokens``), batch
 size, ``k``, and a time limit; a request over a limit gets a JSON error (413, 422 or 503), never a

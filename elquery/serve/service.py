@@ -21,7 +21,7 @@ from elquery.linking.batch import ResultLinker
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
 from elquery.linking.methods import DEFAULT_METHOD, METHODS, LinkingMethod
 from elquery.registry import validate_parameters
-from elquery.retrieval.queries import check_query_text
+from elquery.formats.queries import check_query_text
 from elquery.serve.artefacts import Artefacts
 from elquery.serve.schema import LINKING_PARAMETERS, TOP_RANKED, FieldsOf, operation
 from elquery.serve.statistics import Statistics

@@ -78,11 +78,12 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _features(args: argparse.Namespace) -> int:
-    from elquery.indexing.provenance import run_metadata, sidecar_path, write_sidecar
+    from elquery.formats.run_metadata import sidecar_path, write_sidecar
+    from elquery.indexing.provenance import run_metadata
     from elquery.files import atomic_output, sha256_of
     from elquery.linking.ltr.feature_file import QueryFeatures, labels_of, read_ground_truth, write_features
     from elquery.linking.ltr.features import FEATURES, FeatureExtractor
-    from elquery.retrieval.queries import read_queries
+    from elquery.formats.queries import read_queries
 
     started = time.monotonic()
     resolve_artefact_args(args, index=REQUIRED, surface_forms=REQUIRED)
@@ -126,7 +127,7 @@ def _features(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from elquery.indexing.provenance import sidecar_path
+    from elquery.formats.run_metadata import read_sidecar
     from elquery.linking.ltr.feature_file import read_features
     from elquery.linking.ltr.model import model_bytes, new_info, train_forest, write_model
 
@@ -135,7 +136,7 @@ def _train(args: argparse.Namespace) -> int:
     check_output(args.out)
     if args.out == "-":
         raise ElqueryError("--out must be a file")
-    sidecar = _read_sidecar(sidecar_path(args.features))
+    sidecar = read_sidecar(args.features)
     if sidecar.get("format", "tsv") != "tsv":
         raise ElqueryError(f"{args.features}: a {sidecar['format']} features file; train reads the tsv format")
     table = read_features(args.features)
@@ -163,17 +164,3 @@ def _info(args: argparse.Namespace) -> int:
     print(json.dumps(json.loads(info.to_json()), indent=1, sort_keys=True))
     return 0
 
-
-def _read_sidecar(path: Path) -> dict:
-    """The ``.meta.json`` of a features file, or {} when there is none (a file made elsewhere)."""
-    import json
-
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ElqueryError(f"{path}: not valid JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise ElqueryError(f"{path}: expected a JSON object")
-    return data

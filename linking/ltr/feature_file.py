@@ -25,7 +25,8 @@ from typing import IO
 import numpy as np
 
 from elquery.base import ElqueryError
-from elquery.files import sha256_of, text_lines
+from elquery.files import sha256_of
+from elquery.formats.lines import text_lines
 from elquery.indexing.ntriples import canonical_entity_id
 from elquery.linking.ltr.features import FEATURES, CandidatePair
 

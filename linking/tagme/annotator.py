@@ -46,7 +46,7 @@ from elquery.linking.tagme.relatedness import Relatedness
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
 from elquery.linking.ranking import rank_entities
 from elquery.linking.types import Interpretation, LinkResult, Mention, MappedEntity, ScoredMention
-from elquery.retrieval.queries import check_query_text
+from elquery.formats.queries import check_query_text
 
 T = TypeVar("T")
 

@@ -1,11 +1,13 @@
 """The import graph of the package: indexing <- retrieval <- linking, evaluation depends on none of
-them, every layer may import the bottom modules ``elquery.base``, ``elquery.files``, ``elquery.workers``, ``elquery.spark`` and ``elquery.registry``, and the dispatcher
-(``elquery.cli``) sits on top. Walks every ``import`` statement of the source (lazy ones inside
+them, every layer may import the bottom modules ``elquery.base``, ``elquery.files``, ``elquery.workers``, ``elquery.spark``, ``elquery.registry``
+and the package ``elquery.formats`` (which itself imports only the standard library, ``elquery.base``
+and ``elquery.files``), and the dispatcher (``elquery.cli``) sits on top. Walks every ``import`` statement of the source (lazy ones inside
 functions too) with :mod:`ast`, so an upward edge fails here wherever it is written."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,8 +30,12 @@ ALLOWED: dict[str, set[str]] = {
     "workers": set(),
     "spark": set(),
     "registry": set(),
+    "formats": set(),
 }
-BOTTOM = ("base", "files", "workers", "spark", "registry")
+BOTTOM = ("base", "files", "workers", "spark", "registry", "formats")
+FORMATS_IMPORT = {"base", "files", "formats"}
+"""All that ``elquery.formats`` may import from elquery (evaluation reads its files through it, and
+.ci/lower-bounds installs elquery without its dependencies to run the evaluation tests)."""
 
 
 def _part(module: str) -> str | None:
@@ -55,7 +61,9 @@ def _sources() -> list[tuple[str, Path]]:
     out = []
     for part, folder in LAYERS.items():
         out += [(part, p) for p in sorted(folder.rglob("*.py"))]
-    out += [(name, REPO / "elquery" / f"{name}.py") for name in BOTTOM]
+    for name in BOTTOM:
+        package = REPO / "elquery" / name
+        out += [(name, p) for p in sorted(package.rglob("*.py"))] if package.is_dir() else [(name, package.with_suffix(".py"))]
     return out
 
 
@@ -73,6 +81,22 @@ def upward_edges() -> list[str]:
 
 def test_no_layer_imports_upward() -> None:
     assert upward_edges() == []
+
+
+def test_formats_import_only_the_standard_library_base_and_files() -> None:
+    """The ground floor of the file formats: nothing of another layer, of another bottom module than
+    ``elquery.base`` and ``elquery.files``, or outside the standard library (numpy, ...), and the
+    same for those two modules, so that the evaluation layer runs with numpy, scipy and
+    ir_measures alone."""
+    outside = []
+    for part, path in _sources():
+        if part not in FORMATS_IMPORT:
+            continue
+        for line, module in _imports(path):
+            target = _part(module)
+            if target not in FORMATS_IMPORT and (target is not None or module.split(".")[0] not in sys.stdlib_module_names):
+                outside.append(f"{path.relative_to(REPO)}:{line}: {module}")
+    assert outside == []
 
 
 def test_the_walk_sees_an_upward_edge(tmp_path: Path) -> None:

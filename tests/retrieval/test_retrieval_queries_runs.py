@@ -8,7 +8,7 @@ import pytest
 
 from elquery.base import ElqueryError
 from elquery.retrieval.queries import QueryRecord, read_queries
-from elquery.retrieval.runs import write_run
+from elquery.formats.trec_run import write_run
 from elquery.retrieval.searcher import RankedEntity
 
 

@@ -105,7 +105,7 @@ def test_rank_dataframe_rows_are_the_run_lines(spark, sample_link_artefacts, yer
     rows = [(r.qid, r.rank, r.entity, r.score) for r in frame.collect()]
     assert len(rows) == len(expected) > 0
     assert [row[:3] for row in rows] == [row[:3] for row in expected]
-    # the run nudges a tie below the score written before it (retrieval.runs.run_scores), by one ulp
+    # the run nudges a tie below the score written before it (elquery.formats.trec_run.run_scores), by one ulp
     assert [row[3] for row in rows] == pytest.approx([float(row[3]) for row in expected], rel=1e-12)
 
 

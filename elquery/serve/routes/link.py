@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
-from elquery.linking.output import jsonl_record
+from elquery.formats.link_output import jsonl_record
 from elquery.serve.schema import link_fields
 from elquery.serve.service import Routes, parameters, service_of
 

@@ -10,9 +10,9 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
+from elquery.formats.link_output import jsonl_record
+from elquery.formats.links import record_links
 from elquery.linking.batch import ResultLinker
-from elquery.linking.output import jsonl_record
-from elquery.retrieval.links import record_links
 from elquery.retrieval.models import DEFAULT_K, DEFAULT_MODEL, MODELS, links_refused, parse_params
 from elquery.retrieval.scoring import LinkedQuery
 from elquery.serve.schema import rank_fields

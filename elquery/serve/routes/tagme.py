@@ -12,7 +12,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from elquery.linking.methods.tagme import TAGME
-from elquery.retrieval.queries import check_query_text
+from elquery.formats.queries import check_query_text
 from elquery.serve.service import RequestError, Routes, parameters, service_of
 
 routes = Routes()

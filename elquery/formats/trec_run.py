@@ -6,6 +6,9 @@ run is evaluated in elquery's own order, the scores written for one query strict
 score that does not fall below the one written before it is lowered to the next representable
 float below that one (``math.nextafter``). Distinct scores are written exactly as computed; tied
 ones differ from the computed value by a few units in the last place. See docs/formats.md.
+
+Read back (:func:`read_trec_run`) as trec_eval reads it: whitespace-separated fields, the rank
+checked but ignored, a score a decimal number as C's strtod reads it whole.
 """
 
 from __future__ import annotations
@@ -13,13 +16,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from elquery.base import ElqueryError
 from elquery.files import atomic_output
+from elquery.formats.lines import (FormatError, check_qid, decimal, input_name, integer, record_lines,
+                                   whitespace_fields)
 
-if TYPE_CHECKING:
-    from elquery.retrieval.searcher import RankedEntity
+WHAT = "TREC run file"
+TrecRun = dict[str, dict[str, float]]
+Ranked = tuple[int, str, float]
+"""One ranked entity, ``(rank, entity, score)``: a :class:`~elquery.retrieval.RankedEntity` is one."""
 
 
 def run_scores(scores: Iterable[float]) -> list[float]:
@@ -34,19 +40,20 @@ def run_scores(scores: Iterable[float]) -> list[float]:
     return written
 
 
-def run_lines(qid: str, ranking: Iterable[RankedEntity], tag: str) -> list[str]:
+def run_lines(qid: str, ranking: Iterable[Ranked], tag: str) -> list[str]:
     """The run lines of one query, in ranking order; scores in shortest round-trip form, strictly
     decreasing (:func:`run_scores`)."""
+    check_qid(qid)
     hits = list(ranking)
     lines = []
-    for hit, score in zip(hits, run_scores(h.score for h in hits)):
-        if any(c.isspace() for c in hit.entity):
-            raise ElqueryError(f"entity id {hit.entity!r} holds whitespace and cannot go into a TREC run")
-        lines.append(f"{qid} Q0 {hit.entity} {hit.rank} {score!r} {tag}\n")
+    for (rank, entity, _), score in zip(hits, run_scores(hit[2] for hit in hits)):
+        if any(c.isspace() for c in entity):
+            raise ElqueryError(f"entity id {entity!r} holds whitespace and cannot go into a TREC run")
+        lines.append(f"{qid} Q0 {entity} {rank} {score!r} {tag}\n")
     return lines
 
 
-def write_run(path: Path | str, rankings: Iterable[tuple[str, Iterable[RankedEntity]]], tag: str) -> int:
+def write_run(path: Path | str, rankings: Iterable[tuple[str, Iterable[Ranked]]], tag: str) -> int:
     """Write a TREC run (:func:`elquery.files.atomic_output`: ``-`` is standard output); returns
     the number of lines."""
     if not tag or any(c.isspace() for c in tag):
@@ -58,3 +65,19 @@ def write_run(path: Path | str, rankings: Iterable[tuple[str, Iterable[RankedEnt
             out.writelines(lines)
             count += len(lines)
     return count
+
+
+def read_trec_run(path: Path | str) -> TrecRun:
+    """Read a TREC run, ``qid Q0 docid rank score tag`` (whitespace-separated). The rank column
+    is checked but ignored: as in trec_eval, documents are ordered by score descending, ties by
+    docid descending. A docid retrieved twice for a query is an error."""
+    name = input_name(path)
+    run: TrecRun = {}
+    for line, text in record_lines(path, WHAT):
+        qid, _, doc, rank, score, _ = whitespace_fields(name, line, text, "qid Q0 docid rank score tag")
+        integer(name, line, rank, "rank")
+        ranking = run.setdefault(qid, {})
+        if doc in ranking:
+            raise FormatError(name, line, f"{doc!r} retrieved twice for query {qid!r}")
+        ranking[doc] = decimal(name, line, score, "score")
+    return run
