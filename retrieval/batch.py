@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from elquery.base import check_workers
 from elquery.indexing.artefacts import check_artefact
+from elquery.retrieval.queries import searched_query
 from elquery.workers import ordered_map
 
 if TYPE_CHECKING:
@@ -60,4 +61,4 @@ def _close_searcher() -> None:
 
 def _rank_chunk(chunk: list[QueryRecord], model: Model, k: int) -> list[tuple[str, list[RankedEntity]]]:
     assert _searcher is not None
-    return [(q.qid, _searcher.rank(q.query(), model, k)) for q in chunk]
+    return [(q.qid, _searcher.rank(searched_query(q), model, k)) for q in chunk]
