@@ -1,0 +1,359 @@
+"""LTR linking benchmark (issue 29.6): per-query latency of LTR (the ranking) and LTR-greedy beside
+GIF-MLMcg on the same artefacts and queries in one run, with a 1,000-tree model trained on
+features of those artefacts; where LTR's time goes (features, forest); the cold first query; and
+``/link?method=ltr`` throughput of ``elquery serve --model`` on loopback.
+
+Artefacts: synthetic DBpedia-shaped dumps of ``--entities`` entities (``synthetic_dbpedia.py``
+with its extras: page links, anchor texts; plus long abstracts made from the short ones as
+``bench_full_scale.py`` makes them), built by ``elquery build --stages index,surface-forms`` into
+``--work`` (reused); or existing ``--index`` and ``--surface-forms`` with ``--model``.
+
+Queries: distinct synthetic queries made of the index's own entity titles (one or two titles,
+lower-cased, qualifiers dropped, a third with one more word of another title; as
+``bench_linking.kb_queries``), so every query has candidates. The first ``--train-queries`` train
+the model; the next ``--queries`` (other queries) are timed.
+
+Labels (synthetic): the entities whose titles a query was made of are its one ground-truth
+interpretation (a ``qrels-elq`` line), so ``elquery ltr features --qrels`` labels a candidate pair
+1 when its entity is one of them (an ambiguous base title, ``X`` beside ``X (film)``, is a
+candidate of both; only the one drawn is 1); ``--label-noise P`` flips a seeded fraction P of
+the training labels (annotation noise, as ``bench_ltr.py`` does: a fully grown forest's size
+follows it). The model: ``elquery ltr train --trees 1000`` (``--max-features 3``, seed 1) on
+those features.
+
+JSON lines:
+
+* ``ltr_artefacts``, ``ltr_model``: sizes and build/training times;
+* ``ltr_latency`` per method: ``gif-mlmcg`` (``Linker.link``, s = ``--gif-threshold``), ``ltr``
+  (the LTR ranking: ``Linker.rank`` of a TopRanked linker, no GIF) and ``ltr-greedy``
+  (``Linker.link``: GIF on the model's scores, s = 0.3): p50 / p99 / mean / max warm (after a
+  pass over every timed query), wall clock and the calling thread's CPU (``cpu_*``: the Java
+  calls run in that thread; on a shared machine the wall clock also counts waiting for a core),
+  each call with the garbage collector off (``harness.Timer``);
+* ``ltr_ratio``: LTR and LTR-greedy over GIF-MLMcg, p50, p99 and mean, wall and CPU, same run;
+* ``ltr_breakdown``: per query, the features (``FeatureExtractor.extract``) and the forest
+  (``LtrModel.score`` of those rows) with each engine (``compiled``, ``onnxruntime``), and the
+  rows (candidate pairs) per query;
+* ``ltr_cold`` per method: in a fresh process, opening the linker (JVM start, artefacts, model)
+  and the first and second query;
+* ``ltr_serve``: wrk (closed loop, ``--clients`` connections) against ``elquery serve --model
+  --workers --workers`` with ``/link?method=ltr`` and, in the same run, ``method=mlmcg``.
+
+Usage: ``python benchmarks/bench_ltr_linking.py [--work DIR] [--entities N] [--train-queries N]
+[--queries N] [--trees N] [--label-noise P] [--workers N] [--clients N] [--seconds S] [--no-serve]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from harness import Timer, cpu_seconds, emit, load_avg_1m, machine, percentiles  # noqa: E402
+
+FIGURES = ("p50", "p99", "mean", "max")
+LTR_GREEDY_S = 0.3  # the registry's default (methods.md §9)
+
+
+def build_artefacts(work: Path, entities: int, workers: int) -> tuple[Path, Path]:
+    """Synthetic dumps (with page links, anchors and long abstracts), then the index and the
+    surface-form store by ``elquery build`` (which reuses a stage built with the same inputs)."""
+    import bench_full_scale
+    import synthetic_dbpedia
+
+    started = time.perf_counter()
+    dumps = work / f"dumps-{entities}"
+    synthetic_dbpedia.generate(dumps, entities, extras=True, reuse=True, processes=workers)
+    bench_full_scale.long_abstracts(dumps)
+    generated = time.perf_counter() - started
+    out = work / f"artefacts-{entities}"
+    started, cpu = time.perf_counter(), cpu_seconds()
+    subprocess.run([sys.executable, "-m", "elquery", "build", "--data", str(dumps), "--out", str(out),
+                    "--stages", "index,surface-forms", "--workers", str(workers)], check=True,
+                   stdout=subprocess.DEVNULL)
+    index, surface_forms = out / "index", out / "surface-forms.db"
+    emit({"bench": "ltr_artefacts", "entities": entities, "dumps_s": round(generated, 1),
+          "build_s": round(time.perf_counter() - started, 1), "build_cpu_s": round(cpu_seconds() - cpu, 1),
+          "index_mb": round(sum(f.stat().st_size for f in index.rglob("*") if f.is_file()) / 1e6, 1),
+          "surface_forms_mb": round(surface_forms.stat().st_size / 1e6, 1), "index": str(index),
+          "surface_forms": str(surface_forms)})
+    return index, surface_forms
+
+
+def labelled_queries(index: Path, count: int, seed: int) -> list[tuple[str, str, list[str]]]:
+    """``count`` distinct (qid, query, entities) made of one or two entity titles of the index,
+    a third with one more word of another title; ``entities``: those whose titles made it."""
+    ids = (index / "entity_ids.txt").read_text(encoding="utf-8").splitlines()
+    rng = random.Random(seed)
+
+    def title() -> tuple[str, str]:
+        entity = rng.choice(ids)
+        return entity, unquote(entity[len("<dbpedia:"):-1]).replace("_", " ").split(" (")[0]
+
+    queries: list[tuple[str, str, list[str]]] = []
+    seen: set[str] = set()
+    while len(queries) < count:
+        drawn = [title() for _ in range(rng.choice((1, 2)))]
+        words = [text for _, text in drawn]
+        if rng.random() < 1 / 3:
+            words.append(rng.choice(title()[1].split()))
+        text = " ".join(words).lower()
+        if text not in seen:
+            seen.add(text)
+            queries.append((f"kb-{len(queries)}", text, list(dict.fromkeys(e for e, _ in drawn))))
+    return queries
+
+
+def train_model(index: Path, surface_forms: Path, queries: list[tuple[str, str, list[str]]], out: Path,
+                trees: int, workers: int, noise: float) -> None:
+    """``elquery ltr features --qrels`` on ``queries`` (labels: their entities; a fraction
+    ``noise`` of them flipped), then ``elquery ltr train``; both timed."""
+    folder = out.parent
+    (folder / "train-queries.json").write_text(json.dumps({qid: text for qid, text, _ in queries}), encoding="utf-8")
+    (folder / "train-qrels-elq.txt").write_text(
+        "".join(f"{qid}\t1\t" + "\t".join(entities) + "\n" for qid, _, entities in queries), encoding="utf-8")
+    features = folder / "train-features.tsv"
+    started, cpu = time.perf_counter(), cpu_seconds()
+    subprocess.run([sys.executable, "-m", "elquery", "ltr", "features", "--index", str(index), "--surface-forms",
+                    str(surface_forms), "--queries", str(folder / "train-queries.json"), "--qrels",
+                    str(folder / "train-qrels-elq.txt"), "--out", str(features)], check=True, stdout=subprocess.DEVNULL)
+    extracted, extract_cpu = time.perf_counter() - started, cpu_seconds() - cpu
+    if noise:
+        flip_labels(features, noise)
+    started, cpu = time.perf_counter(), cpu_seconds()
+    subprocess.run([sys.executable, "-m", "elquery", "ltr", "train", "--features", str(features), "--out", str(out),
+                    "--trees", str(trees), "--workers", str(workers)], check=True, stdout=subprocess.DEVNULL)
+    trained, train_cpu = time.perf_counter() - started, cpu_seconds() - cpu
+    from elquery.linking.ltr.model import LtrModel
+
+    emit({"bench": "ltr_model", "train_queries": len(queries), "features_s": round(extracted, 1),
+          "features_cpu_s": round(extract_cpu, 1), "train_s": round(trained, 1), "train_cpu_s": round(train_cpu, 1),
+          **model_size(out)})
+
+
+def flip_labels(features: Path, fraction: float, seed: int = 0) -> None:
+    """Flip the label of a seeded ``fraction`` of the rows of a TSV features file, in place."""
+    lines = features.read_text(encoding="utf-8").splitlines(keepends=True)
+    column = lines[0].rstrip("\n").split("\t").index("label")
+    rng = random.Random(seed)
+    for number in range(1, len(lines)):
+        if rng.random() < fraction:
+            cells = lines[number].rstrip("\n").split("\t")
+            cells[column] = "0" if cells[column] == "1" else "1"
+            lines[number] = "\t".join(cells) + "\n"
+    features.write_text("".join(lines), encoding="utf-8")
+
+
+def model_size(model: Path) -> dict[str, object]:
+    """The model's training rows and positives, trees, nodes and file size."""
+    from elquery.linking.ltr.model import LtrModel
+
+    info = LtrModel.read_info(model)
+    return {"rows": info.training["rows"], "positives": info.training["positives"], "trees": info.forest["trees"],
+            "nodes": info.forest["nodes"], "model_mb": round(model.stat().st_size / 1e6, 1),
+            "labels": "synthetic: the entities whose titles made the query"}
+
+
+def warm_times(function: object, texts: list[str]) -> Timer:
+    """Wall and CPU seconds of each call after a warm-up pass over all ``texts``, garbage collector
+    off per call."""
+    for text in texts:
+        function(text)  # type: ignore[operator]
+    timer = Timer()
+    for text in texts:
+        timer(lambda: function(text))  # type: ignore[operator]  # noqa: B023
+    return timer
+
+
+def figures_of(timer: Timer) -> dict[str, float]:
+    """Wall and calling-thread CPU percentiles (nearest rank) of a :class:`Timer`'s calls, in ms."""
+    return {**percentiles(timer.wall, FIGURES, nearest_rank=True),
+            **percentiles(timer.cpu, FIGURES, nearest_rank=True, prefix="cpu_")}
+
+
+def latency(index: Path, surface_forms: Path, model: Path, texts: list[str], gif_threshold: float) -> None:
+    """GIF-MLMcg, LTR and LTR-greedy per query, warm, in this process; then the ratios."""
+    from elquery.linking.linker import Linker
+
+    linkers = {"gif-mlmcg": Linker(index, surface_forms, method="mlmcg", gif_threshold=gif_threshold),
+               "ltr": Linker(index, surface_forms, method="ltr", model=model, top_ranked=True),
+               "ltr-greedy": Linker(index, surface_forms, method="ltr", model=model)}
+    calls = {"gif-mlmcg": linkers["gif-mlmcg"].link, "ltr": linkers["ltr"].rank, "ltr-greedy": linkers["ltr-greedy"].link}
+    figures = {}
+    for name, call in calls.items():
+        figures[name] = figures_of(warm_times(call, texts))
+        linked = sum(1 for text in texts[:500] if linkers[name].result(text).interpretations) / min(len(texts), 500)
+        emit({"bench": "ltr_latency", "method": name, "queries": len(texts), **figures[name],
+              "with_interpretation": round(linked, 3), "load_avg_1m": load_avg_1m()})
+    for name in ("ltr", "ltr-greedy"):
+        emit({"bench": "ltr_ratio", "method": name, "over": "gif-mlmcg",
+              **{f"{f}_ratio": round(figures[name][f"{f}_ms"] / figures["gif-mlmcg"][f"{f}_ms"], 2)
+                 for f in ("p50", "p99", "mean", "cpu_p50", "cpu_p99", "cpu_mean")}})
+    for linker in linkers.values():
+        linker.close()
+
+
+def breakdown(index: Path, surface_forms: Path, model: Path, texts: list[str]) -> None:
+    """Per query: the features, and the forest over its rows with each engine."""
+    from elquery.linking.ltr import FeatureExtractor, LtrModel
+
+    artefacts = {"index": index, "surface_forms": surface_forms}
+    models = {engine: LtrModel.load(model, artefacts=artefacts, engine=engine) for engine in ("compiled", "onnxruntime")}
+    with FeatureExtractor(index, surface_forms, 0.1) as extractor:
+        matrices = [extractor.extract(text)[1] for text in texts]  # warm-up pass
+        features = Timer()
+        for text in texts:
+            features(lambda: extractor.extract(text))  # noqa: B023
+    rows = np.array([len(m) for m in matrices])
+    emit({"bench": "ltr_breakdown", "part": "features", "queries": len(texts),
+          **figures_of(features), "rows_p50": float(np.percentile(rows, 50)),
+          "rows_p99": float(np.percentile(rows, 99)), "rows_mean": round(float(rows.mean()), 1), "rows_max": int(rows.max())})
+    expected = None
+    for engine, loaded in models.items():
+        scores = [loaded.score(m) for m in matrices if len(m)]  # warm-up pass (and the same scores)
+        if expected is None:
+            expected = scores
+        same = all(np.array_equal(a, b) for a, b in zip(scores, expected))
+        forest = Timer()
+        for matrix in matrices:
+            if len(matrix):
+                forest(lambda: loaded.score(matrix))  # noqa: B023
+        emit({"bench": "ltr_breakdown", "part": "forest", "engine": engine, "queries": len(forest.wall),
+              **figures_of(forest), "same_scores": same})
+
+
+COLD = """
+import json, sys, time
+started = time.perf_counter()
+from elquery.linking.linker import Linker
+imported = time.perf_counter()
+index, surface_forms, model, method, query = sys.argv[1:6]
+linker = Linker(index, surface_forms, method=method, **({"model": model} if method == "ltr" else {}))
+opened = time.perf_counter()
+linker.link(query)
+first = time.perf_counter()
+linker.link(query + " x")
+second = time.perf_counter()
+print(json.dumps({"import_s": round(imported - started, 3), "open_s": round(opened - imported, 3),
+                  "first_query_ms": round(1000 * (first - opened), 2), "second_query_ms": round(1000 * (second - first), 2)}))
+"""
+
+
+def cold(index: Path, surface_forms: Path, model: Path, query: str) -> None:
+    """In a fresh process per method: import, open the linker, the first and the second query."""
+    for method in ("mlmcg", "ltr"):
+        out = subprocess.run([sys.executable, "-c", COLD, str(index), str(surface_forms), str(model), method, query],
+                             capture_output=True, text=True, check=True).stdout
+        emit({"bench": "ltr_cold", "method": method, "query": query, **json.loads(out.strip().splitlines()[-1])})
+
+
+def serve(index: Path, surface_forms: Path, model: Path, texts: list[str], workers: int, clients: int,
+          seconds: float) -> None:
+    """``elquery serve --model`` under wrk: /link?method=ltr, then method=mlmcg, same server."""
+    import httpx
+    from bench_serve import WRK_SCRIPT
+    from process_tree import descendants, peak_rss_mb
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "elquery", "serve", "--index", str(index), "--surface-forms",
+                               str(surface_forms), "--model", str(model), "--port", str(port), "--workers", str(workers)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise SystemExit("the server did not start") from None
+                time.sleep(0.5)
+        time.sleep(3 * workers)  # every worker up
+        for method in ("ltr", "mlmcg"):
+            paths = [f"/link?q={quote(text)}&method={method}" for text in texts]
+            with tempfile.NamedTemporaryFile("w", suffix=".lua", encoding="utf-8") as script:
+                script.write(WRK_SCRIPT % ", ".join(f'"{path}"' for path in paths))
+                script.flush()
+
+                def run(duration: float) -> dict[str, float]:
+                    out = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{duration:g}s", "--timeout", "10s", "-s",
+                                          script.name, base], capture_output=True, text=True, check=True).stdout
+                    return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+                run(3.0)  # warm-up
+                measured = run(seconds)
+            emit({"bench": "ltr_serve", "method": method, "workers": workers, "clients": clients,
+                  "seconds": seconds, "requests": measured["requests"],
+                  "requests_per_s": round(measured["requests"] / measured["seconds"], 1),
+                  "p50_ms": measured["p50_us"] / 1000, "p99_ms": measured["p99_us"] / 1000,
+                  "errors": measured["errors"], "load_avg_1m": load_avg_1m()})
+        peaks = list(peak_rss_mb([server.pid, *descendants(server.pid)]).values())
+        emit({"bench": "ltr_serve_memory", "server_peak_rss_mb": round(sum(peaks), 1)})
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/elquery-bench-ltr-linking"))
+    parser.add_argument("--entities", type=int, default=100_000)
+    parser.add_argument("--index", type=Path, help="an existing entity index (with --surface-forms)")
+    parser.add_argument("--surface-forms", type=Path)
+    parser.add_argument("--model", type=Path, help="an existing model of those artefacts (else one is trained)")
+    parser.add_argument("--train-queries", type=int, default=2000)
+    parser.add_argument("--queries", type=int, default=3000, help="timed queries, distinct from the training ones")
+    parser.add_argument("--trees", type=int, default=1000)
+    parser.add_argument("--label-noise", type=float, default=0.0, help="fraction of training labels flipped")
+    parser.add_argument("--gif-threshold", type=float, default=20.0, help="GIF-MLMcg's s")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--serve-queries", type=int, default=1000)
+    parser.add_argument("--no-serve", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    emit({"bench": "machine", **machine()})
+    if args.index is None:
+        args.work.mkdir(parents=True, exist_ok=True)
+        index, surface_forms = build_artefacts(args.work, args.entities, args.workers)
+    else:
+        index, surface_forms = args.index, args.surface_forms
+    queries = labelled_queries(index, args.train_queries + args.queries, args.seed)
+    model = args.model
+    if model is None:
+        noisy = f"-noise{args.label_noise:g}" if args.label_noise else ""
+        model = args.work / f"model-{args.entities}-{args.train_queries}-{args.trees}{noisy}.onnx"
+        if not model.exists():
+            train_model(index, surface_forms, queries[:args.train_queries], model, args.trees, args.workers,
+                        args.label_noise)
+        else:
+            emit({"bench": "ltr_model", "reused": str(model), **model_size(model)})
+    texts = [text for _, text, _ in queries[args.train_queries:]]
+    latency(index, surface_forms, model, texts, args.gif_threshold)
+    breakdown(index, surface_forms, model, texts)
+    cold(index, surface_forms, model, texts[0])
+    if not args.no_serve:
+        serve(index, surface_forms, model, texts[:args.serve_queries], args.workers, args.clients, args.seconds)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
