@@ -414,9 +414,9 @@ def parse_config(file: Path, data: Mapping[str, Any], artefacts: str | os.PathLi
                      for m in (interpretation.methods if interpretation else ()) if m.run is None)
     if uses_tagme and tagme is None:
         raise top.error("tagme", "missing: a TAGME method needs the TAGME artefact")
-    return resolve_learning(ExperimentConfig(file, name, index, surface_forms, tagme, whitelist,  # type: ignore[arg-type]
-                                             queries, crossval, interpretation, mapping, mention, expected,
-                                             retrieval, folder))
+    config = ExperimentConfig(file, name, index, surface_forms, tagme, whitelist, queries,  # type: ignore[arg-type]
+                              crossval, interpretation, mapping, mention, expected, retrieval, folder)
+    return resolve_learning(config)
 
 
 def _knowledge_base(top: _Table) -> tuple[Path | None, Path | None]:

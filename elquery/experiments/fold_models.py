@@ -217,7 +217,8 @@ class FoldLearning:
 
     # --- runs -------------------------------------------------------------------------------
 
-    def assignment(self, method: MethodSpec, c: float, outer: int | None = None) -> list[tuple[TrainedModel, list[str]]]:
+    def assignment(self, method: MethodSpec, c: float, outer: int | None = None
+                   ) -> list[tuple[TrainedModel, list[str]]]:
         """Which model scores which queries: each fold's test queries by the model that never saw
         that fold; with ``outer``, the queries of every other fold g by the model trained without
         folds ``outer`` and g (those of fold ``outer`` are not scored). With ``train``, its model
@@ -335,7 +336,8 @@ def _write_features(queries: Iterable[QueryPairs], path: Path) -> None:
             stream.write(json.dumps({
                 "qid": query.qid, "query": query.query, "tokens": list(query.tokens),
                 "offsets": [list(o) for o in query.offsets],
-                "pairs": [[p.mention.text, p.mention.start, p.mention.end, p.entity, p.commonness] for p in query.pairs],
+                "pairs": [[p.mention.text, p.mention.start, p.mention.end, p.entity, p.commonness]
+                          for p in query.pairs],
                 "features": query.matrix.tolist()}, ensure_ascii=False) + "\n")
 
 

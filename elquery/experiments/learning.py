@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from elquery.base import ElqueryError
 
 if TYPE_CHECKING:
-    from elquery.experiments.config import ExperimentConfig, MethodSpec, _Table
+    from elquery.experiments.config import ExperimentConfig, MethodSpec, TaskSpec, _Table
     from elquery.linking.methods import LinkingMethod
 
 MODEL = "model"
@@ -113,31 +113,33 @@ def resolve_learning(config: ExperimentConfig) -> ExperimentConfig:
     """``config`` with the labels of every learning method resolved (interpretation finding's
     qrels unless ``labels`` or ``train`` says otherwise) and the cross-validation each needs
     checked: one line naming the method's config key for a problem."""
+    interpretation = _resolve(config, config.interpretation_finding, "interpretation_finding")
+    return replace(config, interpretation_finding=interpretation,
+                   semantic_mapping=_resolve(config, config.semantic_mapping, "semantic_mapping"))
+
+
+def _resolve(config: ExperimentConfig, task: TaskSpec | None, key: str) -> TaskSpec | None:
     from elquery.experiments.config import SESSIONS
 
-    tasks = {"interpretation_finding": config.interpretation_finding, "semantic_mapping": config.semantic_mapping}
-    resolved = {}
-    for key, task in tasks.items():
-        if task is None:
-            continue
-        methods = []
-        for number, method in enumerate(task.methods):
-            spec = method.learning
+    if task is None:
+        return None
+    methods = []
+    for number, method in enumerate(task.methods):
+        spec = method.learning
+        if spec is not None and spec.train is None:
             where = f"{config.path}: {key}.methods[{number}]"
-            if spec is not None and spec.train is None:
-                if config.crossval.scheme != SESSIONS:
-                    raise ElqueryError(
-                        f"{where}: {method.method} without a {MODEL} learns one per fold, which needs the session "
-                        f"folds (crossval.scheme = \"{SESSIONS}\"; {config.crossval.scheme} would train a model "
-                        "per fold of it); give train = { queries = ..., qrels = ... } to learn one model on other queries")
-                if spec.labels is None:
-                    if config.interpretation_finding is None:
-                        raise ElqueryError(f"{where}: labels: missing: the ELQ qrels that label the training pairs "
-                                           "(there is no [interpretation_finding] to take them from)")
-                    method = replace(method, learning=replace(spec, labels=config.interpretation_finding.qrels))
-            methods.append(method)
-        resolved[key] = replace(task, methods=tuple(methods))
-    return replace(config, **resolved)
+            if config.crossval.scheme != SESSIONS:
+                raise ElqueryError(
+                    f"{where}: {method.method} without a {MODEL} learns one per fold, which needs the session "
+                    f"folds (crossval.scheme = \"{SESSIONS}\"; {config.crossval.scheme} would train a model "
+                    "per fold of it); give train = { queries = ..., qrels = ... } to learn one model on other queries")
+            if spec.labels is None:
+                if config.interpretation_finding is None:
+                    raise ElqueryError(f"{where}: labels: missing: the ELQ qrels that label the training pairs "
+                                       "(there is no [interpretation_finding] to take them from)")
+                method = replace(method, learning=replace(spec, labels=config.interpretation_finding.qrels))
+        methods.append(method)
+    return replace(task, methods=tuple(methods))
 
 
 def learning_note(method: MethodSpec) -> str:
