@@ -19,8 +19,9 @@ Entity retrieval: :class:`SearcherBackend` ranks the whole index with
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elquery.indexing.surface_forms.store import SurfaceFormStore
 from elquery.experiments.config import ExperimentConfig
@@ -32,6 +33,9 @@ from elquery.linking.types import Candidate, LinkResult
 from elquery.retrieval.models import Model
 from elquery.retrieval.queries import QueryRecord
 from elquery.retrieval.searcher import RankedEntity
+
+if TYPE_CHECKING:
+    from elquery.retrieval.batch import SearcherPool
 
 CANDIDATES = "candidates"
 """The ``method`` of :meth:`LinkerBackend.identity` that names mention detection."""
@@ -88,21 +92,35 @@ class LinkerBackend:
 
 class SearcherBackend:
     """Ranks queries against an entity index in ``workers`` processes (one: in this process),
-    with the executor and in-order window of ``elquery rank``."""
+    with the searchers of ``elquery rank``. The processes start and open the index once, at the
+    first ranking (as many as its queries pay for), and serve every run until the backend's
+    ``with`` block ends: an experiment's runs do not each start their own."""
 
     def __init__(self, index: Path, workers: int = 1) -> None:
         self.index = index
         self.workers = workers
+        self._opened = ExitStack()
+        self._searchers: SearcherPool | None = None
+
+    def __enter__(self) -> SearcherBackend:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._searchers = None
+        self._opened.__exit__(*exc)
 
     def identity(self) -> Any:
         return {"index": file_identity(self.index)}
 
     def rank(self, model: Model, queries: Mapping[str, str], k: int, progress: Progress, links: Path | None = None
              ) -> Iterator[tuple[str, list[RankedEntity]]]:
-        from elquery.retrieval.batch import rank_many
+        from elquery.retrieval.batch import rank_many, searcher_pool, workers_for
         from elquery.retrieval.links import with_links
 
         records = [QueryRecord(qid, text) for qid, text in queries.items()]
         if links is not None:
             records = with_links(records, links, self.index)
-        yield from rank_many(str(self.index), records, model, k, self.workers, progress)
+        if self._searchers is None:
+            pool = searcher_pool(str(self.index), workers_for(len(records), self.workers))
+            self._searchers = self._opened.enter_context(pool)
+        yield from rank_many(str(self.index), records, model, k, self._searchers, progress)

@@ -27,6 +27,7 @@ import math
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import fmean
@@ -191,28 +192,29 @@ def run_experiment(config: ExperimentConfig | str | os.PathLike[str], out_dir: s
     if backend is None:
         from elquery.experiments.backend import LinkerBackend
         backend = LinkerBackend(config, workers)
-    if ranker is None and config.index is not None:
-        from elquery.experiments.backend import SearcherBackend
-        ranker = SearcherBackend(config.index, workers)
-    out.mkdir(parents=True, exist_ok=True)
-    store = RunStore(out, backend, queries, progress, ranker)
-    learning = None
-    if learning_methods(config):
-        from elquery.experiments.fold_models import FoldLearning
-        learning = FoldLearning(config, store, folds, workers)
-    methods = []
-    for task, spec in _tasks(config):
-        if spec is not None:
-            methods += [_run_method(store, task, spec, method, folds, evaluators[task], learning)
-                        for method in spec.methods]
-    recall = {} if gold is None else _mention_recall(config, store, gold)
-    result = ExperimentResult(config, out, len(queries), folds, tuple(methods), recall)
-    result = replace(result, params=tuned_params(result))
-    result = replace(result, report=report(result))
-    _write_outputs(result)
-    if learning is not None:
-        from elquery.experiments.fold_models import MODELS_FILE
-        learning.write_models(out / MODELS_FILE)
+    with ExitStack() as owned:
+        if ranker is None and config.index is not None:  # its searchers serve every run, then end
+            from elquery.experiments.backend import SearcherBackend
+            ranker = owned.enter_context(SearcherBackend(config.index, workers))
+        out.mkdir(parents=True, exist_ok=True)
+        store = RunStore(out, backend, queries, progress, ranker)
+        learning = None
+        if learning_methods(config):
+            from elquery.experiments.fold_models import FoldLearning
+            learning = FoldLearning(config, store, folds, workers)
+        methods = []
+        for task, spec in _tasks(config):
+            if spec is not None:
+                methods += [_run_method(store, task, spec, method, folds, evaluators[task], learning)
+                            for method in spec.methods]
+        recall = {} if gold is None else _mention_recall(config, store, gold)
+        result = ExperimentResult(config, out, len(queries), folds, tuple(methods), recall)
+        result = replace(result, params=tuned_params(result))
+        result = replace(result, report=report(result))
+        _write_outputs(result)
+        if learning is not None:
+            from elquery.experiments.fold_models import MODELS_FILE
+            learning.write_models(out / MODELS_FILE)
     return result
 
 
