@@ -203,7 +203,7 @@ def _read_everything_the_configs_read(root: Path) -> dict[str, set[str]]:
         qids = {query.qid for query in read_queries(resolve(data["queries"]))}
         for task, reader in (("interpretation_finding", read_elq), ("semantic_mapping", read_trec_qrels),
                              ("entity_retrieval", read_trec_qrels)):
-            if task in data:
+            if task in data and DATA.search(data[task]["qrels"]):  # not a published run's own qrels
                 assert set(reader(resolve(data[task]["qrels"]))) <= qids, (config.name, task)
         if data["crossval"]["scheme"] == "given":
             folds = given_folds([resolve(file) for file in data["crossval"]["files"]], qids)
