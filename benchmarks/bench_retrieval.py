@@ -41,7 +41,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import shutil
@@ -61,7 +60,7 @@ from harness import Timer, emit, load_average, percentiles  # noqa: E402
 
 if TYPE_CHECKING:
     from elquery.indexing.entity_documents import EntityDocument
-    from elquery.indexing.entity_index import EntityIndex
+    from elquery.kb.entity_index import EntityIndex
     from elquery.retrieval.searcher import Searcher
 
 _CONSONANTS = "bdfgklmnprstvz"
@@ -131,16 +130,7 @@ def build_synthetic_index(out: Path, entities: int, vocabulary: int, seed: int, 
     relations field if asked); returns seconds."""
     from tqdm import tqdm
 
-    from elquery.indexing.entity_index import EntityIndex
-    from elquery.indexing.index_format import (
-        ANALYZER_NAME,
-        FIELDS,
-        FORMAT_VERSION,
-        IDS_FILE,
-        METADATA_FILE,
-        RELATIONS_FIELD,
-        length_file,
-    )
+    from elquery.indexing.index_files import finish_index
     from elquery.indexing.lucene_writer import EntityIndexWriter
 
     started = time.monotonic()
@@ -149,15 +139,7 @@ def build_synthetic_index(out: Path, entities: int, vocabulary: int, seed: int, 
     documents = synthetic_documents(entities, vocabulary, seed, relations)
     writer.add_all(tqdm(documents, total=entities, desc="synthetic index", unit="doc", disable=None))
     writer.close(merge=True)
-    (out / IDS_FILE).write_text("".join(e + "\n" for e in writer.written.entities), encoding="utf-8")
-    for name in (*FIELDS, RELATIONS_FIELD) if relations else FIELDS:
-        np.save(out / length_file(name), np.asarray(writer.written.lengths[name], dtype=np.int32))
-    metadata: dict[str, object] = {"format": FORMAT_VERSION, "analyzer": ANALYZER_NAME, "entities": entities,
-                                   "content_predicates": []}
-    (out / METADATA_FILE).write_text(json.dumps(metadata), encoding="utf-8")
-    with EntityIndex(out) as index:
-        metadata["fields"] = index.field_statistics()
-    (out / METADATA_FILE).write_text(json.dumps(metadata), encoding="utf-8")
+    finish_index(out, writer.written)
     return time.monotonic() - started
 
 
@@ -325,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     names = [m for m in args.models.split(",") if m]
 
-    from elquery.indexing.entity_index import EntityIndex
+    from elquery.kb.entity_index import EntityIndex
     from elquery.retrieval import Searcher
 
     work = None

@@ -10,7 +10,6 @@ temporary directory next to ``--out`` and renamed into place only on success.
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
 import sys
@@ -23,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
 from tqdm import tqdm
 
 from elquery.indexing.entity_documents import (
@@ -37,14 +35,7 @@ from elquery.indexing.entity_documents import (
     top_predicates,
 )
 from elquery.base import ElqueryError, check_workers, default_workers, sigterm_interrupts
-from elquery.kb.index_format import (
-    ANALYZER_NAME,
-    FORMAT_VERSION,
-    IDS_FILE,
-    METADATA_FILE,
-    count_file,
-    length_file,
-)
+from elquery.indexing.index_files import index_statistics, record_statistics, write_index_files
 from elquery.indexing.lucene_writer import EntityIndexWriter, WrittenDocuments
 from elquery.indexing.build_outputs import check_output, created_folder, replace, work_folder
 from elquery.indexing.ntriples import ParseReport, dump_files
@@ -254,58 +245,25 @@ def _build(
     if sys.stderr.isatty():
         print(f"merging {len(sub_indexes)} partitions into one segment ({len(everything.entities)} entities)",
               file=sys.stderr)
-    _merge(pool, sub_indexes, everything, work / "index", sorted(predicates, key=lambda p: (-counts[p], p)),
-           relations, ltr)
+    _merge(pool, sub_indexes, everything, work / "index", sorted(predicates, key=lambda p: (-counts[p], p)))
     return len(everything.entities), report
 
 
 def _merge(
     pool: WorkerPool, sub_indexes: list[Path], written: WrittenDocuments, index: Path, predicates: list[str],
-    relations: bool, ltr: bool,
 ) -> None:
-    """The single-segment index and the files beside it. The Lucene work runs as a task of the
-    pool (a worker's JVM is running already; this process starts none)."""
+    """The single-segment index and the files beside it (:mod:`elquery.indexing.index_files`). The
+    Lucene work runs as a task of the pool (a worker's JVM is running already; this process
+    starts none)."""
     index.mkdir(parents=True)
-    (index / IDS_FILE).write_text("".join(e + "\n" for e in written.entities), encoding="utf-8")
-    for name, lengths in written.lengths.items():
-        np.save(index / length_file(name), np.asarray(lengths, dtype=np.int32))
-    for name, counts in written.counts.items():
-        np.save(index / count_file(name), np.asarray(counts, dtype=np.int32))
-    metadata: dict[str, Any] = {
-        "format": FORMAT_VERSION,
-        "analyzer": ANALYZER_NAME,
-        "entities": len(written.entities),
-        "content_predicates": predicates,
-    }
-    if relations:
-        metadata["relations"] = True
-    if ltr:
-        metadata["ltr_fields"] = True
-        metadata["entity_counts"] = {
-            name: {"sum": int(np.sum(counts, dtype=np.int64)), "entities": int(np.count_nonzero(counts))}
-            for name, counts in written.counts.items()
-        }
-    (index / METADATA_FILE).write_text(json.dumps(metadata, indent=1), encoding="utf-8")
-    metadata["fields"], relation_statistics = pool.call(_merge_task, sub_indexes, index)
-    if relations:
-        metadata["relation_statistics"], metadata["relation_predicates"] = relation_statistics
-    (index / METADATA_FILE).write_text(json.dumps(metadata, indent=1), encoding="utf-8")
+    metadata = write_index_files(index, written, predicates)
+    record_statistics(index, metadata, pool.call(_merge_task, sub_indexes, index))
 
 
-def _merge_task(
-    sub_indexes: list[Path], index: Path
-) -> tuple[dict[str, dict[str, int]], tuple[dict[str, int], dict[str, list[int]]] | None]:
+def _merge_task(sub_indexes: list[Path], index: Path) -> dict[str, Any]:
     """Merge the sub-indexes, in order, into ``index`` (one segment; Lucene leaves the files
-    beside it alone); returns its per-field statistics and those of its relations (or None):
-    the field's, and per predicate [N_f, |C_f|]."""
-    from elquery.kb.entity_index import EntityIndex
-
+    beside it alone); returns the statistics ``elquery.json`` records of it."""
     writer = EntityIndexWriter(index)
     writer.add_indexes(sub_indexes)
     writer.close(merge=True)
-    with EntityIndex(index) as opened:
-        relations = None
-        if opened.has_relations:
-            predicates = {p: [s.entities, s.links] for p, s in opened.predicate_statistics().items()}
-            relations = (opened.relation_statistics().as_dict(), predicates)
-        return opened.field_statistics(), relations
+    return index_statistics(index)

@@ -16,19 +16,21 @@ from __future__ import annotations
 import functools
 import math
 import random
+from array import array
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from elquery.base import ElqueryError
 from elquery.indexing import lucene_writer
 from elquery.indexing.build_index import build_dbpedia_index
 from elquery.indexing.entity_documents import EntityDocument
+from elquery.indexing.index_files import finish_index
+from elquery.indexing.lucene_writer import WrittenDocuments
 from elquery.kb.entity_index import EntityIndex
-from elquery.kb.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, analyzer, length_file
+from elquery.kb.index_format import FIELDS, analyzer
 from elquery.kb.jvm import java_class, jnius
 from elquery.retrieval import BM25, EntityScorer, lucene, Rerank, Searcher, fsdm, model_from_name, prms, sdm
 from elquery.retrieval.models import LanguageModel, SequentialDependence
@@ -368,10 +370,7 @@ def write_gapless_index(out: Path, documents: list[EntityDocument], stored: bool
     writer.forceMerge(1)
     writer.commit()
     writer.close()
-    (out / IDS_FILE).write_text("".join(d.entity + "\n" for d in documents), encoding="utf-8")
-    for name in FIELDS:
-        np.save(out / length_file(name), np.asarray(lengths[name], dtype=np.int32))
-    (out / METADATA_FILE).write_text(f'{{"format": {FORMAT_VERSION}, "analyzer": "{ANALYZER_NAME}"}}')
+    finish_index(out, WrittenDocuments([d.entity for d in documents], {f: array("i", lengths[f]) for f in FIELDS}))
     return EntityIndex(out)
 
 

@@ -24,16 +24,9 @@ from elquery.cli import main as elquery
 from elquery.indexing import lucene_writer
 from elquery.indexing.build_index import build_dbpedia_index
 from elquery.indexing.entity_documents import RDFS_COMMENT, RDFS_LABEL, EntityDocument
+from elquery.indexing.index_files import finish_index
 from elquery.kb.entity_index import EntityIndex
-from elquery.kb.index_format import (
-    ANALYZER_NAME,
-    FIELDS,
-    FORMAT_VERSION,
-    IDS_FILE,
-    METADATA_FILE,
-    RELATIONS_FIELD,
-    length_file,
-)
+from elquery.kb.index_format import FIELDS, METADATA_FILE, RELATIONS_FIELD, length_file
 from elquery.kb.jvm import java_class
 from elquery.indexing.ntriples import ObjectKind, ParseReport, dump_files, read_triples
 from elquery.kb.entities import DBPEDIA_RESOURCE, entity_id
@@ -195,10 +188,7 @@ def write_relations_index(out: Path, documents: list[EntityDocument]) -> EntityI
     writer = EntityIndexWriter(out, relations=True)
     writer.add_all(documents)
     writer.close(merge=True)
-    (out / IDS_FILE).write_text("".join(d.entity + "\n" for d in documents), encoding="utf-8")
-    for name in (*FIELDS, RELATIONS_FIELD):
-        np.save(out / length_file(name), np.asarray(writer.written.lengths[name], dtype=np.int32))
-    (out / METADATA_FILE).write_text(f'{{"format": {FORMAT_VERSION}, "analyzer": "{ANALYZER_NAME}", "relations": true}}')
+    finish_index(out, writer.written)
     return EntityIndex(out)
 
 

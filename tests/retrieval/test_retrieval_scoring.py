@@ -14,13 +14,13 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from elquery.indexing.build_index import build_dbpedia_index
 from elquery.indexing.entity_documents import EntityDocument
+from elquery.indexing.index_files import finish_index
 from elquery.kb.entity_index import EntityIndex
-from elquery.kb.index_format import ANALYZER_NAME, FIELDS, FORMAT_VERSION, IDS_FILE, METADATA_FILE, length_file
+from elquery.kb.index_format import FIELDS
 from elquery.kb.jvm import java_class, jnius
 from elquery.indexing.lucene_writer import EntityIndexWriter
 from elquery.retrieval import (
@@ -223,10 +223,7 @@ def write_index(out: Path, documents: list[EntityDocument]) -> EntityIndex:
     writer = EntityIndexWriter(out)
     writer.add_all(documents)
     writer.close(merge=True)
-    (out / IDS_FILE).write_text("".join(d.entity + "\n" for d in documents), encoding="utf-8")
-    for name in FIELDS:
-        np.save(out / length_file(name), np.asarray(writer.written.lengths[name], dtype=np.int32))
-    (out / METADATA_FILE).write_text(f'{{"format": {FORMAT_VERSION}, "analyzer": "{ANALYZER_NAME}"}}')
+    finish_index(out, writer.written)
     return EntityIndex(out)
 
 

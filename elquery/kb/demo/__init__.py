@@ -16,7 +16,6 @@ The artefacts built from them (index, surface forms, TAGME) are those of
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
