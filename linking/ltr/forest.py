@@ -218,7 +218,7 @@ def _kernels() -> Any:
     global _KERNELS
     if _KERNELS is None:
         if not compiled_available():
-            raise ElqueryError("the compiled LTR engine needs numba: pip install 'elquery[ltr]' "
+            raise ElqueryError("the compiled LTR engine needs numba, a dependency of elquery: pip install elquery "
                                "(or use engine onnxruntime)")
         from elquery.linking.ltr import forest_kernels
 

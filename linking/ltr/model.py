@@ -138,7 +138,7 @@ def require_extra(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise ElqueryError(f"learning to rank needs the optional extra: pip install 'elquery[ltr]' "
+        raise ElqueryError(f"learning to rank needs a dependency of elquery that is missing here: pip install elquery "
                            f"({module} is not installed)") from None
 
 
