@@ -117,7 +117,7 @@ def _index_stage(paths: ArtefactPaths, options: BuildAllOptions) -> _Stage:
 
     def build() -> list[str]:
         summary = build_dbpedia_index(options.data, paths.index, top_predicates_n=options.top_predicates,
-                                      threads=options.workers, overwrite=True, skipped_datasets=options.skip_datasets,
+                                      workers=options.workers, overwrite=True, skipped_datasets=options.skip_datasets,
                                       relations=options.relations, ltr_fields=options.ltr_fields)
         return [summary.line()]
 
