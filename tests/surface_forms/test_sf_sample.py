@@ -14,8 +14,9 @@ import pytest
 
 from elquery.kb.normalize import normalize
 from elquery.indexing.ntriples import ObjectKind, ParseReport, read_triples
-from elquery.indexing.surface_forms import BuildOptions, SurfaceFormStore, build_store
+from elquery.indexing.surface_forms import BuildOptions, build_store
 from elquery.indexing.surface_forms.sources import scan
+from elquery.kb.surface_forms.store import SurfaceFormStore
 
 RESOURCE = "http://dbpedia.org/resource/"
 _LINE = re.compile(r'^<http://dbpedia\.org/resource/(\S+)> <([^>]+)> (?:"((?:[^"\\]|\\.)*)"@en|<([^>]+)>) \.$')

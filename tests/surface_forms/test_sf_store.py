@@ -11,9 +11,11 @@ import pytest
 
 from elquery.base import ElqueryError
 from elquery.indexing.ntriples import ParseReport
-from elquery.indexing.surface_forms import BuildOptions, FormEntity, SurfaceFormStore, build_store, query_tokens
+from elquery.indexing.surface_forms import BuildOptions, build_store
 from elquery.indexing.surface_forms import build as build_module
 from elquery.indexing.surface_forms.sources import scan_freebase_links
+from elquery.kb.normalize import query_tokens
+from elquery.kb.surface_forms.store import FormEntity, SurfaceFormStore
 
 R = "http://dbpedia.org/resource/"
 LABEL = "<http://www.w3.org/2000/01/rdf-schema#label>"
