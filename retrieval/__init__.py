@@ -2,7 +2,7 @@
 
 Candidate scoring (the linking hot path)::
 
-    from elquery.indexing.entity_index import EntityIndex
+    from elquery.kb.entity_index import EntityIndex
     from elquery.retrieval import MLMScorer
     scorer = MLMScorer(EntityIndex(path))                 # names 0.2 / content 0.8, lambda 0.1
     scorer.score_candidates("obama family", ["<dbpedia:Barack_Obama>", ...])   # {entity: log score}

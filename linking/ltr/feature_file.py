@@ -27,7 +27,7 @@ import numpy as np
 from elquery.base import ElqueryError
 from elquery.files import sha256_of
 from elquery.formats.lines import text_lines
-from elquery.indexing.ntriples import canonical_entity_id
+from elquery.kb.entities import canonical_entity_id
 from elquery.linking.ltr.features import FEATURES, CandidatePair
 
 KEY_COLUMNS = ("qid", "mention", "start", "end", "entity", "label")

@@ -36,9 +36,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from elquery.base import ElqueryError
-from elquery.indexing.normalize import query_tokens, tokenize
-from elquery.indexing.tagme.artefact import TagmeArtefact
-from elquery.indexing.tagme.store import Sense
+from elquery.kb.normalize import query_tokens, tokenize
+from elquery.kb.tagme.artefact import TagmeArtefact
+from elquery.kb.tagme.store import Sense
 from elquery.linking import batch
 from elquery.linking.gif import interpretation, triple_order
 from elquery.linking.tagme.params import TagmeParams
