@@ -30,9 +30,9 @@ def is_stdio(path: Path | str | None) -> bool:
 
 def check_output(path: Path | str | None) -> None:
     """Refuse an output path that cannot be written, before any work is done."""
-    if is_stdio(path):
+    if path is None or is_stdio(path):
         return
-    path = Path(path)  # type: ignore[arg-type]
+    path = Path(path)
     if path.is_dir():
         raise ElqueryError(f"{path}: is a directory, not an output file")
     if not path.parent.is_dir():
@@ -45,11 +45,11 @@ def check_output(path: Path | str | None) -> None:
 def atomic_output(path: Path | str | None) -> Iterator[IO[str]]:
     """Standard output for ``None`` or ``-``; otherwise a new file beside ``path``, renamed to
     ``path`` when the block succeeds and removed when it fails."""
-    if is_stdio(path):
+    if path is None or is_stdio(path):
         yield sys.stdout
         sys.stdout.flush()
         return
-    path = Path(path)  # type: ignore[arg-type]
+    path = Path(path)
     check_output(path)
     temporary = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
     try:

@@ -74,7 +74,7 @@ class _Pool(ProcessPoolExecutor):
 
     def _spawn_process(self) -> None:
         with _script_hidden():
-            super()._spawn_process()  # type: ignore[misc]
+            super()._spawn_process()  # type: ignore[misc]  # private in CPython, not in typeshed
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         return super().submit(_task, fn, *args, **kwargs)

@@ -113,7 +113,7 @@ def _per_query(measures: list[Measure], qrels: dict[str, dict[str, int]],
     trec = [m for m in measures if ir_measures.pytrec_eval.supports(m)]
     other = [m for m in measures if m not in trec]
     values: dict[str, dict[Measure, float]] = {q: {} for q in qrels}
-    metrics = []
+    metrics: list[ir_measures.Metric] = []
     if trec:
         metrics += ir_measures.pytrec_eval.iter_calc(trec, qrels, run)
     if other:

@@ -82,7 +82,7 @@ def remove_stale_work(out: Path) -> list[str]:
     ``-old``) of builds whose process is gone; returns a line about each."""
     lines = []
     for stale in sorted(out.parent.glob(f".{out.name}{WORK_MARK}*")):
-        pid = re.match(r"\d*", stale.name[len(f".{out.name}{WORK_MARK}"):]).group()  # type: ignore[union-attr]
+        pid = re.match(r"\d*", stale.name[len(f".{out.name}{WORK_MARK}"):]).group()  # type: ignore[union-attr]  # \d* matches any string
         if not pid or (int(pid) != os.getpid() and not _alive(int(pid))):
             remove_work(stale)
             lines.append(f"removed {stale}, left by an earlier build (process {pid or 'unknown'}) that did not finish")

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from elquery.base import ElqueryError
 from elquery.kb.entities import DBPEDIA_RESOURCE
@@ -192,7 +192,7 @@ def open_text(path: Path) -> IO[str]:
     return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", errors="surrogateescape", newline=None)
 
 
-def open_binary(path: Path) -> IO[bytes]:
+def open_binary(path: Path) -> bz2.BZ2File | gzip.GzipFile | io.BufferedReader:
     """Open a plain, ``.bz2`` or ``.gz`` file for reading its (decompressed) bytes."""
     name = path.name
     if name.endswith(".bz2"):
@@ -243,7 +243,7 @@ def dump_bytes(path: Path | str, chunk_bytes: int = CHUNK_BYTES, ahead: int = 4)
         while (item := pieces.get()) is not _END:
             if isinstance(item, ElqueryError):
                 raise item
-            yield item  # type: ignore[misc]
+            yield cast(bytes, item)  # the reader puts bytes, an ElqueryError or _END
     finally:
         stop.set()
         reader.join()

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sized
 from itertools import islice
 from functools import partial
-from typing import Protocol, TypeVar
+from types import TracebackType
+from typing import Protocol, Self, TypeVar, overload
 
 from elquery.base import ElqueryError, check_workers
 from elquery.workers import ordered_map
@@ -24,6 +25,29 @@ class ResultLinker(Protocol):
 Factory = Callable[[], ResultLinker]
 """A picklable maker of a linker, for processes that cannot share one (``Linker.factory()``)."""
 T = TypeVar("T")
+
+
+class OpenLinker(ResultLinker, Protocol):
+    """A linker as a linking method opens it (:class:`~elquery.linking.linker.Linker`,
+    :class:`~elquery.linking.tagme.TagmeLinker`): it links batches and closes what it opened."""
+
+    def describe(self) -> str: ...
+
+    def factory(self) -> Factory: ...
+
+    @overload
+    def link_many(self, queries: Iterable[tuple[str, str]], workers: int = ...) -> Iterator[LinkResult]: ...
+
+    @overload
+    def link_many(self, queries: Iterable[tuple[str, str]], workers: int = ...,
+                  encode: Callable[[LinkResult], T] = ...) -> Iterator[T]: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None, /) -> None: ...
 
 
 MIN_QUERIES_PER_WORKER = 25_000
@@ -69,7 +93,7 @@ def _same(result: LinkResult) -> LinkResult:
 
 
 def link_many(linker: ResultLinker, factory: Factory | None, queries: Iterable[tuple[str, str]], workers: int,
-              encode: Callable[[LinkResult], T] = _same) -> Iterator[T]:  # type: ignore[assignment]
+              encode: Callable[[LinkResult], T] = _same) -> Iterator[T]:  # type: ignore[assignment]  # T = LinkResult by default: python/mypy#3737
     """``encode(result)`` of every ``(qid, query)`` pair, in input order, by ``workers`` linking
     processes (:func:`elquery.workers.ordered_map`): this one, with ``linker``, and ``workers - 1``
     spawned workers, each holding a linker made by ``factory`` and encoding its results itself (a

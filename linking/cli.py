@@ -16,7 +16,7 @@ from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
 from elquery.spark import add_engine_arguments, check_engine
 
 if TYPE_CHECKING:
-    from elquery.linking.batch import ResultLinker
+    from elquery.linking.batch import OpenLinker
     from elquery.linking.methods import LinkingMethod
     from elquery.linking.params import LinkingParams
     from elquery.registry import Parameter, Registry
@@ -244,7 +244,7 @@ def _params(args: argparse.Namespace) -> LinkingParams | None:
     return None if args.params is None else load_params(args.params)
 
 
-def _linker(args: argparse.Namespace, params: LinkingParams | None = None) -> ResultLinker:
+def _linker(args: argparse.Namespace, params: LinkingParams | None = None) -> OpenLinker:
     """The linker the options describe, over the given artefacts or the demo KB, with the
     parameters of ``params`` where the options give none."""
     from elquery.linking.mentions import read_whitelist

@@ -233,7 +233,7 @@ class Linker:
         return partial(Linker.from_config, config)
 
     def link_many(self, queries: Iterable[tuple[str, str]], workers: int = 1,
-                  encode: Callable[[LinkResult], T] = batch._same) -> Iterator[T]:  # type: ignore[assignment]
+                  encode: Callable[[LinkResult], T] = batch._same) -> Iterator[T]:  # type: ignore[assignment]  # T = LinkResult by default: python/mypy#3737
         """``encode(result)`` (default: the :class:`LinkResult`) of ``(qid, query)`` pairs, in input
         order; ``workers`` > 1 spreads the queries over that many processes (:meth:`factory`), which
         encode their results themselves (e.g. into a run's text, :class:`~elquery.linking.output.RunFormat`)."""

@@ -27,9 +27,12 @@ class FormEntityLike(Protocol):
     """An entity a span may name, as the surface-form store reports it
     (:class:`elquery.indexing.surface_forms.store.FormEntity`)."""
 
-    entity: str
-    commonness: float
-    sources: tuple[str, ...]
+    @property
+    def entity(self) -> str: ...
+    @property
+    def commonness(self) -> float: ...
+    @property
+    def sources(self) -> tuple[str, ...]: ...
 
 
 DEFAULT_MAX_QUERY_TOKENS = 1000

@@ -54,7 +54,7 @@ class LinkerBackend:
         config = self.config
         paths = {"index": config.index, "surface_forms": config.surface_forms, "tagme": config.tagme}
         kinds = ("surface_forms",) if method == CANDIDATES else METHODS.get(method).artefacts
-        return {kind: paths[kind] for kind in kinds if kind in paths}  # type: ignore[misc]
+        return {kind: paths[kind] for kind in kinds if kind in paths}  # type: ignore[misc]  # checked present
 
     def identity(self, method: str, fixed: Fixed = ()) -> Any:
         """The artefacts ``method`` reads and the files its ``fixed`` parameters name (for the cache keys)."""
@@ -62,7 +62,7 @@ class LinkerBackend:
         whitelist = None if config.whitelist is None else file_identity(config.whitelist)
         identity = {kind: file_identity(path) for kind, path in self.artefacts(method).items()}
         identity.update({name: file_identity(Path(value)) for name, value in fixed
-                         if METHODS.get(method).parameter(name).kind is Path})  # type: ignore[union-attr]
+                         if METHODS.get(method).parameter(name).kind is Path})  # type: ignore[union-attr]  # fixed names are checked parameters
         return {**identity, "whitelist": whitelist}
 
     def link(self, method: str, commonness_threshold: float | None, fixed: Fixed, queries: Mapping[str, str],

@@ -95,7 +95,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from elquery.evaluation.rank import parse_metric
 from elquery.base import ElqueryError
@@ -285,6 +285,12 @@ class _Table:
         value = self.get(name, dict, None)
         return None if value is None else _Table(self.file, f"{self.key(name)}.", value)
 
+    @overload
+    def path(self, name: str, required: Literal[True] = ...) -> Path: ...
+
+    @overload
+    def path(self, name: str, required: bool) -> Path | None: ...
+
     def path(self, name: str, required: bool = True) -> Path | None:
         text = self.get(name, str, ... if required else None)
         if text is None:
@@ -304,7 +310,7 @@ class _Table:
         value = self.get(name, list)
         if not value or not all(isinstance(v, str) for v in value):
             raise self.error(name, "expected a non-empty list of paths")
-        return tuple(_Table(self.file, self.prefix, {name: v}).path(name) for v in value)  # type: ignore[misc]
+        return tuple(_Table(self.file, self.prefix, {name: v}).path(name) for v in value)
 
     def numbers(self, name: str, default: tuple[float, ...] | None = None,
                 checked: tuple[LinkingMethod, Parameter] | None = None) -> tuple[float, ...]:
@@ -396,7 +402,10 @@ def parse_config(file: Path, data: Mapping[str, Any], artefacts: str | os.PathLi
         if len(threshold) != 1:
             raise md_table.error("commonness_threshold", "expected one number")
         md_table.check_unknown()
-        mention = MentionDetectionSpec(qrels or interpretation.qrels, threshold[0])  # type: ignore[union-attr]
+        if qrels is None:
+            assert interpretation is not None  # qrels is required without interpretation finding
+            qrels = interpretation.qrels
+        mention = MentionDetectionSpec(qrels, threshold[0])
     top.check_unknown()
     if interpretation is None and mapping is None and mention is None and retrieval is None:
         raise ElqueryError(f"{file}: nothing to run: add [interpretation_finding], "
@@ -414,6 +423,7 @@ def parse_config(file: Path, data: Mapping[str, Any], artefacts: str | os.PathLi
                      for m in (interpretation.methods if interpretation else ()) if m.run is None)
     if uses_tagme and tagme is None:
         raise top.error("tagme", "missing: a TAGME method needs the TAGME artefact")
+    # index and surface_forms are None only for an experiment that evaluates given runs (checked above), which reads neither
     config = ExperimentConfig(file, name, index, surface_forms, tagme, whitelist, queries,  # type: ignore[arg-type]
                               crossval, interpretation, mapping, mention, expected, retrieval, folder)
     return resolve_learning(config)
@@ -480,7 +490,7 @@ def _task(table: _Table, task: str) -> TaskSpec:
             raise table.error("metric", str(exc)) from None
     methods, baseline = _methods(table, lambda entry: _method(entry, task))
     table.check_unknown()
-    return TaskSpec(qrels, metric, baseline, methods)  # type: ignore[arg-type]
+    return TaskSpec(qrels, metric, baseline, methods)
 
 
 def _methods(table: _Table, parse: Callable[[_Table], MethodSpec]) -> tuple[tuple[MethodSpec, ...], str | None]:
@@ -571,7 +581,7 @@ def _retrieval_task(table: _Table, demo: bool) -> RetrievalTaskSpec:
     categories = _categories(table.table("categories"))
     methods, baseline = _methods(table, lambda entry: _retrieval_method(entry, demo))
     table.check_unknown()
-    return RetrievalTaskSpec(qrels, metric, baseline, methods, tuple(metrics), depth, categories)  # type: ignore[arg-type]
+    return RetrievalTaskSpec(qrels, metric, baseline, methods, tuple(metrics), depth, categories)
 
 
 def _categories(table: _Table | None) -> tuple[Category, ...]:
@@ -613,12 +623,13 @@ def _retrieval_method(table: _Table, demo: bool) -> MethodSpec:
     params_table = table.table("params")
     grid: list[tuple[str, tuple[str, ...]]] = []
     for name, value in ({} if params_table is None else params_table.data).items():
+        assert params_table is not None  # a name comes only from a params table
         values = value if isinstance(value, list) else [value]
         if not values or not all(isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in values):
-            raise params_table.error(name, f"expected a number, a string or a non-empty list of them, got {value!r}")  # type: ignore[union-attr]
+            raise params_table.error(name, f"expected a number, a string or a non-empty list of them, got {value!r}")
         texts = tuple(str(v) for v in values)
         if len(set(texts)) != len(texts):
-            raise params_table.error(name, "a value is given twice")  # type: ignore[union-attr]
+            raise params_table.error(name, "a value is given twice")
         grid.append((name, texts))
     links = _links(table, demo)
     try:

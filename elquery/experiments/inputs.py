@@ -63,7 +63,7 @@ def artefact_needs(config: ExperimentConfig, linking: bool = True, ranking: bool
     if linking and config.mention_detection is not None:
         users[SURFACE_FORMS].append(MENTION_DETECTION)
     paths = {INDEX: config.index, SURFACE_FORMS: config.surface_forms, TAGME_ARTEFACT: config.tagme}
-    return [ArtefactNeed(kind, paths[kind], tuple(dict.fromkeys(labels)))  # type: ignore[arg-type]
+    return [ArtefactNeed(kind, paths[kind], tuple(dict.fromkeys(labels)))  # type: ignore[arg-type]  # checked present
             for kind, labels in users.items() if labels]
 
 
@@ -143,7 +143,7 @@ def _files(config: ExperimentConfig) -> list[tuple[Path, str]]:
             files.append((method.links, f"the links of method {method.label!r}"))
     for label, name, fixed in _linking_specs(config):
         parameters = {p.name: p for p in METHODS.get(name).parameters}
-        files += [(Path(value), f"the {key} of method {label!r}") for key, value in fixed  # type: ignore[arg-type]
+        files += [(Path(value), f"the {key} of method {label!r}") for key, value in fixed  # type: ignore[arg-type]  # a path string
                   if parameters[key].kind is Path]
     return files + learning_files(config)
 

@@ -96,7 +96,7 @@ def parse_learning(table: _Table) -> LearningSpec:
         if labels is not None:
             raise table.error("labels", "train = { queries, qrels } labels its queries with its own qrels; "
                               "remove labels")
-        train = TrainingQueries(given.path("queries"), given.path("qrels"))  # type: ignore[arg-type]
+        train = TrainingQueries(given.path("queries"), given.path("qrels"))
         given.check_unknown()
     return LearningSpec(trees, max_features, seed, labels, train)
 

@@ -143,8 +143,7 @@ def code_sources() -> list[Path]:
     indexing = Path(elquery.indexing.__file__).parent
     files = [indexing / "normalize.py", indexing / "entity_index.py", indexing / "surface_forms" / "store.py",
              *sorted((indexing / "tagme").glob("*.py"))]
-    for package in (elquery.retrieval, elquery.linking):
-        root = Path(package.__file__).parent
+    for root in (Path(elquery.retrieval.__file__).parent, Path(elquery.linking.__file__).parent):
         files += sorted(root.rglob("*.py")) + sorted(root.rglob("*.jar"))
     return files
 
@@ -250,7 +249,8 @@ class RunStore:
         with the parameters of ``setting``: the top ``depth`` entities of every query."""
         assert self.ranker is not None
         model = model_from_name(spec.method, dict(setting.params))
-        links, links_identity = None, None
+        links: Path | None = None
+        links_identity: str | list[Any] | None = None  # the hash of computed links, or a given file's identity
         if isinstance(spec.links, LinksSpec):
             links, links_identity = self.links(spec.links)
         elif spec.links is not None:

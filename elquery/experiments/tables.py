@@ -8,8 +8,9 @@ significance markers from the two-sided paired t-test (methods.md §7) against a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from statistics import fmean
 
 from elquery.evaluation.significance import paired_t_test
@@ -45,7 +46,7 @@ def category_metric(category: str, metric: str) -> str:
 def category_columns(categories: Sequence[str], metrics: Sequence[str]) -> tuple[Column, ...]:
     """The DBpedia-Entity v2 layout: a group of ``metrics`` columns per category, then the
     ``Total`` group over all queries; headers ``INEX-LD NDCG@10``, ..., ``Total MAP@100``."""
-    groups = [(name, lambda m, name=name: category_metric(name, m)) for name in categories]
+    groups: list[tuple[str, Callable[[str], str]]] = [(name, partial(category_metric, name)) for name in categories]
     groups.append((TOTAL, lambda m: m))
     return tuple(Column(f"{name} {metric.upper()}", key(metric)) for name, key in groups for metric in metrics)
 

@@ -26,7 +26,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeGuard
 
 from elquery.base import ElqueryError
 from elquery.files import is_stdio, open_binary_input
@@ -102,7 +102,7 @@ def record_lines(path: Path | str, what: str, max_line_bytes: int | None = MAX_L
         raise FormatError(input_name(path), 1, "empty file: no lines to read")
 
 
-def is_qid(value: object) -> bool:
+def is_qid(value: object) -> TypeGuard[str]:
     """A query id: a non-empty string holding no whitespace."""
     return isinstance(value, str) and bool(value) and not any(c.isspace() for c in value)
 

@@ -86,9 +86,10 @@ def _is_score(score: object) -> bool:
     return isinstance(score, int | float) and not isinstance(score, bool) and score > 0 and math.isfinite(score)
 
 
-def _check_qid(where: str, qid: object) -> None:
-    if not is_qid(qid):
-        raise ElqueryError(f"{where}: query id {qid!r} must be a non-empty string with no whitespace")
+def _check_qid(where: str, qid: object) -> str:
+    if is_qid(qid):
+        return qid
+    raise ElqueryError(f"{where}: query id {qid!r} must be a non-empty string with no whitespace")
 
 
 def _parse(where: str, line: str) -> list[tuple[str, Any, Any]]:
@@ -113,8 +114,7 @@ def _parse_json(where: str, line: str) -> list[tuple[str, Any, Any]]:
         raise ElqueryError(f"{where}: invalid JSON ({exc.msg})") from None
     if not isinstance(record, dict):
         raise ElqueryError(f"{where}: expected a JSON object")
-    qid = record.get("qid")
-    _check_qid(where, qid)
+    qid = _check_qid(where, record.get("qid"))
     return [(qid, entity, score) for entity, score in record_links(record, where)]
 
 

@@ -24,7 +24,8 @@ CANDIDATE_ENTITIES = 200
 
 
 class _Entities(Protocol):
-    num_entities: int
+    @property
+    def num_entities(self) -> int: ...
 
     def entity(self, docid: int) -> str: ...
 

@@ -56,4 +56,6 @@ def annotate(document: bytes, link: Callable[[str], LinkResult]) -> bytes:
                 rdf.Triple(phrase, rdf.NamedNode(ITSRDF + "taIdentRef"),
                            rdf.NamedNode(DBPEDIA + annotation.entity[len("<dbpedia:"):-1])),
             ]
-    return rdf.serialize(triples + added, format=rdf.RdfFormat.TURTLE, prefixes=PREFIXES)
+    turtle = rdf.serialize(triples + added, format=rdf.RdfFormat.TURTLE, prefixes=PREFIXES)
+    assert turtle is not None  # serialize returns the bytes when given no output to write to
+    return turtle

@@ -127,8 +127,8 @@ def operation(fields: list[Field], http_method: str, body: str | None = None) ->
                        "description": f.description} for f in fields if f.in_query]
         return {"parameters": parameters,
                 **({} if body is None else {"requestBody": {"content": {body: {"schema": {"type": "string"}}}}})}
-    def body(chosen: list[Field]) -> dict[str, Any]:
+    def content(chosen: list[Field]) -> dict[str, Any]:
         return {"schema": {"type": "object", "properties": {f.name: {**f.schema, "description": f.description}
                                                              for f in chosen}}}
-    return {"requestBody": {"content": {"application/json": body(fields),
-                                        "application/x-www-form-urlencoded": body([f for f in fields if f.in_query])}}}
+    return {"requestBody": {"content": {"application/json": content(fields),
+                                        "application/x-www-form-urlencoded": content([f for f in fields if f.in_query])}}}

@@ -182,8 +182,8 @@ class Routes:
 
     def add_to(self, app: FastAPI, service: Service) -> None:
         for path, endpoint, method, fields, body, options in self._routes:
-            documented = {} if fields is None else {"openapi_extra": operation(fields(service), method, body)}
-            app.add_api_route(path, endpoint, methods=[method], **options, **documented)
+            documented = None if fields is None else operation(fields(service), method, body)
+            app.add_api_route(path, endpoint, methods=[method], openapi_extra=documented, **options)
 
 
 def answer_errors(app: FastAPI) -> None:

@@ -36,6 +36,7 @@ import enum
 import functools
 import gzip
 import heapq
+import io
 import os
 import re
 import sys
@@ -44,7 +45,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -178,15 +179,18 @@ def annotation_files(paths: Iterable[Path | str]) -> list[Path]:
                         recursive=True)
 
 
-def _decompressed(name: str, raw: BinaryIO) -> BinaryIO:
+ByteStream = gzip.GzipFile | bz2.BZ2File | io.BufferedReader  # a readable byte stream with peek()
+
+
+def _decompressed(name: str, raw: io.BufferedReader) -> ByteStream:
     if name.endswith(".gz"):
-        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=raw)
     if name.endswith(".bz2"):
-        return bz2.BZ2File(raw)  # type: ignore[return-value]
+        return bz2.BZ2File(raw)
     return raw
 
 
-def annotation_streams(path: Path) -> Iterator[BinaryIO]:
+def annotation_streams(path: Path) -> Iterator[ByteStream]:
     """The byte streams of an annotation file: itself, or each annotation member of an archive."""
     name = path.name
     if name.endswith((".tar", ".tgz", ".tar.gz", ".tar.bz2")):
@@ -196,7 +200,8 @@ def annotation_streams(path: Path) -> Iterator[BinaryIO]:
                     if member.isfile() and member.name.endswith((".tsv", ".gz", ".bz2")):
                         stream = archive.extractfile(member)
                         if stream is not None:
-                            yield _decompressed(member.name, stream)  # type: ignore[arg-type]
+                            # tarfile's member file is an io.BufferedReader (typeshed says IO[bytes])
+                            yield _decompressed(member.name, cast(io.BufferedReader, stream))
         except tarfile.TarError as exc:
             raise ElqueryError(f"{path}: not a readable tar archive ({exc})") from None
         return
@@ -350,7 +355,8 @@ def count_file(path: Path, min_posterior: float, memory_mb: int, directory: Path
 def _sum(summed: pa.Table | None, rows: list[pa.Table]) -> pa.Table:
     """``rows`` of (mention, mid) counted and added to the (mention, mid, count_all) sums ``summed``."""
     if not rows:
-        return summed  # type: ignore[return-value]  # the caller holds sums or rows
+        assert summed is not None  # the caller holds sums or rows
+        return summed
     table = pa.concat_tables(rows).group_by(["mention", "mid"], use_threads=False).aggregate([([], "count_all")])
     if summed is None:
         return table

@@ -235,8 +235,8 @@ class DumpSources:
         """Read ``predicates`` (a subset of label, foaf:name, anchor text, owl:sameAs) from ``path``."""
         wanted = predicates_of(path, predicates)
         if wanted == {SAME_AS}:
-            for entity, mid in scan_freebase_links(path, self.report.parse):
-                self._freebase(entity, mid)
+            for linked, mid in scan_freebase_links(path, self.report.parse):
+                self._freebase(linked, mid)
             return
         for predicate, subject, obj, literal in scan(path, wanted, self.report.parse):
             if predicate == SAME_AS:
@@ -255,8 +255,9 @@ class DumpSources:
             elif obj.endswith(DISAMBIGUATION):
                 self.report.skipped_disambiguation += 1
             else:
-                if predicate == RDFS_LABEL and entity_id(subject) in self.redirects:
-                    self._labelled_redirects.add(entity_id(subject))
+                redirect = entity_id(subject) if predicate == RDFS_LABEL else None
+                if redirect is not None and redirect in self.redirects:
+                    self._labelled_redirects.add(redirect)
                 self.report.kb_aliases += 1
                 on_alias(obj, self.entities.id(entity))
 

@@ -52,4 +52,6 @@ def find_dumps(paths: Iterable[Path | str]) -> TagmeDumps:
     if missing:
         names = ", ".join(f"{name}_en.ttl" for name in missing)
         raise ElqueryError(f"no {names} (plain, .bz2 or .gz) among the dumps; TAGME needs {', '.join(REQUIRED)}")
-    return TagmeDumps(**{name: files[0] if files else None for name, files in found.items()})
+    optional = {name: files[0] if files else None for name, files in found.items()}
+    return TagmeDumps(found["anchor_text"][0], found["page_links"][0], found["long_abstracts"][0],
+                      optional["labels"], optional["redirects"], optional["page_ids"])

@@ -50,6 +50,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -111,6 +112,9 @@ def position(text: str, inner: str) -> int:
     return found if found >= 0 else NOT_FOUND_POSITION
 
 
+_Artefact = TypeVar("_Artefact", EntityIndex, SurfaceFormStore)
+
+
 class FeatureExtractor:
     """The LTR features (methods.md §9) of every candidate pair of a query, over one index and one
     surface-form store (paths, opened here and closed by :meth:`close`, or open objects).
@@ -140,7 +144,7 @@ class FeatureExtractor:
             self.close()
             raise
 
-    def _open(self, given: object, kind: type) -> object:
+    def _open(self, given: _Artefact | Path | str, kind: type[_Artefact]) -> _Artefact:
         if isinstance(given, str | Path):
             opened = kind(given)
             self._owned.append(opened)
@@ -169,22 +173,25 @@ class FeatureExtractor:
         threshold = self.commonness_threshold
         docids: dict[str, int | None] = {}
         candidates = []
+        indexed: dict[str, int] = {}  # the docid of each candidate's entity
         for candidate in detect(texts, matches, threshold):
             docid = self._docid(candidate.entity, docids)
             if candidate.commonness >= threshold and docid is not None:
                 candidates.append(candidate)
+                indexed[candidate.entity] = docid
         if not candidates:
             return [], np.zeros((0, len(FEATURES)))
         spans = sorted({(c.mention.start, c.mention.end) for c in candidates})
         span_number = {span: n for n, span in enumerate(spans)}
         char_spans = [(tokens[s].start, tokens[e - 1].end) for s, e in spans]
         titled = self._title_matches(spans, matches, docids)
-        columns = np.array(sorted({docids[c.entity] for c in candidates}), dtype=np.int32)
+        columns = np.array(sorted(set(indexed.values())), dtype=np.int32)
         query_scores, mlm_tc, mention_scores = self._language_models(query, char_spans, columns)
         stored_docids = sorted({*columns.tolist(), *(d for found in titled.values() for d in found)})
         titles, abstracts = {}, {}
-        for docid, (title, abstract) in zip(stored_docids, stored_values(self.index, stored_docids, (TITLE, SHORT_ABSTRACT))):
-            titles[docid] = tuple(t for t in (normalize(v) for v in title.split("\n")) if t)
+        stored = stored_values(self.index, stored_docids, (TITLE, SHORT_ABSTRACT))
+        for docid, (stored_title, abstract) in zip(stored_docids, stored):
+            titles[docid] = tuple(t for t in (normalize(v) for v in stored_title.split("\n")) if t)
             abstracts[docid] = normalize(abstract)
         title_equals = {span: {d for d in found if " ".join(texts[span[0]:span[1]]) in titles[d]}
                         for span, found in titled.items()}
@@ -194,7 +201,7 @@ class FeatureExtractor:
             mention = candidate.mention
             span = (mention.start, mention.end)
             number = span_number[span]
-            docid = docids[candidate.entity]
+            docid = indexed[candidate.entity]
             column = int(np.searchsorted(columns, docid))
             title = titles[docid]
             smil = set().union(*(found for (i, j), found in title_equals.items() if span[0] <= i and j <= span[1]))

@@ -14,7 +14,7 @@ LEAF = 255
 
 
 @njit(cache=True, nogil=True)
-def compact(roots, features, threshold_bits, true_ids, true_leaf, false_ids, false_leaf, leaf_values):  # type: ignore[no-untyped-def]
+def compact(roots, features, threshold_bits, true_ids, true_leaf, false_ids, false_leaf, leaf_values):
     """The compact layout of a forest given as ONNX TreeEnsemble arrays: (nodes, values, the
     position of each tree's root)."""
     total = 2 * features.shape[0] + roots.shape[0]  # a tree of s splits has s + 1 leaves (a leaf may be two children)
@@ -55,7 +55,7 @@ def compact(roots, features, threshold_bits, true_ids, true_leaf, false_ids, fal
 
 
 @njit(cache=True, nogil=True)
-def predict(nodes, thresholds, values, roots, rows):  # type: ignore[no-untyped-def]
+def predict(nodes, thresholds, values, roots, rows):
     """Mean over the trees of each row's leaf value, trees summed in order as scikit-learn does
     (``thresholds`` is ``nodes`` viewed as float32; ``rows`` float32). Tree by tree, every row
     steps one level per pass, so the reads of the rows overlap."""

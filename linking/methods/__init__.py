@@ -27,7 +27,7 @@ from elquery.linking.methods.method import (FINDERS, GIF, TOP_RANKED, CandidateR
 from elquery.registry import Registry
 
 if TYPE_CHECKING:
-    from elquery.linking.batch import ResultLinker
+    from elquery.linking.batch import OpenLinker
     from elquery.linking.params import LinkingParams
 
 METHODS: Registry[LinkingMethod] = Registry("method")
@@ -40,7 +40,7 @@ DEFAULT_METHOD = "mlmcg"
 def open_linker(method: str = DEFAULT_METHOD, artefacts: Mapping[str, Path | str] | None = None, *,
                 top_ranked: bool = False, whitelist: Iterable[str] | None = None,
                 max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS, params: LinkingParams | Path | str | None = None,
-                **parameters: Any) -> ResultLinker:
+                **parameters: Any) -> OpenLinker:
     """The linker of any method over ``artefacts`` (kind -> path: ``index``, ``surface_forms``,
     ``tagme``), or over the bundled demo knowledge base without them (with its defaults), with the
     method's ``parameters`` (the others from ``params``, a params file, else the defaults)."""

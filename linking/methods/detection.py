@@ -5,6 +5,7 @@ method's commonness threshold c and the whitelist."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Protocol
 
 from elquery.linking.mentions import FormEntityLike, detect
@@ -20,10 +21,10 @@ class SpanMatcher(Protocol):
     def lookup_spans(self, tokens: Sequence[str]) -> Mapping[tuple[int, int], Sequence[FormEntityLike]]: ...
 
 
-def open_store(path: object) -> SpanMatcher:
+def open_store(path: Path | str) -> SpanMatcher:
     from elquery.indexing.surface_forms.store import SurfaceFormStore
 
-    return SurfaceFormStore(path)  # type: ignore[arg-type]
+    return SurfaceFormStore(path)
 
 
 class Detection:

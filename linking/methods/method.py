@@ -24,7 +24,7 @@ from elquery.linking.types import Interpretation, MappedEntity, ScoredMention
 from elquery.registry import Parameter, require_parameters, validate_parameters
 
 if TYPE_CHECKING:
-    from elquery.linking.batch import ResultLinker
+    from elquery.linking.batch import OpenLinker
     from elquery.linking.params import LinkingParams
 
 GIF, TOP_RANKED = "gif", "top-ranked"
@@ -84,7 +84,7 @@ class LinkOptions:
     demo: bool = False
 
 
-Factory = Callable[["LinkingMethod", Mapping[str, object], Mapping[str, Any], LinkOptions], "ResultLinker"]
+Factory = Callable[["LinkingMethod", Mapping[str, object], Mapping[str, Any], LinkOptions], "OpenLinker"]
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ class LinkingMethod:
         return MethodValues(self, given, params, demo)
 
     def open(self, artefacts: Mapping[str, object], given: Mapping[str, Any] | None = None,
-             options: LinkOptions = LinkOptions()) -> ResultLinker:
+             options: LinkOptions = LinkOptions()) -> OpenLinker:
         """The method's linker over ``artefacts`` (kind -> path or open object) with the ``given``
         parameter values (the others resolved by :class:`MethodValues`)."""
         if options.top_ranked and TOP_RANKED not in self.finders:
@@ -208,11 +208,11 @@ def demo_artefacts(kinds: Sequence[str]) -> dict[str, Path]:
 
 
 def pipeline(method: LinkingMethod, artefacts: Mapping[str, object], given: Mapping[str, Any],
-             options: LinkOptions) -> ResultLinker:
+             options: LinkOptions) -> OpenLinker:
     """The factory of the methods with finders: a :class:`~elquery.linking.linker.Linker`."""
     from elquery.linking.linker import Linker
 
-    return Linker(artefacts.get("index"), artefacts.get("surface_forms"), method.name,  # type: ignore[arg-type]
+    return Linker(artefacts.get("index"), artefacts.get("surface_forms"), method.name,
                   top_ranked=options.top_ranked, whitelist=options.whitelist, max_query_tokens=options.max_query_tokens,
                   params=options.params, demo_defaults=options.demo, **given)
 

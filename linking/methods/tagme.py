@@ -29,7 +29,7 @@ def tagme_linker(method: LinkingMethod, artefacts: Mapping[str, object], given: 
     from elquery.linking.tagme.annotator import TagmeLinker
 
     values = method.values(given, options.params, options.demo).as_dict()
-    return TagmeLinker(artefacts["tagme"], options.max_query_tokens, options.whitelist, **values)  # type: ignore[arg-type]
+    return TagmeLinker(artefacts["tagme"], options.max_query_tokens, options.whitelist, **values)  # type: ignore[arg-type]  # a folder path
 
 
 TAGME = LinkingMethod(

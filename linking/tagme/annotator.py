@@ -224,7 +224,7 @@ class TagmeLinker:
         return partial(TagmeLinker, self.artefact.directory, self.max_query_tokens, self.whitelist, **asdict(self.params))
 
     def link_many(self, queries: Iterable[tuple[str, str]], workers: int = 1,
-                  encode: Callable[[LinkResult], T] = batch._same) -> Iterator[T]:  # type: ignore[assignment]
+                  encode: Callable[[LinkResult], T] = batch._same) -> Iterator[T]:  # type: ignore[assignment]  # T = LinkResult by default: python/mypy#3737
         """``encode(result)`` (default: the :class:`LinkResult`) of ``(qid, query)`` pairs, in input
         order; ``workers`` > 1 spreads them over that many processes (:meth:`factory`)."""
         yield from batch.link_many(self, self.factory(), queries, workers, encode)

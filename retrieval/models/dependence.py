@@ -129,9 +129,10 @@ def sdm_of(values: Values, lambdas: tuple[float, float, float]) -> SequentialDep
 def fsdm_of(values: Values, lambdas: tuple[float, float, float]) -> SequentialDependence:
     """FSDM of the :data:`FIELD_PARAMETERS` and ``window`` of ``values``."""
     weights = {f: values[f"weight.{f}"] for f in MIXTURE_FIELDS}
-    components = [{f: given_or(values[f"weight.{c}.{f}"], weights[f]) for f in MIXTURE_FIELDS} for c in COMPONENTS]
+    unigram, ordered, unordered = (
+        {f: given_or(values[f"weight.{c}.{f}"], weights[f]) for f in MIXTURE_FIELDS} for c in COMPONENTS)
     mu = {f: values[f"mu.{f}"] for f in MIXTURE_FIELDS if values[f"mu.{f}"] is not None}
-    return fsdm(*components, mu=mu, lambdas=lambdas, window=values["window"])
+    return fsdm(unigram, ordered, unordered, mu=mu, lambdas=lambdas, window=values["window"])
 
 
 SDM_ENTRY = RetrievalModel("sdm", "SDM", "sequential dependence model of one field, Dirichlet smoothed",

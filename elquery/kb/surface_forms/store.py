@@ -181,6 +181,10 @@ class SurfaceFormStore:
         """Every normalized surface form of ``entity`` (any form :func:`canonical_entity_id` takes;
         KB aliases and counted forms), by count."""
         entity = canonical_entity_id(entity) or entity
-        aliases = [Alias(form, *_find(blob, entity)) for form, blob in self._db.execute(_ALIASES, (entity,))]
+        aliases = []
+        for form, blob in self._db.execute(_ALIASES, (entity,)):
+            found = _find(blob, entity)
+            assert found is not None  # _ALIASES selects the forms whose candidates hold entity
+            aliases.append(Alias(form, *found))
         aliases.sort(key=lambda a: (-a.count, a.form))
         return aliases

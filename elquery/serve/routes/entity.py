@@ -18,8 +18,8 @@ async def entity(entity: str, request: Request) -> JSONResponse:
     artefacts = service_of(request).artefacts
     canonical = canonical_entity_id(entity)
     document = artefacts.entity_index.document(canonical) if canonical else None
-    if document is None:
+    if canonical is None or document is None:
         raise RequestError(404, f"entity {entity!r} is not in the index")
     aliases = [{"form": a.form, "count": a.count, "commonness": a.commonness, "sources": list(a.sources)}
-               for a in artefacts.store.aliases(canonical)[:MAX_ALIASES]]  # type: ignore[arg-type]
+               for a in artefacts.store.aliases(canonical)[:MAX_ALIASES]]
     return JSONResponse({"entity": canonical, "names": document["names"].split("\n"), "aliases": aliases})
