@@ -155,6 +155,16 @@ class Registry(Generic[E]):
             raise ElqueryError(f"unknown {self.kind} {name!r}; {self.kind}s are {', '.join(self._entries)}")
         return self._entries[name]
 
+    def argument(self, name: str) -> str:
+        """An argparse ``type=`` for a name of the registry: an unknown one is the registry's one
+        line (:meth:`get`), the same message every other door gives."""
+        import argparse
+
+        try:
+            return self.get(name).name
+        except ElqueryError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
     def names(self) -> tuple[str, ...]:
         return tuple(self._entries)
 

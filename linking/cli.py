@@ -59,7 +59,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     for flag, metavar, text in ARTEFACT_FLAGS.values():
         link.add_argument(flag, metavar=metavar, help=text)
     add_artefacts_argument(link, "--index and --surface-forms (or --tagme, with --method tagme)")
-    link.add_argument("--method", choices=METHODS.names(), default=DEFAULT_METHOD, help=f"linking method "
+    link.add_argument("--method", type=METHODS.argument, choices=METHODS.names(), default=DEFAULT_METHOD, help=f"linking method "
                       f"(default {DEFAULT_METHOD}): " + "; ".join(f"{m.name}: {m.summary}" for m in METHODS))
     _add_parameter_arguments(link, METHODS)
     link.add_argument("--params", metavar="FILE",

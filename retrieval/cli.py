@@ -33,7 +33,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     rank.add_argument("--index", help="entity index directory (elquery index dbpedia)")
     add_artefacts_argument(rank, "--index")
     rank.add_argument("--queries", required=True, help="query file: .json, or TSV qid<TAB>query; - reads standard input")
-    rank.add_argument("--model", default=DEFAULT_MODEL, type=_model_name, choices=MODELS.names(),
+    rank.add_argument("--model", default=DEFAULT_MODEL, type=MODELS.argument, choices=MODELS.names(),
                       help=f"retrieval model (default {DEFAULT_MODEL})")
     rank.add_argument("--k", type=int, default=DEFAULT_K, help=f"entities per query, 1 to {MAX_K} (default {DEFAULT_K})")
     rank.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -46,14 +46,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_workers_argument(rank, "worker processes ranking queries in parallel", former="--threads")
     add_engine_arguments(rank, "each executor opens the index once; every node must see --index at its path")
     rank.set_defaults(func=_rank)
-
-
-def _model_name(name: str) -> str:
-    """``--model``: a name of the registry; another is the registry's one line."""
-    try:
-        return MODELS.get(name).name
-    except ElqueryError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _link_takers() -> list[str]:
