@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from elquery.base import ElqueryError
-from elquery.indexing.normalize import tokenize
+from elquery.kb.normalize import tokenize
 from elquery.linking import batch
 from elquery.linking.gif import gif, top_ranked
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit

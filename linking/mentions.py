@@ -1,7 +1,7 @@
 """Mention detection (methods.md §3): query n-grams, M = M_kb ∪ M_w with commonness threshold c,
 optional entity whitelist.
 
-The query is normalized with :func:`elquery.indexing.normalize.normalize` (the one normalization shared
+The query is normalized with :func:`elquery.kb.normalize.normalize` (the one normalization shared
 with the surface-form store) and split on spaces; every contiguous token span is a possible
 mention. The surface-form store looks up all spans at once and answers, per span, the entities it
 may name with commonness(m, e) and the sources of the pair (``kb`` when the span is a KB alias of
@@ -18,8 +18,8 @@ from typing import Protocol
 
 from elquery.base import ElqueryError
 from elquery.formats.lines import text_lines
-from elquery.indexing.ntriples import canonical_entity_id
-from elquery.indexing.surface_forms.layout import KB
+from elquery.kb.entities import canonical_entity_id
+from elquery.kb.surface_forms.layout import KB
 from elquery.linking.types import Candidate, Mention
 
 

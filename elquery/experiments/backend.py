@@ -23,10 +23,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from elquery.indexing.surface_forms.store import SurfaceFormStore
+from elquery.kb.surface_forms.store import SurfaceFormStore
 from elquery.experiments.config import ExperimentConfig
 from elquery.experiments.sweep import Fixed, Progress, file_identity
-from elquery.indexing.normalize import query_tokens
+from elquery.kb.normalize import query_tokens
 from elquery.linking.mentions import detect, read_whitelist
 from elquery.linking.methods import METHODS, LinkOptions
 from elquery.linking.types import Candidate, LinkResult

@@ -50,7 +50,7 @@ from elquery.experiments.folds import Fold
 from elquery.experiments.learning import LearningSpec, TrainingQueries, learning_methods
 from elquery.experiments.sweep import RunStore, Setting, digest, file_identity, find_interpretations, tag
 from elquery.files import atomic_output, sha256_of
-from elquery.indexing.normalize import tokenize
+from elquery.kb.normalize import tokenize
 from elquery.linking.ltr.feature_file import read_ground_truth
 from elquery.linking.ltr.features import FEATURES, FeatureExtractor
 from elquery.linking.ltr.model import (LtrModel, artefact_ids, model_bytes, new_info, require_extra, train_forest,

@@ -18,7 +18,7 @@ from elquery.base import ElqueryError
 from elquery.experiments.config import GIVEN, ExperimentConfig, LinksSpec, MethodSpec
 from elquery.experiments.learning import learning_files, learning_methods
 from elquery.indexing.build_outputs import KINDS
-from elquery.indexing.index_format import METADATA_FILE
+from elquery.kb.index_format import METADATA_FILE
 from elquery.linking.methods import METHODS
 
 INDEX, SURFACE_FORMS, TAGME_ARTEFACT = "entity index", "surface-form store", "TAGME artefact"

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from elquery.base import ElqueryError
-from elquery.indexing.entity_index import EntityIndex
+from elquery.kb.entity_index import EntityIndex
 from elquery.indexing.provenance import run_metadata
-from elquery.indexing.surface_forms.store import SurfaceFormStore
+from elquery.kb.surface_forms.store import SurfaceFormStore
 from elquery.linking.batch import ResultLinker
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
 from elquery.linking.methods import DEFAULT_METHOD, METHODS, LinkingMethod, LinkOptions

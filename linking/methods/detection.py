@@ -15,14 +15,14 @@ from elquery.linking.types import Candidate
 
 class SpanMatcher(Protocol):
     """What mention detection needs from a surface-form store
-    (:class:`elquery.indexing.surface_forms.store.SurfaceFormStore`): for every span ``(start, end)`` of
+    (:class:`elquery.kb.surface_forms.store.SurfaceFormStore`): for every span ``(start, end)`` of
     the normalized tokens that is a known surface form, the entities it may name."""
 
     def lookup_spans(self, tokens: Sequence[str]) -> Mapping[tuple[int, int], Sequence[FormEntityLike]]: ...
 
 
 def open_store(path: Path | str) -> SpanMatcher:
-    from elquery.indexing.surface_forms.store import SurfaceFormStore
+    from elquery.kb.surface_forms.store import SurfaceFormStore
 
     return SurfaceFormStore(path)
 

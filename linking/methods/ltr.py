@@ -43,8 +43,8 @@ class LtrRanking:
     the index and surface-form store as paths or open objects)."""
 
     def __init__(self, inputs: RankingInputs) -> None:
-        from elquery.indexing.entity_index import EntityIndex
-        from elquery.indexing.surface_forms.store import SurfaceFormStore
+        from elquery.kb.entity_index import EntityIndex
+        from elquery.kb.surface_forms.store import SurfaceFormStore
         from elquery.linking.ltr.features import FeatureExtractor
         from elquery.linking.ltr.model import LtrModel
         from elquery.linking.mlm_scores import IndexScorer

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from elquery.base import ElqueryError
-from elquery.indexing.index_format import FIELDS
+from elquery.kb.index_format import FIELDS
 from elquery.registry import Parameter, validate_parameters
 
 if TYPE_CHECKING:

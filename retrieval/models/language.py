@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from elquery.base import ElqueryError
-from elquery.indexing.index_format import FIELDS, TEXT_FIELDS
+from elquery.kb.index_format import FIELDS, TEXT_FIELDS
 from elquery.registry import Parameter
 from elquery.retrieval.models.entry import MIXTURE_FIELDS, RetrievalModel, Values, given_or, per_field
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
-from elquery.indexing.ntriples import canonical_entity_id
+from elquery.kb.entities import canonical_entity_id
 from elquery.serve.service import RequestError, Routes, service_of
 
 routes = Routes()

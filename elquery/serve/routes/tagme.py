@@ -62,7 +62,7 @@ async def spot(request: Request) -> JSONResponse:
     started = time.perf_counter()
 
     def spots() -> list[dict[str, Any]]:
-        from elquery.indexing.normalize import tokenize
+        from elquery.kb.normalize import tokenize
 
         tokens = tokenize(text)
         found = tagme.spots([t.text for t in tokens])
