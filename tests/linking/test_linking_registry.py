@@ -143,8 +143,8 @@ def test_options_of_other_methods_are_one_line(capsys: pytest.CaptureFixture[str
     with pytest.raises(SystemExit) as exited:
         elquery(["link", "q", "--method", "bm25"])
     assert exited.value.code == 2 and capsys.readouterr().err.startswith(
-        "elquery link: error: argument --method: invalid choice: 'bm25' (choose from 'cmns', 'mlm', 'mlmc', 'mlmcg', "
-        "'tagme', 'ltr')")
+        "elquery link: error: argument --method: unknown method 'bm25'; methods are cmns, mlm, mlmc, mlmcg, tagme, ltr; "
+        "see `elquery link --help`")
     with pytest.raises(ElqueryError, match=r"^unknown method 'bm25'; methods are cmns, mlm, mlmc, mlmcg, tagme, ltr$"):
         open_linker("bm25")
 
