@@ -79,27 +79,26 @@ def _serve(args: argparse.Namespace) -> int:
     if args.workers == 1:
         uvicorn.Server(config).run()
     else:
-        from uvicorn.supervisors import Multiprocess
+        from elquery.serve import workers
 
-        Multiprocess(config, sockets=[_listening_socket(args.host, args.port)]).run()
+        workers.run(config, _listening_socket(args.host, args.port))
     return 0
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:
-    """The socket the worker processes share. Made with protocol TCP (uvicorn's own leaves it 0),
-    so asyncio sets TCP_NODELAY on the connections it accepts: without that, every response
-    waits for a delayed ACK (about 40 ms)."""
+    """The address the worker processes serve, bound (:func:`elquery.serve.workers.bound_socket`:
+    protocol TCP, so accepted connections get TCP_NODELAY; ``SO_REUSEPORT``, so each worker binds
+    a socket of its own to it); a bad host or an address in use is one line."""
+    from elquery.serve.workers import bound_socket
+
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                             proto=socket.IPPROTO_TCP)[0]
+        family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)[0]
     except socket.gaierror as exc:
         raise ElqueryError(f"--host {host}: {exc.strerror}") from None
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind(address)
+        bound_socket(family, address, reuse_port=False).close()  # in use, even by another reuse-port group: refused
+        sock = bound_socket(family, address)
     except OSError as exc:
-        sock.close()
         raise ElqueryError(f"{host}:{port}: {exc.strerror}") from None
     sock.set_inheritable(True)
     return sock

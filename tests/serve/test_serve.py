@@ -156,6 +156,58 @@ def test_a_real_server_answers_over_http(demo: tuple[Path, Path, str], tmp_path:
         server.wait(timeout=30)
 
 
+def test_each_worker_listens_on_its_own_socket(demo: tuple[Path, Path, str], tmp_path: Path) -> None:
+    """--workers 2: two listening sockets on the port (SO_REUSEPORT), so the kernel spreads new
+    connections over the workers; with one shared socket, an idle worker accepted every pending
+    connection and a client keeping 8 connections open loaded one worker only."""
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "elquery", "serve", "--port", str(port), "--workers", "2"],
+                              cwd=tmp_path, env={**os.environ, "ELQUERY_CACHE": demo[2]}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while _listening(port) < 2:
+            assert server.poll() is None and time.monotonic() < deadline, server.stderr.read() if server.stderr else ""
+            time.sleep(0.3)
+        clients = [httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) for _ in range(16)]
+        try:
+            workers = {client.get("/stats").json()["worker"] for client in clients}
+            workers |= {client.get("/stats").json()["worker"] for client in clients}  # the same kept-alive connections
+        finally:
+            for client in clients:
+                client.close()
+        assert _listening(port) == 2
+        assert len(workers) == 2 and server.pid not in workers
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_a_port_in_use_stops_serve_in_one_line(demo: tuple[Path, Path, str], monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Even one another service's workers listen on with SO_REUSEPORT, as elquery serve's do."""
+    import uvicorn.supervisors.multiprocess
+
+    from elquery.base import run
+    from elquery.serve.cli import register as register_serve
+
+    monkeypatch.setenv("ELQUERY_CACHE", demo[2])
+    monkeypatch.setattr(uvicorn.supervisors.multiprocess.Multiprocess, "run", lambda self: pytest.fail("served"))
+    with socket.socket() as other:
+        other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        assert run([register_serve], "elquery", ["serve", "--port", str(port), "--workers", "2"]) == 2
+    assert capsys.readouterr().err.endswith(f"elquery: error: 127.0.0.1:{port}: Address already in use\n")
+
+
+def _listening(port: int) -> int:
+    """The TCP sockets listening on ``port`` (IPv4), from /proc/net/tcp (state 0A)."""
+    lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return sum(1 for line in lines if line.split()[1].endswith(f":{port:04X}") and line.split()[3] == "0A")
+
+
 NIF_DOCUMENT = """@prefix nif: <http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#> .
 @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
 <http://example.org/doc1#char=0,24> a nif:Context, nif:String, nif:RFC5147String ;

@@ -3,6 +3,7 @@ thresholds and request statistics."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from fastapi import Request
@@ -21,7 +22,7 @@ async def health() -> dict[str, str]:
 async def stats(request: Request) -> dict[str, Any]:
     service = service_of(request)
     artefacts = service.artefacts
-    return {"index": {"path": str(artefacts.index), "entities": artefacts.entity_index.num_entities,
+    return {"worker": os.getpid(), "index": {"path": str(artefacts.index), "entities": artefacts.entity_index.num_entities,
                       "metadata": artefacts.entity_index.metadata},
             "surface_forms": {"path": str(artefacts.surface_forms), "meta": artefacts.store.meta},
             "tagme": None if artefacts.tagme is None else str(artefacts.tagme), "model": artefacts.model_info,
