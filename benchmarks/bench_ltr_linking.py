@@ -37,10 +37,15 @@ JSON lines:
 * ``ltr_cold`` per method: in a fresh process, opening the linker (JVM start, artefacts, model)
   and the first and second query;
 * ``ltr_serve``: wrk (closed loop, ``--clients`` connections) against ``elquery serve --model
-  --workers --workers`` with ``/link?method=ltr`` and, in the same run, ``method=mlmcg``.
+  --workers --workers`` with ``/link?method=ltr`` and, in the same run, ``method=mlmcg``, each
+  measured for ``--seconds`` after ``--warmup`` seconds of the same load (a fresh worker's JVM
+  compiles LTR's Java path over its first few thousand queries: on one worker of a busy machine,
+  sequential requests took 16 ms at first, 7 ms after 1,000 and 4 ms after 2,800, GIF-MLMcg's
+  1.4-1.7 ms).
 
 Usage: ``python benchmarks/bench_ltr_linking.py [--work DIR] [--entities N] [--train-queries N]
-[--queries N] [--trees N] [--label-noise P] [--workers N] [--clients N] [--seconds S] [--no-serve]``
+[--queries N] [--trees N] [--label-noise P] [--workers N] [--clients N] [--seconds S] [--warmup S]
+[--parts latency,breakdown,cold,serve]``
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from harness import Timer, cpu_seconds, emit, load_avg_1m, machine, percentiles  # noqa: E402
 
 FIGURES = ("p50", "p99", "mean", "max")
+PARTS = ("latency", "breakdown", "cold", "serve")
 LTR_GREEDY_S = 0.3  # the registry's default (methods.md §9)
 
 
@@ -262,7 +268,7 @@ def cold(index: Path, surface_forms: Path, model: Path, query: str) -> None:
 
 
 def serve(index: Path, surface_forms: Path, model: Path, texts: list[str], workers: int, clients: int,
-          seconds: float) -> None:
+          seconds: float, warmup: float) -> None:
     """``elquery serve --model`` under wrk: /link?method=ltr, then method=mlmcg, same server."""
     import httpx
     from bench_serve import WRK_SCRIPT
@@ -297,7 +303,7 @@ def serve(index: Path, surface_forms: Path, model: Path, texts: list[str], worke
                                           script.name, base], capture_output=True, text=True, check=True).stdout
                     return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
-                run(3.0)  # warm-up
+                run(warmup)  # a fresh worker's JVM compiles LTR's Java path over its first thousands of queries
                 measured = run(seconds)
             emit({"bench": "ltr_serve", "method": method, "workers": workers, "clients": clients,
                   "seconds": seconds, "requests": measured["requests"],
@@ -326,10 +332,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--warmup", type=float, default=60.0, help="seconds of load before each served measure")
     parser.add_argument("--serve-queries", type=int, default=1000)
-    parser.add_argument("--no-serve", action="store_true")
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"what to measure, of {','.join(PARTS)}")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    parts = set(args.parts.split(","))
+    if not parts <= set(PARTS):
+        parser.error(f"--parts: unknown {', '.join(sorted(parts - set(PARTS)))}")
     emit({"bench": "machine", **machine()})
     if args.index is None:
         args.work.mkdir(parents=True, exist_ok=True)
@@ -347,11 +357,15 @@ def main(argv: list[str] | None = None) -> int:
         else:
             emit({"bench": "ltr_model", "reused": str(model), **model_size(model)})
     texts = [text for _, text, _ in queries[args.train_queries:]]
-    latency(index, surface_forms, model, texts, args.gif_threshold)
-    breakdown(index, surface_forms, model, texts)
-    cold(index, surface_forms, model, texts[0])
-    if not args.no_serve:
-        serve(index, surface_forms, model, texts[:args.serve_queries], args.workers, args.clients, args.seconds)
+    if "latency" in parts:
+        latency(index, surface_forms, model, texts, args.gif_threshold)
+    if "breakdown" in parts:
+        breakdown(index, surface_forms, model, texts)
+    if "cold" in parts:
+        cold(index, surface_forms, model, texts[0])
+    if "serve" in parts:
+        serve(index, surface_forms, model, texts[:args.serve_queries], args.workers, args.clients, args.seconds,
+              args.warmup)
     return 0
 
 
