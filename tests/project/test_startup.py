@@ -106,19 +106,28 @@ def test_ctrl_c_while_starting_is_one_line(evaluation_inputs: tuple[Path, Path])
     milliseconds, before any elquery code runs, are out of the program's reach.)"""
     qrels, run = evaluation_inputs
     argv = [str(SCRIPT), "evaluate", "rank", "--qrels", str(qrels), "--run", str(run), "--format", "json"]
+    started = time.monotonic()
     complete = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    whole = time.monotonic() - started
     assert complete.returncode == 0, complete.stderr
-    interrupted = 0
-    for delay in (0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0):
+    # The moments follow the machine's speed: a fraction of one whole run, moved earlier when a
+    # signal came after the work and later when it came before any elquery code ran.
+    fraction, interrupted = 0.5, 0
+    for _ in range(24):
+        delay = fraction * whole
         process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(delay)
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=60)
         if err.startswith("Fatal Python error: init_import_site"):
-            continue  # still in the interpreter's own start-up (a loaded machine): before any elquery code
-        if err:
-            assert (process.returncode, out, err) == (130, "", "elquery: interrupted\n"), f"at {delay} s"
+            fraction = min(0.95, fraction * 1.25)  # still in the interpreter's own start-up
+        elif err:
+            assert (process.returncode, out, err) == (130, "", "elquery: interrupted\n"), f"at {delay:.3f} s"
             interrupted += 1
+            fraction = fraction * 0.9 if interrupted % 2 else min(0.95, fraction * 1.15)
         else:  # the signal came after the work (during the interpreter's exit: killed by it)
-            assert out == complete.stdout and process.returncode in (0, -signal.SIGINT), f"at {delay} s"
+            assert out == complete.stdout and process.returncode in (0, -signal.SIGINT), f"at {delay:.3f} s"
+            fraction *= 0.75
+        if interrupted >= 4:
+            break
     assert interrupted > 0
