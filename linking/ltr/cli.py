@@ -129,9 +129,12 @@ def _features(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from elquery.formats.run_metadata import read_sidecar
     from elquery.linking.ltr.feature_file import read_features
+    from elquery.linking.ltr.features import FEATURES
     from elquery.linking.ltr.model import model_bytes, new_info, train_forest, write_model
 
     started = time.monotonic()
+    if args.max_features > len(FEATURES):
+        raise ElqueryError(f"--max-features must be at most {len(FEATURES)} (the features), got {args.max_features}")
     check_input(args.features, "features file")
     check_output(args.out)
     if args.out == "-":
@@ -140,8 +143,6 @@ def _train(args: argparse.Namespace) -> int:
     if sidecar.get("format", "tsv") != "tsv":
         raise ElqueryError(f"{args.features}: a {sidecar['format']} features file; train reads the tsv format")
     table = read_features(args.features)
-    if args.max_features > table.matrix.shape[1]:
-        raise ElqueryError(f"--max-features must be at most {table.matrix.shape[1]} (the features), got {args.max_features}")
     forest = train_forest(table.matrix, table.labels, args.trees, args.max_features, args.seed, workers_of(args))
     training = {"file": table.path.name, "sha256": table.sha256, "rows": len(table.labels), "queries": table.queries,
                 "positives": int(table.labels.sum())}

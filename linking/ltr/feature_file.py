@@ -26,6 +26,7 @@ import numpy as np
 
 from elquery.base import ElqueryError
 from elquery.files import sha256_of
+from elquery.formats.elq import read_elq
 from elquery.formats.lines import text_lines
 from elquery.kb.entities import canonical_entity_id
 from elquery.linking.ltr.features import FEATURES, CandidatePair
@@ -95,25 +96,16 @@ def write_features(stream: IO[str], queries: Iterable[QueryFeatures], form: str,
 
 def read_ground_truth(path: Path | str) -> dict[str, frozenset[str]]:
     """Per query, the entities of all its ground-truth interpretations, from ELQ qrels
-    (``qrels-elq.txt``: ``qid<TAB>score<TAB>entity<TAB>entity...`` per interpretation, a bare
-    ``qid`` for a query without one)."""
-    truth: dict[str, set[str]] = {}
-    for number, line in text_lines(path, "qrels file"):
-        if not line.strip():
-            continue
-        fields = line.strip().split("\t")
-        qid = fields[0]
-        if not qid or len(qid.split()) != 1:
-            raise ElqueryError(f"{path}:{number}: bad query id {qid!r} (expected qid<TAB>score<TAB>entity...)")
-        entities = truth.setdefault(qid, set())
-        for field in fields[2:]:
-            entity = canonical_entity_id(field)
-            if entity is None:
-                raise ElqueryError(f"{path}:{number}: not an entity id: {field[:80]!r}")
-            entities.add(entity)
-    if not truth:
-        raise ElqueryError(f"{path}: no queries in this qrels file")
-    return {qid: frozenset(entities) for qid, entities in truth.items()}
+    (``qrels-elq.txt``, read by :func:`~elquery.formats.elq.read_elq`), as canonical entity ids."""
+    truth: dict[str, frozenset[str]] = {}
+    for qid, interpretations in read_elq(path).items():
+        entities = {entity for interpretation in interpretations for entity in interpretation}
+        canonical = {canonical_entity_id(entity) for entity in entities}
+        if None in canonical:
+            bad = min(entity for entity in entities if canonical_entity_id(entity) is None)
+            raise ElqueryError(f"{path}: query {qid}: not an entity id: {bad[:80]!r}")
+        truth[qid] = frozenset(entity for entity in canonical if entity is not None)
+    return truth
 
 
 # --- reading a TSV features file -----------------------------------------------------------------------

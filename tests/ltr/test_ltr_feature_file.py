@@ -46,3 +46,29 @@ def test_rows_read_back_in_feature_order(tmp_path: Path) -> None:
     table = read_features(path)
     assert table.matrix.tolist() == [[float(v) for v in values], [float(v) for v in values[::-1]]]
     assert table.labels.tolist() == [1, 0] and table.qids == ("q1", "q2") and table.queries == 2
+
+
+def test_ground_truth_is_the_union_of_a_querys_interpretations(tmp_path: Path) -> None:
+    """ELQ qrels as published (``qid<TAB>1<TAB>entity...``, a bare qid for a query with none),
+    entities named as DBpedia URIs or ``<dbpedia:X>``, read to canonical ids per query."""
+    from elquery.linking.ltr.feature_file import read_ground_truth
+
+    qrels = tmp_path / "qrels-elq.txt"
+    qrels.write_text("q1\t1\t<dbpedia:Rome>\t<http://dbpedia.org/resource/Italy>\nq1\t1\t<dbpedia:Rome>\n"
+                     "q2\n", encoding="utf-8")
+    assert read_ground_truth(qrels) == {"q1": frozenset({"<dbpedia:Rome>", "<dbpedia:Italy>"}), "q2": frozenset()}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("q1\t1\t<http://example.org/Rome>\n", "query q1: not an entity id: '<http://example.org/Rome>'"),
+    ("q1\tone\t<dbpedia:Rome>\n", ":1: score 'one'"),
+    ("\n\n", ":1: empty file"),
+])
+def test_bad_ground_truth_is_one_line(tmp_path: Path, text: str, message: str) -> None:
+    from elquery.linking.ltr.feature_file import read_ground_truth
+
+    qrels = tmp_path / "qrels-elq.txt"
+    qrels.write_text(text, encoding="utf-8")
+    with pytest.raises(ElqueryError) as raised:
+        read_ground_truth(qrels)
+    assert message in str(raised.value) and "\n" not in str(raised.value)

@@ -153,6 +153,10 @@ def test_without_qrels_the_labels_are_empty(sample_link_artefacts: tuple[Path, P
     one_error_line(capsys, ["ltr", "train", "--features", str(out), "--out", str(tmp_path / "m.onnx")],
                    f"{out}:2: no label")
     assert not (tmp_path / "m.onnx").exists()
+    # --max-features beyond the 28 features is refused before the file is read (not its "no label")
+    one_error_line(capsys, ["ltr", "train", "--features", str(out), "--out", str(tmp_path / "m.onnx"),
+                            "--max-features", str(len(FEATURES) + 1)],
+                   f"--max-features must be at most {len(FEATURES)} (the features), got {len(FEATURES) + 1}")
 
 
 # --- the model ---------------------------------------------------------------------------------------
