@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from elquery.base import ElqueryError, add_workers_argument, workers_of
@@ -162,7 +163,7 @@ def _link(args: argparse.Namespace) -> int:
     else:
         queries = [(SINGLE_QUERY_ID, args.query)]
     with _linker(args, params) as linker:
-        metadata = _metadata(args)
+        metadata = _metadata(args, values.given.get("model"))
         run_format = RunFormat(args.format, args.tag or f"elquery-{args.method}", metadata)
         if args.engine == "spark":
             from elquery.linking.spark import link_spark
@@ -227,14 +228,19 @@ def _demo(args: argparse.Namespace, kinds: tuple[str, ...]) -> bool:
     return all(getattr(args, kind) is None for kind in kinds)
 
 
-def _metadata(args: argparse.Namespace) -> dict | None:
-    """The provenance of the artefacts given (docs/formats.md); none for the demo knowledge base."""
+def _metadata(args: argparse.Namespace, model: Path | None) -> dict | None:
+    """The provenance of the artefacts given (docs/formats.md), with the file name and SHA-256 of
+    the ``model`` a method scores with; none for the demo knowledge base."""
+    from elquery.files import sha256_of
     from elquery.indexing.provenance import run_metadata
 
     artefacts = {kind: getattr(args, kind) for kind in ARTEFACT_FLAGS}
     if all(path is None for path in artefacts.values()):
         return None
-    return run_metadata("link", artefacts)
+    metadata = run_metadata("link", artefacts)
+    if model is not None:
+        metadata["model"] = {"file": Path(model).name, "sha256": sha256_of(model)}
+    return metadata
 
 
 def _params(args: argparse.Namespace) -> LinkingParams | None:

@@ -6,6 +6,7 @@ an experiment config give the same answers, and a bad model is one line, exit 2.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -131,11 +132,14 @@ def test_cli_and_api_give_the_same_run(sample_link_artefacts: tuple[Path, Path],
     monkeypatch.setattr(batch, "MIN_QUERIES_PER_WORKER", 1)
     assert elquery([*common, "--workers", "2", "--out", str(tmp_path / "two")]) == 0
     metadata = run_metadata("link", {"index": index, "surface_forms": surface_forms})
+    metadata["model"] = {"file": model.name, "sha256": hashlib.sha256(model.read_bytes()).hexdigest()}
     encode = formatter(fmt, "elquery-ltr", metadata)
     with open_linker("ltr", {"index": index, "surface_forms": surface_forms}, model=model) as linker:
         expected = [line for qid, query in QUERIES.items() for line in encode(linker.result(query, qid))]
     assert (tmp_path / "one").read_text(encoding="utf-8").splitlines() == expected
     assert (tmp_path / "two").read_text(encoding="utf-8") == (tmp_path / "one").read_text(encoding="utf-8")
+    if fmt != "jsonl":  # the run's provenance, the model's SHA-256 with it, beside the run
+        assert json.loads((tmp_path / "one.meta.json").read_text(encoding="utf-8")) == metadata
 
 
 def test_spark_engine_gives_the_local_run(spark, sample_link_artefacts: tuple[Path, Path], model: Path,
