@@ -157,6 +157,8 @@ class Linker:
             if kind in entry.artefacts and artefact is None:
                 raise ElqueryError(f"method {method} needs {ARTEFACTS[kind]}")
         assert entry.ranking is not None  # LinkerConfig refuses a method without
+        self._entry = entry
+        self._gif_threshold: float = self.config.s  # resolved once: MethodValues validates on every build
         self._ranking = entry.ranking(RankingInputs({k: v for k, v in artefacts.items() if k in entry.artefacts},
                                                     self.config.values.as_dict(), self.config.whitelist,
                                                     self.config.max_query_tokens))
@@ -208,8 +210,8 @@ class Linker:
         tokens = [t.text for t in normalized]
         check_query_length(tokens, config.max_query_tokens)
         scored = self._ranking.scored(query, tokens)
-        ranking = config.entry.rank(scored)
-        interpretations = top_ranked(ranking, scored) if config.top_ranked else gif(scored, config.s)
+        ranking = self._entry.rank(scored)
+        interpretations = top_ranked(ranking, scored) if config.top_ranked else gif(scored, self._gif_threshold)
         return LinkResult(qid, query, tuple(tokens), tuple(scored), tuple(interpretations), tuple(ranking),
                           tuple((t.start, t.end) for t in normalized))
 
