@@ -23,6 +23,7 @@ def registrars() -> list[Registrar]:
     import elquery.indexing.surface_forms.cli
     import elquery.linking.cli
     import elquery.linking.ltr.cli
+    import elquery.mcp.cli
     import elquery.retrieval.cli
     import elquery.serve.cli
 
@@ -36,6 +37,7 @@ def registrars() -> list[Registrar]:
         elquery.experiments.cli.register,
         elquery.evaluation.cli.register,
         elquery.serve.cli.register,
+        elquery.mcp.cli.register,
         elquery.data.cli.register,
     ]
 
