@@ -3,10 +3,13 @@ generated from the registries (:data:`elquery.linking.methods.METHODS`,
 :data:`elquery.retrieval.models.MODELS`): each method's and model's names as enums, the
 parameters' types, ranges, defaults and help, as ``elquery link --help`` and ``elquery rank --help``
 give them. The routes read their parameters from the query string or the body themselves (a form
-or JSON), so this is the operations' documentation, not their validation: the registries validate."""
+or JSON), so this is the operations' documentation; the registries validate the values, and
+:func:`check_request` the shape every route reads them in (any JSON value in any field is a 4xx,
+never a crash of the worker)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,3 +135,58 @@ def operation(fields: list[Field], http_method: str, body: str | None = None) ->
                                                              for f in chosen}}}
     return {"requestBody": {"content": {"application/json": content(fields),
                                         "application/x-www-form-urlencoded": content([f for f in fields if f.in_query])}}}
+
+
+ONE_STRING = ("qid", "lang")
+"""Fields that are one string (a query id, TAGME's ``lang``, which its answer echoes); ``q`` and
+``text`` are the queries' (:meth:`~elquery.serve.service.Service.queries`), the names of methods
+and models the registries'."""
+WHOLE_NUMBERS = ("k",)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_request(values: dict[str, Any]) -> dict[str, Any]:
+    """``values``, the parameters of a request, if every route can read them: no text anywhere in
+    them (names, values, nested at any depth) holds a lone surrogate (a JSON escape such as
+    ``\\ud800`` that is not Unicode text: 400, it could not even be written back); the fields of
+    :data:`ONE_STRING` are a string, ``k`` is a number or its text (not ``true``), ``params`` a
+    ``NAME=VALUE`` text or a list of them (422). The ranges and the names of methods and models are
+    the registries' to check."""
+    for name, value in values.items():
+        found = lone_surrogate(name) or lone_surrogate(value)
+        if found:
+            raise _refused(400, f"{name} holds a lone surrogate (U+{ord(found):04X}), which is not Unicode text")
+    for name in ONE_STRING:
+        if name in values and not isinstance(values[name], str):
+            raise _refused(422, f"{name}: expected a string, got {values[name]!r}")
+    for name in WHOLE_NUMBERS:
+        if isinstance(values.get(name), bool):
+            raise _refused(422, f"{name} must be a whole number, got {values[name]!r}")
+    params = values.get("params")
+    if params is not None and not (isinstance(params, str)
+                                   or isinstance(params, list) and all(isinstance(p, str) for p in params)):
+        raise _refused(422, f"params: expected NAME=VALUE or a list of them, got {params!r}")
+    return values
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate in the texts of a JSON value (walked without recursion, so any
+    depth the JSON parser took passes), else None."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if not item.isascii() and (found := _SURROGATE.search(item)):
+                return found.group()
+        elif isinstance(item, dict):
+            pending.extend(item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return None
+
+
+def _refused(status: int, message: str) -> Exception:
+    from elquery.serve.service import RequestError
+
+    return RequestError(status, message)

@@ -23,7 +23,7 @@ from elquery.linking.methods import DEFAULT_METHOD, METHODS, LinkingMethod
 from elquery.registry import validate_parameters
 from elquery.formats.queries import check_query_text
 from elquery.serve.artefacts import Artefacts
-from elquery.serve.schema import LINKING_PARAMETERS, TOP_RANKED, FieldsOf, operation
+from elquery.serve.schema import LINKING_PARAMETERS, TOP_RANKED, FieldsOf, check_request, operation
 from elquery.serve.statistics import Statistics
 
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -142,7 +142,7 @@ async def parameters(request: Request) -> dict[str, Any]:
             values.update(data)
         else:
             values.update(gathered(parse_qsl(text, keep_blank_values=True)))
-    return values
+    return check_request(values)
 
 
 def gathered(pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:

@@ -34,6 +34,9 @@ class Statistics:
                 "errors": self.errors, "latency_ms": {"p50": percentile(0.5), "p99": percentile(0.99)}}
 
 
+NO_DOOR = "(no such path)"
+
+
 class Counting:
     """Pure ASGI middleware counting requests and latencies (no body buffering or streaming in
     pieces, which would cost a TCP round trip per response)."""
@@ -56,4 +59,12 @@ class Counting:
         try:
             await self.app(scope, receive, sending)
         finally:
-            self.statistics.record(scope["path"], time.perf_counter() - started, status >= 400)
+            self.statistics.record(door(scope), time.perf_counter() - started, status >= 400)
+
+
+def door(scope: Any) -> str:
+    """What a request is counted under: its route's path (``/entity/{entity:path}``, one key
+    however many entities are asked for), or one key for every path that is no door, so that
+    clients asking for endless different paths cannot grow the counts."""
+    route = scope.get("route")
+    return getattr(route, "path", None) or NO_DOOR
