@@ -42,6 +42,7 @@ from elquery.base import ElqueryError
 from elquery.experiments.config import (COMMONNESS, GIVEN, IF_METRICS, LEAVE_ONE_OUT, TOP_RANKED, ExpectedFigure,
                                         ExperimentConfig, MethodSpec, RetrievalTaskSpec, TaskSpec, load_config)
 from elquery.experiments.crossval import FoldChoice, choose, combine, cross_validate
+from elquery.experiments.figures import markdown_section, write_figures, write_html
 from elquery.experiments.folds import Fold, given_folds, leave_one_out, session_folds
 from elquery.experiments.inputs import check_inputs
 from elquery.experiments.learning import learning_methods, learning_note
@@ -447,6 +448,9 @@ def report(result: ExperimentResult) -> str:
         parts.append(_tuned_table(result.params))
         parts.append(f"Each is the setting with the best mean over all queries; `elquery link --params` and "
                      f"`elquery serve --params` read them from this folder's {PARAMS_FILE}.\n")
+    section = markdown_section(result)
+    if section:
+        parts.append(section)
     return "\n".join(parts)
 
 
@@ -500,5 +504,7 @@ def _write_outputs(result: ExperimentResult) -> None:
          (tuple(r.values()) for r in result.rows()))
     if result.params is not None:
         write_params(out / PARAMS_FILE, result.params)
+    write_figures(result)
+    write_html(result)
     with atomic_output(out / "results.md") as stream:
         stream.write(result.report)
