@@ -65,6 +65,7 @@ def _serve(args: argparse.Namespace) -> int:
     else:
         index, surface_forms = args.index, args.surface_forms
     os.environ[_ENV["index"]], os.environ[_ENV["surface_forms"]] = str(index), str(surface_forms)
+    os.environ["ELQUERY_SERVE_HOST"] = args.host  # for /mcp's DNS-rebinding protection (elquery.mcp.server)
     if args.tagme:
         os.environ[_ENV["tagme"]] = str(args.tagme)
     _check_artefacts(Path(index), Path(surface_forms), Path(args.tagme) if args.tagme else None)
