@@ -24,6 +24,7 @@ from elquery.linking.mlm_scores import IndexScorer
 from elquery.linking.params import LinkingParams
 from elquery.retrieval.searcher import Searcher
 from elquery.serve.example import Example, candidate_queries, find_example
+from elquery.serve.warm_up import WARM_UP_SECONDS, WarmUp, warm_up, warm_up_queries
 
 SERVE_FLAGS = {"index": "--index", "surface_forms": "--surface-forms", "tagme": "--tagme", "model": "--model"}
 """The options of ``elquery serve`` giving each kind of artefact a method may read."""
@@ -58,6 +59,8 @@ class Artefacts:
         self.provenance = run_metadata("serve", {"index": self.index, "surface_forms": self.surface_forms,
                                                  "tagme": self.tagme})
         self._example: Example | None = None
+        self.warmed: WarmUp | None = None
+        """What :meth:`warm_up` did; None before it has run (``/ready`` answers 503)."""
         self.model_info = None if self.model is None else model_metadata(self.model)
         for method in self.methods():  # each default linker opened now: a bad artefact stops the start
             self.linker(method)
@@ -111,6 +114,14 @@ class Artefacts:
             table[method.name] = {SYMBOLS.get(name, name): {"value": values.value(name), "origin": values.origin(name)}
                                   for name in method.tuned}
         return table
+
+    def warm_up(self, seconds: float = WARM_UP_SECONDS) -> WarmUp:
+        """Warm this worker up for ``seconds`` (:mod:`elquery.serve.warm_up`): the linker of every
+        method served, with the service's thresholds, links queries made of the index's entity
+        titles, and the searcher ranks some of them."""
+        linkers = [self.linker(method).result for method in self.methods()]
+        self.warmed = warm_up(linkers, self.searcher.rank, warm_up_queries(self.entity_index), seconds)
+        return self.warmed
 
     def example(self) -> Example:
         """The page's starting query, found once (:mod:`elquery.serve.example`)."""

@@ -12,9 +12,13 @@ from typing import Any
 from elquery.base import ElqueryError, positive_int
 from elquery.indexing.artefacts import IF_BUILT, REQUIRED, add_artefacts_argument, resolve_artefact_args
 
+WARM_UP_SECONDS = 5.0
+"""The default of ``--warm-up`` (:mod:`elquery.serve.warm_up`; not imported from there: ``elquery
+--help`` imports no more than the argparse layer)."""
+
 _ENV = {"index": "ELQUERY_SERVE_INDEX", "surface_forms": "ELQUERY_SERVE_SURFACE_FORMS",
         "tagme": "ELQUERY_SERVE_TAGME", "demo": "ELQUERY_SERVE_DEMO", "params": "ELQUERY_SERVE_PARAMS",
-        "model": "ELQUERY_SERVE_MODEL"}
+        "model": "ELQUERY_SERVE_MODEL", "warm_up": "ELQUERY_SERVE_WARM_UP"}
 
 
 def register(commands: Any) -> None:
@@ -38,6 +42,10 @@ def register(commands: Any) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
     serve.add_argument("--workers", type=positive_int, default=1, help="worker processes (default 1)")
+    serve.add_argument("--warm-up", type=non_negative_seconds, default=WARM_UP_SECONDS, metavar="SECONDS",
+                       help="each worker links queries of the knowledge base's titles for this long before it "
+                       f"listens, so that no request meets a cold worker; /ready says what it did (default "
+                       f"{WARM_UP_SECONDS:g}; 0: none)")
     serve.set_defaults(func=_serve)
 
 
@@ -74,6 +82,7 @@ def _serve(args: argparse.Namespace) -> int:
         os.environ[_ENV["model"]] = str(Path(args.model).resolve())
     else:
         os.environ.pop(_ENV["model"], None)
+    os.environ[_ENV["warm_up"]] = repr(args.warm_up)
     print(f"elquery serve: http://{args.host}:{args.port}/ ({args.workers} worker(s))", file=sys.stderr)
     config = uvicorn.Config("elquery.serve.cli:app_from_environment", factory=True, host=args.host, port=args.port,
                             workers=args.workers, log_level="warning")
@@ -126,13 +135,29 @@ def _check_model(model: Path, index: Path, surface_forms: Path) -> None:
             method.check({"index": index, "surface_forms": surface_forms}, {"model": model})
 
 
+def non_negative_seconds(text: str) -> float:
+    """``--warm-up``'s argparse type: a number of seconds, 0 or more."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+    return seconds
+
+
 def app_from_environment() -> Any:
-    """The application over the artefacts named in the environment (one per worker process)."""
+    """The application over the artefacts named in the environment (one per worker process),
+    warming up at start-up, before it serves (:mod:`elquery.serve.warm_up`)."""
     from elquery.serve.app import Artefacts, create_app
+    from elquery.serve.warm_up import warm_up_at_start
 
     from elquery.linking.params import load_params
 
     tagme, params, model = (os.environ.get(_ENV[name]) for name in ("tagme", "params", "model"))
-    return create_app(Artefacts(Path(os.environ[_ENV["index"]]), Path(os.environ[_ENV["surface_forms"]]),
-                                Path(tagme) if tagme else None, demo_thresholds=bool(os.environ.get(_ENV["demo"])),
-                                params=load_params(params) if params else None, model=Path(model) if model else None))
+    artefacts = Artefacts(Path(os.environ[_ENV["index"]]), Path(os.environ[_ENV["surface_forms"]]),
+                          Path(tagme) if tagme else None, demo_thresholds=bool(os.environ.get(_ENV["demo"])),
+                          params=load_params(params) if params else None, model=Path(model) if model else None)
+    app = create_app(artefacts)
+    warm_up_at_start(app, artefacts, float(os.environ.get(_ENV["warm_up"], WARM_UP_SECONDS)))
+    return app

@@ -1,5 +1,6 @@
-"""``/health`` and ``/stats``: the served artefacts (the LTR model's metadata too), limits,
-thresholds and request statistics."""
+"""``/health``, ``/ready`` and ``/stats``: liveness; whether this worker has warmed up
+(:mod:`elquery.serve.warm_up`) and what its warm-up did; the served artefacts (the LTR model's
+metadata too), limits, thresholds and request statistics."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 from typing import Any
 
 from fastapi import Request
+from fastapi.responses import JSONResponse
 
 from elquery.serve.service import Routes, service_of
 
@@ -16,6 +18,15 @@ routes = Routes()
 @routes.route("/health", "GET")
 async def health() -> dict[str, str]:
     return {"status": "ok"}
+
+
+@routes.route("/ready", "GET")
+async def ready(request: Request) -> JSONResponse:
+    """200 once this worker has warmed up (what the warm-up did under ``warm_up``), 503 before."""
+    warmed = service_of(request).artefacts.warmed
+    if warmed is None:
+        return JSONResponse({"ready": False, "worker": os.getpid()}, status_code=503)
+    return JSONResponse({"ready": True, "worker": os.getpid(), "warm_up": warmed.as_dict()})
 
 
 @routes.route("/stats", "GET")

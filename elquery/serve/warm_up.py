@@ -1,0 +1,130 @@
+"""A worker's warm-up before it serves: each linker the service serves links queries made of the
+knowledge base's own entity titles until :data:`WARM_UP_SECONDS` have passed (or every warm-up
+query is linked), and the searcher ranks a few of them.
+
+A fresh worker's first queries are slow, and slower as the knowledge base grows: the first one
+reads the entity-id map (:meth:`EntityIndex.find_docid <elquery.kb.entity_index.EntityIndex.find_docid>`)
+and the Java scorer's exact field lengths of every entity, and the JVM runs the scoring path in its
+interpreter until the JIT has compiled it, over the first thousands of queries. Under load, the
+requests that arrive meanwhile queue behind them. The warm-up runs in the application's start-up
+(its lifespan), before uvicorn listens, so no request reaches a worker that has not warmed up;
+``/ready`` says what the warm-up did (:mod:`elquery.serve.routes.stats`).
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+from urllib.parse import unquote
+
+WARM_UP_SECONDS = 5.0
+"""The default time a worker spends warming up (``elquery serve --warm-up SECONDS``)."""
+WARM_UP_QUERIES = 4000
+"""The most warm-up queries (made once, spread over the index's entities)."""
+RANKED_QUERIES = 20
+"""Warm-up queries also ranked by the searcher (``/rank``, entity retrieval over the whole index)."""
+TAIL = 100
+
+
+class _Entities(Protocol):
+    @property
+    def num_entities(self) -> int: ...
+
+    def entity(self, docid: int) -> str: ...
+
+
+@dataclass(frozen=True)
+class WarmUp:
+    """What a warm-up did: ``queries`` linked (each by every served linker), ``seconds`` spent,
+    the ``first_ms`` query's time (over every linker) and the median of the last
+    :data:`TAIL` (``last_ms``)."""
+
+    queries: int
+    seconds: float
+    first_ms: float
+    last_ms: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+NO_WARM_UP = WarmUp(0, 0.0, 0.0, 0.0)
+
+
+def title_words(entity: str) -> str:
+    """``<dbpedia:New_York_(film)>`` -> ``new york``: the title's words, its qualifier dropped."""
+    title = unquote(entity[len("<dbpedia:"):-1] if entity.startswith("<dbpedia:") else entity)
+    return title.replace("_", " ").split(" (")[0].lower()
+
+
+def warm_up_queries(index: _Entities, count: int = WARM_UP_QUERIES) -> list[str]:
+    """``count`` queries from the titles of entities spread evenly over the index's docids: one
+    title, or two (every third query), or a title and a word of the next one (every fifth), so
+    that mention detection finds candidates and the candidates' scores are read all over the
+    index's files."""
+    n = index.num_entities
+    if n == 0:
+        return []
+    step = max(1, n // count)
+    queries = []
+    for number, docid in enumerate(range(0, n, step)):
+        text = title_words(index.entity(docid))
+        following = title_words(index.entity((docid + step // 2 + 1) % n))
+        if number % 3 == 2:
+            text = f"{text} {following}"
+        elif number % 5 == 4 and following:
+            text = f"{text} {following.split()[0]}"
+        if text.strip():
+            queries.append(text)
+    return queries[:count]
+
+
+def warm_up(linkers: Sequence[Callable[[str], object]], rank: Callable[[str], object], queries: Sequence[str],
+            seconds: float) -> WarmUp:
+    """Link ``queries`` in order, each with every one of ``linkers``, until ``seconds`` have
+    passed; rank the first :data:`RANKED_QUERIES` of them with ``rank``. Then the objects made so
+    far are moved out of reach of Python's cyclic garbage collector (:func:`gc.freeze`): they live
+    as long as the worker, and a full collection would otherwise walk all of them."""
+    if seconds <= 0 or not queries:
+        return NO_WARM_UP
+    started = time.perf_counter()
+    deadline = started + seconds
+    times = []
+    for number, query in enumerate(queries):
+        begun = time.perf_counter()
+        for linker in linkers:
+            linker(query)
+        ended = time.perf_counter()
+        times.append(ended - begun)
+        if number < RANKED_QUERIES:
+            rank(query)
+        if ended >= deadline:
+            break
+    gc.collect()
+    gc.freeze()
+    return WarmUp(len(times), round(time.perf_counter() - started, 3), round(1000 * times[0], 3),
+                  round(1000 * statistics.median(times[-TAIL:]), 3))
+
+
+class _Warming(Protocol):
+    def warm_up(self, seconds: float) -> WarmUp: ...
+
+
+def warm_up_at_start(app: Any, artefacts: _Warming, seconds: float) -> None:
+    """Have ``app`` (a Starlette application) warm ``artefacts`` up for ``seconds`` at start-up,
+    before the rest of its lifespan: on the thread that will serve (its own SQLite connection to
+    the store), before the server listens."""
+    then: Callable[[Any], AbstractAsyncContextManager[Any]] = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def warming(app: Any) -> AsyncIterator[Any]:
+        artefacts.warm_up(seconds)
+        async with then(app) as state:
+            yield state
+
+    app.router.lifespan_context = warming
