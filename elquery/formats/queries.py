@@ -3,15 +3,20 @@
 (a byte order mark is dropped), a qid is non-empty and holds no whitespace (it becomes a field of
 TREC and ELQ run lines), a qid given twice is an error, a blank query (empty or only whitespace)
 is an error, and each error is one line naming the file and line. TSV lines are read by
-:mod:`elquery.formats.lines` (from a file or standard input alike); blank lines are skipped.
+:mod:`elquery.formats.lines` (from a file or standard input alike); blank lines are skipped. A JSON
+file nested deeper than Python's parser goes (``[[[[...``) is invalid JSON, one line like any other.
 
 The rule for one query holds at every door (:func:`check_query_text`): ``elquery link ""``, a
-query file, :class:`~elquery.linking.Linker` and the service refuse a blank query alike."""
+query file, :class:`~elquery.linking.Linker` and the service refuse a blank query alike, and a
+query (or qid) holding a lone surrogate: a JSON escape such as ``"\\ud800"`` that stands for no
+character, so is not Unicode text (it could not be written to any output); the whole file is
+refused, naming the query, as for a blank query."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,15 +27,26 @@ from elquery.formats.lines import check_qid, content_lines, input_name, nonblank
 
 WHAT = "query file"
 BLANK = "is blank (empty or only whitespace)"
+NOT_TEXT = "holds a lone surrogate (U+{:04X}), which is not Unicode text"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str) -> str | None:
+    """The first lone surrogate (U+D800 to U+DFFF, which JSON's ``\\uD800`` escapes can give) of
+    ``text``, else None."""
+    found = None if text.isascii() else _SURROGATE.search(text)
+    return None if found is None else found.group()
 
 
 def check_query_text(text: str, qid: str | None = None, where: str | None = None) -> str:
     """``text``, if it holds more than whitespace; else the one-line error every door gives: "the
     query is blank (...)", or "query 'QID' is blank (...)" for a query of a batch, after ``where``
-    (``file:line``) when given."""
-    if text.strip():
+    (``file:line``) when given; the same for a query holding a lone surrogate (:data:`NOT_TEXT`)."""
+    surrogate = lone_surrogate(text)
+    if text.strip() and surrogate is None:
         return text
-    message = f"the query {BLANK}" if qid is None else f"query {qid!r} {BLANK}"
+    problem = BLANK if surrogate is None else NOT_TEXT.format(ord(surrogate))
+    message = f"the query {problem}" if qid is None else f"query {qid!r} {problem}"
     raise ElqueryError(message if where is None else f"{where}: {message}")
 
 
@@ -97,6 +113,9 @@ def _decode(name: str, data: bytes) -> str:
 
 def _check_qid(where: str, qid: str, seen: dict[str, str]) -> None:
     check_qid(qid, where)
+    surrogate = lone_surrogate(qid)
+    if surrogate is not None:
+        raise ElqueryError(f"{where}: query id {qid!r} {NOT_TEXT.format(ord(surrogate))}")
     if qid in seen:
         raise ElqueryError(f"{where}: query id {qid!r} given twice (first at {seen[qid]})")
     seen[qid] = where
@@ -119,6 +138,8 @@ def _read_json(name: str, text: str) -> list[QueryRecord]:
         pairs = json.loads(text, object_pairs_hook=list)
     except json.JSONDecodeError as exc:
         raise ElqueryError(f"{name}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ElqueryError(f"{name}: invalid JSON (nested too deeply)") from None
     if not isinstance(pairs, list) or text.lstrip()[:1] != "{":
         raise ElqueryError(f"{name}: expected a JSON object {{qid: query}}, got {type(pairs).__name__}")
     queries = []
