@@ -29,10 +29,12 @@ from elquery.data.registry import LOCK_FILE, Dataset, dataset_dir, datasets_dir,
 
 @dataclass(frozen=True)
 class Expected:
-    """What a file must be: its SHA-256 and size, where known."""
+    """What a file must be: its SHA-256 and size, where known (``whose``: the size is the one the
+    registry publishes, or the one the lock file recorded at the first download)."""
 
     sha256: str | None = None
     size: int | None = None
+    whose: str = "published"
 
     def matches(self, digest: str, size: int) -> bool:
         """Whether a file of this checksum and size is the one expected (unknown parts match)."""
@@ -41,7 +43,9 @@ class Expected:
 
 def expected(data: Dataset, file: str, lock: dict) -> Expected:
     recorded = lock.get(data.name, {}).get(file, {})
-    return Expected(data.checksums.get(file) or recorded.get("sha256"), data.sizes.get(file) or recorded.get("size"))
+    size = data.sizes.get(file)
+    return Expected(data.checksums.get(file) or recorded.get("sha256"), recorded.get("size") if size is None else size,
+                    "published" if size is not None else "recorded")
 
 
 def _bar(name: str, total: int | None, initial: int) -> tqdm:
@@ -49,38 +53,64 @@ def _bar(name: str, total: int | None, initial: int) -> tqdm:
                 disable=not sys.stderr.isatty())
 
 
-def _get(client: httpx.Client, url: str, part: Path, want: Expected) -> str:
-    """One GET of ``url`` appended to ``part`` (resumed with Range when part of it is there):
-    ``"done"`` (the body ended where it should), ``"retry"`` (incomplete, or a server error) or
-    ``"missing"`` (not at this mirror)."""
+DONE, RETRY, NEXT = "done", "retry", "next"
+"""What one GET gives: the body ended where it should; a passing fault (retry this mirror); or
+this mirror cannot give the file (a 4xx, a redirect loop, an answer that does not decode or is
+longer than the file: the next mirror)."""
+
+
+def _get(client: httpx.Client, url: str, part: Path, want: Expected) -> tuple[str, str]:
+    """One GET of ``url`` appended to ``part`` (resumed with Range when part of it is there), never
+    past the expected size: the outcome (:data:`DONE`, :data:`RETRY` or :data:`NEXT`) and, for
+    :data:`NEXT`, why."""
     offset = part.stat().st_size if part.exists() else 0
+    if want.size is not None and offset > want.size:  # longer than the file: start over
+        part.unlink()
+        offset = 0
     if want.size is not None and offset == want.size:
-        return "done"
-    headers = {"Range": f"bytes={offset}-"} if offset else {}
+        return DONE, ""
+    headers = {"Accept-Encoding": "identity"} | ({"Range": f"bytes={offset}-"} if offset else {})
     with client.stream("GET", url, headers=headers) as response:
         status = response.status_code
         if status == 416 and offset:
-            return "done"  # nothing after the end: the partial file is whole (verification decides)
+            return DONE, ""  # nothing after the end: the partial file is whole (verification decides)
         if status >= 500 or status == 429:
-            return "retry"
+            return RETRY, ""
         if status >= 400:
-            return "missing"
+            return NEXT, "not there"
         if status == 206:
             start = response.headers.get("content-range", "").removeprefix("bytes ").split("-")[0]
             if start != str(offset):  # not the range asked for: start over
                 part.unlink(missing_ok=True)
-                return "retry"
+                return RETRY, ""
         else:
             offset = 0  # 200: the server ignored Range and sends the whole file
         length = response.headers.get("content-length")
-        total = offset + int(length) if length and length.isdigit() else None
-        with open(part, "ab" if offset else "wb") as out, _bar(part.name[1:-5], total or want.size, offset) as bar:
-            for chunk in response.iter_bytes():  # as received: nothing buffered is lost if the connection drops
-                out.write(chunk)
-                bar.update(len(chunk))
+        encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
+        total = offset + int(length) if length and length.isdigit() and not encoded else None
+        if total is not None and want.size is not None and total != want.size:
+            return NEXT, f"announces {total} bytes, the {want.whose} size is {want.size}"
+        limit = want.size if want.size is not None else total
+        written = offset
+        with open(part, "ab" if offset else "wb") as out, _bar(part.name[1:-5], limit, offset) as bar:
+            try:
+                for chunk in response.iter_bytes():  # as received: nothing buffered is lost if the connection drops
+                    if limit is not None and written + len(chunk) > limit:
+                        out.close()
+                        part.unlink()
+                        return NEXT, f"sent more than the {want.whose} {limit} bytes"
+                    out.write(chunk)
+                    written += len(chunk)
+                    bar.update(len(chunk))
+            except httpx.DecodingError:  # keep what earlier answers gave, drop this one's
+                out.truncate(offset)
+                if not offset:
+                    out.close()
+                    part.unlink()
+                return NEXT, f"the answer's content-encoding does not decode ({response.headers['content-encoding']})"
     if total is not None and part.stat().st_size < total:
-        return "retry"
-    return "done"
+        return RETRY, ""
+    return DONE, ""
 
 
 def fetch(client: httpx.Client, urls: Sequence[str], destination: Path, want: Expected, retries: int = 4,
@@ -93,14 +123,18 @@ def fetch(client: httpx.Client, urls: Sequence[str], destination: Path, want: Ex
         for url in urls:
             for attempt in range(retries):
                 try:
-                    outcome = _get(client, url, part, want)
+                    outcome, problem = _get(client, url, part, want)
                 except httpx.TransportError as exc:  # a dropped connection or a timeout: resume
-                    outcome = "retry"
+                    outcome, problem = RETRY, ""
                     problems.append(f"{url}: {type(exc).__name__}")
-                if outcome == "missing":
-                    problems.append(f"{url}: not there")
+                except httpx.TooManyRedirects:
+                    outcome, problem = NEXT, "too many redirects"
+                except httpx.InvalidURL as exc:
+                    outcome, problem = NEXT, f"not a valid URL ({exc})"
+                if outcome == NEXT:
+                    problems.append(f"{url}: {problem}")
                     break
-                if outcome == "retry":
+                if outcome == RETRY:
                     time.sleep(backoff * 2**attempt)
                     continue
                 digest = sha256_of(part)

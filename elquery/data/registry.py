@@ -17,7 +17,6 @@ from elquery.base import ElqueryError
 
 REGISTRY = Path(__file__).with_name("registry.toml")
 LOCK_FILE = "lock.json"
-REQUIRED = ("description", "licence", "citation", "homepage", "mirrors", "files")
 
 
 @dataclass(frozen=True)
@@ -67,29 +66,25 @@ class Dataset:
 
 def load_registry(path: Path | None = None) -> dict[str, Dataset]:
     """The datasets of a registry file (by name): ``path``, else ``$ELQUERY_REGISTRY``, else the
-    package's own."""
+    package's own. Its form is checked as it is read (:mod:`elquery.data.schema`): a mistake is one
+    line naming the file and the key."""
+    from elquery.data.schema import SchemaError, decoded, registry_entry
+
     path = path or Path(os.environ.get("ELQUERY_REGISTRY") or REGISTRY)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ElqueryError(f"{path}: not a readable registry ({exc})") from None
-    datasets = {}
-    for name, entry in data.items():
-        missing = [key for key in REQUIRED if key not in entry]
-        if missing:
-            raise ElqueryError(f"{path}: {name}: no {', '.join(missing)}")
-        datasets[name] = Dataset(name, entry["description"], entry["licence"], entry["citation"], entry["homepage"],
-                                 tuple(entry["mirrors"]), tuple(entry["files"]),
-                                 {part: tuple(files) for part, files in entry.get("parts", {}).items()},
-                                 dict(entry.get("checksums", {})), dict(entry.get("sizes", {})),
-                                 dict(entry.get("sources", {})))
-        for table in ("parts", "checksums", "sizes", "sources"):
-            for key, value in entry.get(table, {}).items():
-                for file in (value if table == "parts" else [key]):
-                    if file not in entry["files"]:
-                        raise ElqueryError(f"{path}: {name}: a {table[:-1]} for {file!r}, "
-                                           "which is not one of its files")
-    return datasets
+        data = tomllib.loads(decoded(path.read_bytes()))
+        entries = {name: registry_entry(name, value) for name, value in data.items()}
+    except OSError as exc:
+        raise ElqueryError(f"{path}: not a readable registry ({exc.strerror or exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ElqueryError(f"{path}: not valid TOML ({exc})") from None
+    except SchemaError as exc:
+        raise ElqueryError(f"{path}: {exc}") from None
+    return {name: Dataset(name, entry.description, entry.licence, entry.citation, entry.homepage,
+                          tuple(entry.mirrors), tuple(entry.files),
+                          {part: tuple(files) for part, files in entry.parts.items()},
+                          dict(entry.checksums), dict(entry.sizes), dict(entry.sources))
+            for name, entry in entries.items()}
 
 
 def dataset(name: str, registry: dict[str, Dataset] | None = None) -> Dataset:
@@ -114,14 +109,24 @@ def dataset_dir(name: str) -> Path:
 
 
 def read_lock() -> dict[str, dict[str, dict[str, object]]]:
-    """{dataset: {file: {"size": N, "sha256": HEX}}} of the files verified at their first download."""
+    """{dataset: {file: {"size": N, "sha256": HEX}}} of the files verified at their first download,
+    its form checked as it is read (one line naming the file and the key)."""
+    from elquery.data.schema import SchemaError, decoded, lock_records
+
     path = datasets_dir() / LOCK_FILE
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        records = lock_records(json.loads(decoded(path.read_bytes())))
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as exc:
-        raise ElqueryError(f"{path}: unreadable lock file ({exc})") from None
+    except OSError as exc:
+        raise ElqueryError(f"{path}: unreadable lock file ({exc.strerror or exc})") from None
+    except SchemaError as exc:
+        raise ElqueryError(f"{path}: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        why = exc if isinstance(exc, ValueError) else "nested too deeply"
+        raise ElqueryError(f"{path}: not valid JSON ({why})") from None
+    return {name: {file: {"sha256": record.sha256, "size": record.size} for file, record in files.items()}
+            for name, files in records.items()}
 
 
 def write_lock(lock: dict[str, dict[str, dict[str, object]]]) -> None:

@@ -142,7 +142,8 @@ def test_a_source_for_an_unregistered_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "registry.toml"
     path.write_text('[x]\ndescription = "d"\nlicence = "l"\ncitation = "c"\nhomepage = "h"\n'
                     'mirrors = ["http://127.0.0.1/"]\nfiles = ["a.txt"]\n[x.sources]\n"b.txt" = "B.txt"\n')
-    with pytest.raises(ElqueryError, match=r"x: a source for 'b.txt', which is not one of its files"):
+    with pytest.raises(ElqueryError,
+                       match=r"registry.toml: x\.sources\.\"b\.txt\": a source for 'b.txt', which is not one of its files"):
         load_registry(path)
 
 
