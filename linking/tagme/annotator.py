@@ -17,6 +17,9 @@
 With a whitelist, the annotations are post-filtered: those of entities not listed are dropped
 (as the ECIR'16 comparison does, so TAGME and GIF see the same entities).
 
+Each step's loop checks the deadline of the work it runs for (:mod:`elquery.linking.deadline`: a
+request of the service), so work past it stops. Parsing is linear in the query's length.
+
 For interpretation finding the annotations form a single interpretation (methods.md §6). TAGME's
 annotations may overlap (a spot is kept when the longer spot holding it has lower lp), but an
 interpretation's mentions may not (methods.md §1): :meth:`TagmeLinker.link` keeps annotations in
@@ -40,6 +43,7 @@ from elquery.kb.normalize import query_tokens, tokenize
 from elquery.kb.tagme.artefact import TagmeArtefact
 from elquery.kb.tagme.store import Sense
 from elquery.linking import batch
+from elquery.linking.deadline import check_deadline
 from elquery.linking.gif import interpretation, triple_order
 from elquery.linking.tagme.params import TagmeParams
 from elquery.linking.tagme.relatedness import Relatedness
@@ -124,21 +128,30 @@ class TagmeLinker:
     # --- the steps of methods.md §6 -----------------------------------------------------------
 
     def spots(self, tokens: list[str]) -> list[Spot]:
-        """Parsing: dictionary spans with lp >= min_lp, containment rule applied; by span."""
-        found = []
-        dictionary = self.artefact.dictionary
+        """Parsing: dictionary spans with lp >= min_lp, containment rule applied; by span. Linear in
+        the number of tokens: a span is looked up once, and a spot's containing spots are the
+        spans of at most ``max_tokens`` tokens around it."""
+        found: dict[tuple[int, int], Spot] = {}
+        dictionary, longest = self.artefact.dictionary, self.params.max_tokens
         for start in range(len(tokens)):
-            for end in range(start + 1, min(start + self.params.max_tokens, len(tokens)) + 1):
+            check_deadline()
+            for end in range(start + 1, min(start + longest, len(tokens)) + 1):
                 stats = dictionary.form(" ".join(tokens[start:end]))
                 if stats is None or stats.link_probability < self.params.min_lp:
                     continue
                 senses = tuple(dictionary.senses(stats, self.params.min_commonness))
-                found.append(Spot(Mention(stats.form, start, end), stats.link_probability, senses))
-        return [
-            spot for spot in found
-            if not any(other.mention.length > spot.mention.length and other.mention.contains(spot.mention)
-                       and other.link_probability > spot.link_probability for other in found)
-        ]
+                found[start, end] = Spot(Mention(stats.form, start, end), stats.link_probability, senses)
+        return [spot for spot in found.values() if not self._inside_likelier(spot, found)]
+
+    def _inside_likelier(self, spot: Spot, found: dict[tuple[int, int], Spot]) -> bool:
+        """Whether a longer spot of ``found`` holds ``spot`` and has a higher lp (the containment rule)."""
+        start, end, longest = spot.mention.start, spot.mention.end, self.params.max_tokens
+        for outer_start in range(max(0, end - longest), start + 1):
+            for outer_end in range(end, outer_start + longest + 1):
+                outer = found.get((outer_start, outer_end))
+                if outer is not None and outer is not spot and outer.link_probability > spot.link_probability:
+                    return True
+        return False
 
     def disambiguate(self, spots: list[Spot], related: QueryRelatedness) -> list[SpotChoice]:
         """Voting and disambiguation by threshold; one choice per spot that has a sense with
@@ -147,6 +160,7 @@ class TagmeLinker:
         votes = [related.votes(spot) for spot in voters]
         choices = []
         for spot in spots:
+            check_deadline()
             eligible = [s for s in spot.senses if s.commonness >= self.params.tau]
             if not eligible:
                 continue
@@ -164,6 +178,7 @@ class TagmeLinker:
         kept = []
         chosen = {c.sense.node for c in choices}
         for choice in choices:
+            check_deadline()
             # coherence: mean rel to the distinct other chosen entities, E(T) - {e} (ECIR'16 Eq. 7):
             # the same entity chosen for a nested spot does not vote for itself
             others = [related.rel(choice.sense.node, node) for node in sorted(chosen - {choice.sense.node})]
