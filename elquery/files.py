@@ -4,7 +4,9 @@ writes its output files, so they all follow the same conventions.
 * ``-`` is standard input (``--queries -``) or standard output (``--out -``);
 * an output path is checked before any work starts (its folder exists, it is not a folder);
 * an output file is written beside its final name and renamed into place only when complete, with
-  the permissions the user's umask gives (0666 & ~umask), never left half-written;
+  the permissions the user's umask gives (0666 & ~umask), never left half-written; the temporary
+  files a killed command left beside it (``.NAME.PID-XXXXXXXX.tmp`` of a process that is gone)
+  are removed by the next command writing that output, with a line saying so;
 * an input is opened with one-line errors naming its path (:func:`open_binary_input`); how its
   text is read, line by line, is :mod:`elquery.formats.lines`.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -51,6 +54,8 @@ def atomic_output(path: Path | str | None) -> Iterator[IO[str]]:
         return
     path = Path(path)
     check_output(path)
+    for line in remove_stale_temporaries(path):
+        print(line, file=sys.stderr)
     temporary = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
     try:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
@@ -60,6 +65,40 @@ def atomic_output(path: Path | str | None) -> Iterator[IO[str]]:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def remove_stale_temporaries(path: Path) -> list[str]:
+    """Remove the temporary files of :func:`atomic_output` beside ``path``
+    (``.NAME.PID-XXXXXXXX.tmp``) whose process is gone (killed before it could remove them);
+    returns a line about each. Those of a running process (another command writing the same
+    output) are left alone."""
+    own = re.compile(rf"\.{re.escape(path.name)}\.(\d+)-[0-9a-f]{{8}}\.tmp")
+    lines = []
+    try:
+        candidates = sorted(path.parent.iterdir())
+    except OSError:
+        return lines
+    for candidate in candidates:
+        found = own.fullmatch(candidate.name)
+        if found is None or process_alive(int(found.group(1))) or not candidate.is_file():
+            continue
+        try:
+            candidate.unlink()
+        except OSError:
+            continue  # another command removed it first, or the folder forbids it: not this command's business
+        lines.append(f"removed {candidate}, left by an earlier command (process {found.group(1)}) that did not finish")
+    return lines
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (this one included; one of another user too)."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # gone, or a number no process can have
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def check_input(path: Path | str, what: str) -> None:

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from elquery.base import ElqueryError
+from elquery.files import process_alive
 
 WORK_MARK = ".building-"
 
@@ -83,7 +84,7 @@ def remove_stale_work(out: Path) -> list[str]:
     lines = []
     for stale in sorted(out.parent.glob(f".{out.name}{WORK_MARK}*")):
         pid = re.match(r"\d*", stale.name[len(f".{out.name}{WORK_MARK}"):]).group()  # type: ignore[union-attr]  # \d* matches any string
-        if not pid or (int(pid) != os.getpid() and not _alive(int(pid))):
+        if not pid or (int(pid) != os.getpid() and not process_alive(int(pid))):
             remove_work(stale)
             lines.append(f"removed {stale}, left by an earlier build (process {pid or 'unknown'}) that did not finish")
     return lines
@@ -112,16 +113,6 @@ def remove_work(work: Path) -> None:
             shutil.rmtree(work, ignore_errors=True)
         else:
             work.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 _held: list[int] = []
