@@ -32,6 +32,7 @@ from elquery.indexing.build_outputs import KINDS, created_folder, remove_stale_w
 from elquery.indexing.entity_documents import SKIPPED_DATASETS
 from elquery.indexing.provenance import BuildPlan, read_provenance
 from elquery.indexing.tagme.params import TagmeBuildParams
+from elquery.indexing.surface_forms.memory import DEFAULT_MEMORY_MB
 
 Log = Callable[[str], None]
 STAGES = ("index", "surface-forms", "tagme")
@@ -45,7 +46,7 @@ def _stderr(line: str) -> None:
 class BuildAllOptions:
     """The options of ``elquery build``: its stages (None: every one the inputs allow) and the
     options of each stage's command. ``anchors`` None counts anchor texts when an
-    ``anchor_text_*`` dump is among ``data``; ``chunk_rows``, ``workers`` and ``progress`` do not
+    ``anchor_text_*`` dump is among ``data``; ``memory_mb``, ``workers`` and ``progress`` do not
     change an artefact."""
 
     data: tuple[Path, ...]
@@ -62,7 +63,7 @@ class BuildAllOptions:
     anchors: bool | None = None
     kb_aliases: bool = True
     min_count: int = 1
-    chunk_rows: int = 4_000_000
+    memory_mb: int = DEFAULT_MEMORY_MB
     # TAGME (elquery index tagme)
     tagme: TagmeBuildParams = TagmeBuildParams()
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
@@ -77,7 +78,7 @@ class BuildAllOptions:
         if self.stages is not None and not self.stages:
             raise ElqueryError(f"--stages: no stage given (choose from {', '.join(STAGES)})")
         for flag, value in (("--top-predicates", self.top_predicates), ("--min-count", self.min_count),
-                            ("--chunk-rows", self.chunk_rows), ("--workers", self.workers)):
+                            ("--memory", self.memory_mb), ("--workers", self.workers)):
             if value < 1:
                 raise ElqueryError(f"{flag} must be at least 1, not {value}")
 
@@ -134,7 +135,7 @@ def _surface_forms_stage(paths: ArtefactPaths, options: BuildAllOptions) -> _Sta
         anchors = any(f.name.startswith("anchor_text_") for f in dump_files(options.data))
     store_options = BuildOptions(dumps=options.data, facc=options.facc, facc_annotations=options.facc_annotations,
                                  min_posterior=options.min_posterior, anchors=anchors, kb_aliases=options.kb_aliases,
-                                 min_count=options.min_count, workers=options.workers, chunk_rows=options.chunk_rows,
+                                 min_count=options.min_count, workers=options.workers, memory_mb=options.memory_mb,
                                  progress=options.progress)
     plan = store_plan(store_options)
     names = frozenset({RDFS_LABEL, FOAF_NAME} if options.kb_aliases else ()) | frozenset({ANCHOR_TEXT} if anchors else ())

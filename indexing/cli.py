@@ -11,6 +11,7 @@ from elquery.base import add_workers_argument, positive_int, workers_of
 
 from elquery.indexing.entity_documents import SKIPPED_DATASETS
 from elquery.indexing.surface_forms.cli import register_index as register_surface_forms_index
+from elquery.indexing.surface_forms.memory import DEFAULT_MEMORY_MB
 from elquery.indexing.tagme.cli import register_index as register_tagme_index
 
 
@@ -132,9 +133,9 @@ def register_build(commands: argparse._SubParsersAction) -> None:
                        help="KB aliases: rdfs:label, foaf:name, redirect labels (default: on)")
     forms.add_argument("--min-count", type=positive_int, default=1, metavar="N",
                        help="drop a pair's FACC or anchor count below N (default 1)")
-    forms.add_argument("--chunk-rows", type=positive_int, default=4_000_000, metavar="N",
-                       help="rows summed in memory per process before spilling to disk (default 4000000; "
-                       "the store does not depend on it)")
+    forms.add_argument("--memory", type=positive_int, default=DEFAULT_MEMORY_MB, metavar="MB",
+                       help=f"memory per process for the rows held before they are spilled to disk and merged "
+                       f"(default {DEFAULT_MEMORY_MB}; the store does not depend on it)")
     tagme_group = build.add_argument_group("TAGME (as `elquery index tagme`)")
     tagme_group.add_argument("--min-link", type=positive_int, default=tagme.min_link, metavar="N",
                              help=f"drop forms linked fewer than N times (default {tagme.min_link})")
@@ -163,7 +164,7 @@ def _build_all(args: argparse.Namespace) -> int:
         top_predicates=args.top_predicates, skip_datasets=tuple(p for p in args.skip_datasets.split(",") if p),
         relations=args.relations, ltr_fields=args.ltr_fields,
         facc=tuple(args.facc), facc_annotations=tuple(args.facc_annotations), min_posterior=args.min_posterior,
-        anchors=args.anchors, kb_aliases=args.kb_aliases, min_count=args.min_count, chunk_rows=args.chunk_rows,
+        anchors=args.anchors, kb_aliases=args.kb_aliases, min_count=args.min_count, memory_mb=args.memory,
         tagme=TagmeBuildParams(args.min_link, args.max_tokens), workers=workers_of(args))
     results = build_all(args.out, options)
     print(f"{sum(r.built for r in results)} of {len(results)} stages built -> {args.out}")

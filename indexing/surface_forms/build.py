@@ -1,22 +1,30 @@
 """Build the surface-form store (methods.md §3) from DBpedia dumps, FACC count files and anchors.
 
-Pipeline, with memory bounded by ``chunk_rows`` per process (plus the Freebase mapping):
+Pipeline, with memory bounded by ``memory_mb`` per process whatever the number of rows and pairs
+(:mod:`elquery.indexing.surface_forms.memory`; plus the Freebase mapping and the entity ids,
+which grow with the knowledge base only):
 
 1. The dumps are read in this process: redirects first, then KB aliases, anchor texts and the
    Freebase mapping (``sources``). Aliases and anchors are summed in chunks and spilled.
-2. FACC files are read by ``workers`` processes (forked, so they share the mapping), each summing
-   its rows in chunks and spilling them, partitioned by a hash of the normalized form.
-3. Partitions are merged by ``workers`` processes (spawned, :func:`elquery.workers.ordered_map`;
-   they map the entity ids from a file), and written to SQLite here, in a temporary file next to
-   the output that is renamed into place when the store is complete.
+2. FACC files are read by ``workers`` processes (forked, so they share the mapping; the
+   collector's heap is frozen first so that they do not copy it), each summing its rows in chunks
+   and spilling them, partitioned by a hash of the normalized form; the partitions are as many as
+   the input needs for one to be merged within ``memory_mb``.
+3. The entity ids go to a file and the dump sources are dropped. Partitions are merged by
+   ``workers`` processes (spawned, :func:`elquery.workers.ordered_map`; they map the entity ids
+   from that file) into shards, which are appended here to the store, a temporary file next to
+   the output that is renamed into place when the store is complete; SQLite indexes it with a page
+   cache of a quarter of ``memory_mb`` (its sorts spill to temporary files).
 """
 
 from __future__ import annotations
 
+import gc
 import math
 import multiprocessing
 import os
 import queue
+import resource
 import sys
 import time
 import traceback
@@ -35,6 +43,13 @@ from elquery.indexing.provenance import BuildPlan, write_provenance
 from elquery.indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, PairChunk, SpillWriter, merge_partition
 from elquery.indexing.surface_forms.facc import CodedRows, FaccReport, facc_files, read_facc
 from elquery.indexing.surface_forms.entity_names import MappedEntityNames, write_entity_names
+from elquery.indexing.surface_forms.memory import (
+    DEFAULT_MEMORY_MB,
+    check_memory,
+    chunk_rows,
+    partition_input_bytes,
+    sqlite_cache_kib,
+)
 from elquery.indexing.surface_forms.facc_annotations import CountReport, annotation_files, count_annotations
 from elquery.indexing.surface_forms.sources import (
     ANCHOR_TEXT,
@@ -51,8 +66,9 @@ from elquery.indexing.surface_forms.sources import (
 from elquery.indexing.surface_forms.store_writer import append_shard, create, finish, write_shard
 from elquery.kb.surface_forms.layout import ANCHORS, FACC, KB
 
-PARTITION_INPUT_BYTES = 64 << 20
 COMPRESSION_RATIO = 6
+SPARE_FILES = 64
+"""Open files a spilling process keeps for other uses than its partitions' spill files."""
 _BATCH = 100_000
 
 
@@ -68,8 +84,13 @@ class BuildOptions:
     kb_aliases: bool = True
     min_count: int = 1
     workers: int = field(default_factory=default_workers)
-    chunk_rows: int = 4_000_000
+    memory_mb: int = DEFAULT_MEMORY_MB
     progress: bool | None = None  # None: progress bars only on a terminal
+
+    @property
+    def chunk_rows(self) -> int:
+        """Rows a summing process holds before it spills (``memory_mb``)."""
+        return chunk_rows(self.memory_mb)
 
     @property
     def sources(self) -> list[str]:
@@ -125,11 +146,14 @@ class BuildReport:
         return lines
 
 
-def _partitions(paths: Iterable[Path]) -> int:
-    """Enough partitions that one holds about ``PARTITION_INPUT_BYTES`` of (uncompressed) input
-    (the FACC files and the dump files that are read)."""
+def _partitions(paths: Iterable[Path], memory_mb: int) -> int:
+    """Enough partitions that one holds about ``partition_input_bytes(memory_mb)`` of
+    (uncompressed) input (the FACC files and the dump files that are read), and at most as many
+    as a process may keep open files (each spilling process keeps one per partition)."""
     size = sum(p.stat().st_size * (COMPRESSION_RATIO if p.name.endswith((".gz", ".bz2")) else 1) for p in paths)
-    return max(1, min(1024, math.ceil(size / PARTITION_INPUT_BYTES)))
+    open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    most = max(1, (open_files if open_files != resource.RLIM_INFINITY else 1 << 16) - SPARE_FILES)
+    return max(1, min(most, math.ceil(size / partition_input_bytes(memory_mb))))
 
 
 def _bar(options: BuildOptions, **kwargs) -> tqdm:
@@ -259,8 +283,12 @@ def _run_workers(files: list[Path], workers: int, mids: dict[str, int], options:
         )
         for n in range(workers)
     ]
-    for process in processes:
-        process.start()
+    gc.freeze()  # the parent's objects stay out of the children's collections: their pages stay shared
+    try:
+        for process in processes:
+            process.start()
+    finally:
+        gc.unfreeze()
     finished = empty_form_rows = 0
     try:
         while finished < workers:
@@ -309,33 +337,33 @@ def _shard_task(task: tuple[list[Path], int, Path]) -> tuple[Path, int, int, np.
     return shard, len(part.forms), len(part.pair_forms), used
 
 
-def _assemble(
-    db_path: Path, spill_dir: Path, partitions: int, names: Sequence[str], options: BuildOptions, report: BuildReport
-) -> None:
+def _assemble(db_path: Path, spill_dir: Path, partitions: int, options: BuildOptions, report: BuildReport) -> None:
     """Step 3: merge the partitions into shards (``workers`` processes) and copy them, in
-    partition order, into the store; form ids are consecutive across partitions."""
-    tasks = [
+    partition order, into the store; form ids are consecutive across partitions. The entity ids
+    are read from the files :func:`write_entity_names` wrote in ``spill_dir``; the entities used
+    are kept as one flag per entity (memory that does not grow with the pairs)."""
+    tasks = (
         (sorted(spill_dir.glob(f"*-{p:05d}.spill")), options.min_count, spill_dir / f"shard-{p:05d}.sqlite")
         for p in range(partitions)
-    ]
-    write_entity_names(spill_dir, names)
+    )
+    names = MappedEntityNames(spill_dir)
     with worker_pool(min(options.workers, partitions), _map_names, (spill_dir,), _unmap_names) as pool:
-        db = create(db_path)
+        db = create(db_path, sqlite_cache_kib(options.memory_mb))
         try:
-            entities: list[np.ndarray] = []
+            used = np.zeros(len(names), bool)
             with _bar(options, total=partitions, unit="part", desc="merge") as bar:
-                for shard, forms, pairs, used in ordered_map(_shard_task, [(task,) for task in tasks], pool):
+                for shard, forms, pairs, entities in ordered_map(_shard_task, ((task,) for task in tasks), pool):
                     append_shard(db, shard, report.forms)
                     shard.unlink()
                     report.forms += forms
                     report.pairs += pairs
-                    entities.append(used)
+                    used[entities] = True
                     bar.update()
             if report.forms == 0:
                 raise ElqueryError(f"no surface forms found in the sources given ({', '.join(options.sources) or 'none'})")
-            used = np.unique(np.concatenate(entities)).tolist()
-            report.entities = len(used)
-            finish(db, used, names, {"sources": options.sources, "min_count": options.min_count, "report": report.to_json()})
+            report.entities = int(np.count_nonzero(used))
+            finish(db, np.flatnonzero(used).tolist(), names,
+                   {"sources": options.sources, "min_count": options.min_count, "report": report.to_json()})
         finally:
             db.close()
 
@@ -357,6 +385,7 @@ def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False)
     if options.min_count < 1:
         raise ElqueryError(f"--min-count must be at least 1, not {options.min_count}")
     check_workers(options.workers)
+    check_memory(options.memory_mb)
     plan = store_plan(options)
     dumps = dump_files(options.dumps)
     facc = facc_files(list(options.facc)) if options.facc else []
@@ -367,11 +396,11 @@ def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False)
             step = time.perf_counter()
             counts = spill_dir / "facc-annotation-counts.tsv"
             report.facc_annotations = count_annotations(annotations, counts, min_posterior=options.min_posterior,
-                                                        workers=options.workers, work=spill_dir,
-                                                        progress=options.progress)
+                                                        memory_mb=options.memory_mb, workers=options.workers,
+                                                        work=spill_dir, progress=options.progress)
             facc.append(counts)
             report.seconds["facc_annotations"] = time.perf_counter() - step
-        partitions = _partitions(facc + [p for p in dumps if predicates_of(p, _predicates(options))])
+        partitions = _partitions(facc + [p for p in dumps if predicates_of(p, _predicates(options))], options.memory_mb)
         step = time.perf_counter()
         spill = SpillWriter(spill_dir, "dumps", partitions)
         try:
@@ -386,8 +415,11 @@ def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False)
                 )
             report.facc = _read_facc(facc, sources.mids, options, spill_dir, partitions)
             report.seconds["facc"], step = time.perf_counter() - step, time.perf_counter()
+        write_entity_names(spill_dir, sources.entities.names)
+        del sources  # the redirects, the mapping and the entity ids: read from the file from here on
+        gc.collect()
         db_path = spill_dir / "store.sqlite"
-        _assemble(db_path, spill_dir, partitions, sources.entities.names, options, report)
+        _assemble(db_path, spill_dir, partitions, options, report)
         report.seconds["merge_and_write"] = time.perf_counter() - step
         write_provenance(db_path, plan.record(report.to_json()))
         replace(db_path, out)

@@ -25,7 +25,7 @@ def _build(args: argparse.Namespace) -> int:
         kb_aliases=args.kb_aliases,
         min_count=args.min_count,
         workers=workers_of(args),
-        chunk_rows=args.chunk_rows,
+        memory_mb=args.memory,
     )
     report = build_store(args.out, options, overwrite=args.overwrite)
     for line in report.summary_lines():
@@ -58,6 +58,13 @@ def _min_posterior(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-posterior", type=float, default=0.0, metavar="P",
                         help="keep only FACC1 annotations whose posterior (column 6) is at least P (default 0: "
                         "every published annotation; FACC1 already kept only confident ones)")
+
+
+def _memory(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str) -> None:
+    """``--memory MB``, the same in every command of the surface-form stage."""
+    parser.add_argument("--memory", type=positive_int, default=DEFAULT_MEMORY_MB, metavar="MB",
+                        help=f"memory per process for the rows held before they are spilled to disk and merged "
+                        f"(default {DEFAULT_MEMORY_MB}; {what}); docs/surface-forms.md")
 
 
 def _print(data: object) -> None:
@@ -107,8 +114,7 @@ def register_index(index_commands: argparse._SubParsersAction) -> None:
     build.add_argument("--out", type=Path, required=True, metavar="SF.db", help="the store to write")
     build.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     add_workers_argument(build, "worker processes (the store does not depend on it)")
-    build.add_argument("--chunk-rows", type=int, default=4_000_000, metavar="N",
-                       help="rows summed in memory per process before spilling to disk (default: 4000000)")
+    _memory(build, "the store does not depend on it")
     build.set_defaults(func=_build)
 
     counts = index_commands.add_parser(
@@ -122,8 +128,7 @@ def register_index(index_commands: argparse._SubParsersAction) -> None:
     counts.add_argument("annotations", type=Path, nargs="+", metavar="PATH", help="annotation files, archives or directories")
     counts.add_argument("--out", type=Path, required=True, metavar="COUNTS.tsv", help="the counts file to write ('-': stdout)")
     _min_posterior(counts)
-    counts.add_argument("--memory", type=positive_int, default=DEFAULT_MEMORY_MB, metavar="MB",
-                        help=f"memory for counted pairs per process before spilling to disk (default {DEFAULT_MEMORY_MB})")
+    _memory(counts, "the counts do not depend on it")
     add_workers_argument(counts, "worker processes, one file at a time each (the counts do not depend on it)")
     add_engine_arguments(counts, "one task per file; every executor must read the files at the paths given")
     counts.set_defaults(func=_facc_counts)

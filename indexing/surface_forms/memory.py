@@ -1,4 +1,50 @@
-"""The memory a FACC1 count holds per process before it spills to disk (``elquery index
-facc-counts --memory``), importable without pyarrow: the command line shows it in its help."""
+"""The memory budget of the surface-form stage (``--memory MB`` of ``elquery index surface-forms``,
+``elquery index facc-counts`` and ``elquery build``), importable without numpy or pyarrow: the
+command line shows it in its help.
+
+``--memory`` is the memory each process of the stage gives to the rows it holds before spilling
+them to disk, whatever the input's size:
+
+- a process summing rows (the dumps' aliases and anchors, each FACC reader) holds at most
+  :func:`chunk_rows` rows, estimated at :data:`CHUNK_ROW_BYTES` each (a row's key and count, and
+  per distinct raw and normalized form its Python string and dictionary entries);
+- a merge process holds one partition of the spilled rows, and the partitions are made small
+  enough (:func:`partition_input_bytes`) that merging one and writing it as a shard, estimated at
+  :data:`MERGE_BYTES_PER_INPUT_BYTE` times its input, fits;
+- the process that assembles the store gives SQLite's page cache (its sorts when it indexes the
+  store included) a quarter of it (:func:`sqlite_cache_kib`);
+- a raw FACC1 counter holds ``memory`` of (mention, mid) pairs
+  (:mod:`elquery.indexing.surface_forms.facc_annotations`).
+
+Besides it, each process holds about 150 MB of code and buffers, and the processes that map
+Freebase ids hold the mapping (about 100 bytes per mapped entity) and the entity ids.
+"""
+
+from elquery.base import ElqueryError
 
 DEFAULT_MEMORY_MB = 512
+CHUNK_ROW_BYTES = 256
+MERGE_BYTES_PER_INPUT_BYTE = 12
+MIN_CHUNK_ROWS = 1_000
+
+
+def check_memory(memory_mb: int) -> int:
+    """``memory_mb`` if it is a usable budget (at least 1 MB), else the one-line error."""
+    if memory_mb < 1:
+        raise ElqueryError(f"--memory must be at least 1 (MB), not {memory_mb}")
+    return memory_mb
+
+
+def chunk_rows(memory_mb: int) -> int:
+    """Rows a summing process holds before it spills them."""
+    return max(MIN_CHUNK_ROWS, memory_mb * 2**20 // CHUNK_ROW_BYTES)
+
+
+def partition_input_bytes(memory_mb: int) -> int:
+    """Bytes of (uncompressed) input per partition, so that a partition is merged within ``memory_mb``."""
+    return max(1, memory_mb * 2**20 // MERGE_BYTES_PER_INPUT_BYTE)
+
+
+def sqlite_cache_kib(memory_mb: int) -> int:
+    """SQLite's page cache in KiB for the process that assembles and indexes the store."""
+    return max(2048, memory_mb * 1024 // 4)

@@ -2,6 +2,11 @@
 reads it; methods.md §3): one shard per partition of the forms, each a store without indexes,
 assembled into the store, then indexed and given its format and metadata.
 
+Every table is filled in the order of its key (forms and pairs by form id, partition after
+partition; entities by id), so each insert appends to its B-tree and the store is written at the
+disk's speed with a bounded page cache, whatever its size; the indexes (forms by text, entities by
+name, pairs by entity) are made at the end by SQLite's external sort.
+
 Commonness (Eq. 9) is computed here, once, for every pair (:func:`commonness_counts`), and each
 form's candidates are encoded in candidate order, so a lookup reads one row.
 """
@@ -25,9 +30,9 @@ SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE entities(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE forms(
-    form TEXT PRIMARY KEY, id INTEGER NOT NULL,
+    id INTEGER PRIMARY KEY, form TEXT NOT NULL,
     facc_total INTEGER NOT NULL, anchor_total INTEGER NOT NULL, candidates BLOB NOT NULL
-) WITHOUT ROWID;
+);
 CREATE TABLE pairs(
     form_id INTEGER NOT NULL, entity_id INTEGER NOT NULL,
     facc INTEGER NOT NULL, anchors INTEGER NOT NULL, kb INTEGER NOT NULL,
@@ -37,10 +42,11 @@ CREATE TABLE pairs(
 # Created after the bulk load (faster than maintaining them row by row).
 INDEXES = """
 CREATE UNIQUE INDEX entities_by_name ON entities(name);
-CREATE UNIQUE INDEX forms_by_id ON forms(id);
+CREATE UNIQUE INDEX forms_by_form ON forms(form);
 CREATE INDEX pairs_by_entity ON pairs(entity_id);
 """
-_BUILD_PRAGMAS = ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "cache_size = -262144")
+_BUILD_PRAGMAS = ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "threads = 2")
+SHARD_CACHE_KIB = 8192
 
 
 def commonness_counts(part: MergedPartition) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -54,10 +60,11 @@ def commonness_counts(part: MergedPartition) -> tuple[np.ndarray, np.ndarray, np
     return counts, totals, sources
 
 
-def create(path: Path) -> sqlite3.Connection:
-    """A new, empty store (or shard) at ``path``, set up for a bulk load (no journal)."""
+def create(path: Path, cache_kib: int = SHARD_CACHE_KIB) -> sqlite3.Connection:
+    """A new, empty store (or shard) at ``path``, set up for a bulk load (no journal), with a page
+    cache (and memory for each sort) of ``cache_kib`` KiB."""
     db = sqlite3.connect(path, isolation_level=None)
-    for pragma in _BUILD_PRAGMAS:
+    for pragma in (*_BUILD_PRAGMAS, f"cache_size = -{cache_kib}"):
         db.execute(f"PRAGMA {pragma}")
     db.executescript(SCHEMA)
     return db
@@ -78,8 +85,8 @@ def write_shard(path: Path, part: MergedPartition, names: Sequence[str]) -> np.n
     form_totals = np.zeros(len(part.forms), np.int64)
     form_totals[part.pair_forms] = totals
     forms = zip(
-        part.forms,
         range(len(part.forms)),
+        part.forms,
         part.facc_totals.tolist(),
         part.anchor_totals.tolist(),
         (marshal.dumps((total, *flat[3 * a : 3 * b]), 4) for total, a, b in zip(form_totals.tolist(), bounds, bounds[1:])),
@@ -101,7 +108,7 @@ def append_shard(db: sqlite3.Connection, shard: Path, offset: int) -> None:
     db.execute("ATTACH DATABASE ? AS shard", (str(shard),))
     try:
         db.execute("BEGIN")
-        db.execute("INSERT INTO forms SELECT form, id + ?, facc_total, anchor_total, candidates FROM shard.forms", (offset,))
+        db.execute("INSERT INTO forms SELECT id + ?, form, facc_total, anchor_total, candidates FROM shard.forms", (offset,))
         db.execute("INSERT INTO pairs SELECT form_id + ?, entity_id, facc, anchors, kb FROM shard.pairs", (offset,))
         db.execute("COMMIT")
     finally:

@@ -169,13 +169,13 @@ def test_index_options_through_build(kb: Path, tmp_path: Path, capsys: pytest.Ca
 def test_surface_form_options_through_build(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out, facc = tmp_path / "art", str(facc_files()[0])
     common = ["build", "--data", str(kb), "--out", str(out), "--workers", "1", "--facc", facc]
-    _run([*common, "--no-kb-aliases", "--min-count", "2", "--chunk-rows", "1000"], capsys)
+    _run([*common, "--no-kb-aliases", "--min-count", "2", "--memory", "1"], capsys)
     _run(["index", "surface-forms", "--dumps", str(kb), "--facc", facc, "--no-kb-aliases", "--min-count", "2",
           "--out", str(tmp_path / "sf.db"), "--workers", "1"], capsys)
     built, alone = read_provenance(out / "surface-forms.db"), read_provenance(tmp_path / "sf.db")
     assert built is not None and alone is not None and built.id == alone.id and built.report == alone.report
     assert built.options == {"sources": ["facc"], "min_count": 2, "min_posterior": 0.0}
-    _, err = _run([*common, "--no-kb-aliases", "--min-count", "2"], capsys)  # --chunk-rows: memory only
+    _, err = _run([*common, "--no-kb-aliases", "--min-count", "2"], capsys)  # --memory: memory only
     assert [line.split(":")[0] for line in err if "up to date" in line] == ["index", "surface-forms"]
     _, err = _run([*common, "--anchors"], capsys)
     assert "surface-forms: building (options changed: min_count, sources)" in err

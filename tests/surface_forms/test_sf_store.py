@@ -12,7 +12,7 @@ import pytest
 from elquery.base import ElqueryError
 from elquery.indexing.ntriples import ParseReport
 from elquery.indexing.surface_forms import BuildOptions, build_store
-from elquery.indexing.surface_forms import build as build_module
+from elquery.indexing.surface_forms import memory as memory_module
 from elquery.indexing.surface_forms.sources import scan_freebase_links
 from elquery.kb.normalize import query_tokens
 from elquery.kb.surface_forms.store import FormEntity, SurfaceFormStore
@@ -183,7 +183,7 @@ def _content(db: Path) -> list:
         ).fetchall()
 
 
-def test_output_does_not_depend_on_workers_chunks_or_partitions(tmp_path: Path, dumps: Path, monkeypatch) -> None:
+def test_output_does_not_depend_on_workers_memory_chunks_or_partitions(tmp_path: Path, dumps: Path, monkeypatch) -> None:
     facc_files = []
     for n in range(4):
         path = tmp_path / f"facc-{n}.tsv"
@@ -194,10 +194,14 @@ def test_output_does_not_depend_on_workers_chunks_or_partitions(tmp_path: Path, 
         facc_files.append(path)
     options = {"anchors": True, "facc": tuple(facc_files)}
     build_store(tmp_path / "one.db", _options(dumps, workers=1, **options))
-    monkeypatch.setattr(build_module, "PARTITION_INPUT_BYTES", 2000)
-    build_store(tmp_path / "many.db", _options(dumps, workers=2, chunk_rows=50, **options))
-    build_store(tmp_path / "many-again.db", _options(dumps, workers=1, chunk_rows=1000, **options))
-    # Form ids are numbered partition by partition (the partition count follows the input size);
+    # --memory 1 made to mean chunks of 50 rows and partitions of 2,000 bytes of input, then chunks of 1,000 rows
+    monkeypatch.setattr(memory_module, "MIN_CHUNK_ROWS", 1)
+    monkeypatch.setattr(memory_module, "MERGE_BYTES_PER_INPUT_BYTE", 2**20 // 2000)
+    monkeypatch.setattr(memory_module, "CHUNK_ROW_BYTES", 2**20 // 50)
+    build_store(tmp_path / "many.db", _options(dumps, workers=2, memory_mb=1, **options))
+    monkeypatch.setattr(memory_module, "CHUNK_ROW_BYTES", 2**20 // 1000)
+    build_store(tmp_path / "many-again.db", _options(dumps, workers=1, memory_mb=1, **options))
+    # Form ids are numbered partition by partition (the partition count follows the input size and --memory);
     # for the same partitions the files hold the same rows, and the content never changes.
     assert _tables(tmp_path / "many.db") == _tables(tmp_path / "many-again.db")
     assert _content(tmp_path / "one.db") == _content(tmp_path / "many.db")

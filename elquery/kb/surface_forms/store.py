@@ -2,11 +2,13 @@
 
 Schema (format ``elquery-surface-forms/1``):
 
-- ``forms(form PRIMARY KEY, id, facc_total, anchor_total, candidates)``: one row per normalized
-  surface form, with its total count per counted source, and its candidates ready for a lookup
-  that reads this one row: ``candidates`` is the ``marshal`` (version 4) encoding of the flat
-  tuple ``(total, entity, count, sources, entity, count, sources, ...)`` in candidate order
-  (commonness descending, then entity id), ``sources`` a bitmask (1 kb, 2 facc, 4 anchors).
+- ``forms(id PRIMARY KEY, form UNIQUE, facc_total, anchor_total, candidates)``: one row per
+  normalized surface form (earlier stores keyed the table by ``form`` and indexed ``id``: the
+  queries below read both layouts), with its total count per counted source, and its
+  candidates ready for a lookup that reads this one row: ``candidates`` is the ``marshal``
+  (version 4) encoding of the flat tuple ``(total, entity, count, sources, entity, count,
+  sources, ...)`` in candidate order (commonness descending, then entity id), ``sources`` a
+  bitmask (1 kb, 2 facc, 4 anchors).
 - ``pairs(form_id, entity_id, facc, anchors, kb)``: one row per (form, entity) with the counts per
   source (FACC, Wikipedia anchors) and whether the form is a KB alias of the entity (0/1).
 - ``entities(id, name)``: entity ids ``<dbpedia:Title>``.

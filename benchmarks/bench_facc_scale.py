@@ -1,0 +1,179 @@
+"""FACC1 at real size (issue 30): the surface-form stage over hundreds of millions of (form, entity)
+pairs and the raw annotation count, in bounded memory. JSON lines.
+
+``store``: for each ``--pairs N``, real-shape FACC counts of N distinct pairs over ``--entities``
+entities (``synthetic_facc.generate_pairs``: Zipfian forms per entity, a long tail linked once,
+case and punctuation variants; generated once under ``--work`` and reused) are built into a store
+with ``elquery index surface-forms --memory MB``, its process tree sampled every 0.5 s
+(``harness.TreeSampler``): wall and CPU seconds, pairs/s, peak RSS of all the processes together
+and of each, peak disk under the work folder, the store's size and bytes per pair. Then lookups
+on the store (``lookup`` of forms drawn from the count files, warm): p50 / p99, its open time and
+the RSS of the looking-up process. After several sizes, ``facc_scale_slope``: the peak RSS's
+least-squares slope in MB per million pairs (flat: about 0).
+
+``raw``: for each ``--lines N``, raw FACC1 annotation lines (8 columns, gzip) of the same shape
+counted by ``elquery index facc-counts --memory MB``: lines/s, peak RSS of all processes, the
+slope over sizes, and the time projected for 11 billion lines at the largest size's rate.
+
+Usage: ``python benchmarks/bench_facc_scale.py store --pairs 3000000 30000000 [--entities 4600000]
+[--memory 512] [--workers 2] [--work /work/bigdata]``; ``... raw --lines 10000000 30000000``.
+``--clean`` removes each size's generated data and store after it is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+from harness import TreeSampler, emit, load_avg_1m, percentiles  # noqa: E402
+from synthetic_facc import PairSpec, generate_pairs, generate_raw_annotations  # noqa: E402
+
+FACC1_LINES = 11_000_000_000
+
+
+def _generated(folder: Path, make) -> dict:
+    """The manifest of data generated in ``folder`` (made by ``make(folder)`` unless present)."""
+    manifest = folder / "manifest.json"
+    if not manifest.exists():
+        started = time.perf_counter()
+        written = make(folder)
+        written["seconds"] = round(time.perf_counter() - started, 1)
+        manifest.write_text(json.dumps(written))
+    return json.loads(manifest.read_text())
+
+
+def _sampled(command: list[str], folder: Path) -> tuple[TreeSampler, float, str]:
+    """Run ``command`` with its process tree sampled; (sampler, wall seconds, stderr)."""
+    started = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    sampler = TreeSampler(process.pid, 0.5, folder).start()
+    _, err = process.communicate()
+    sampler.stop()
+    if process.returncode:
+        raise SystemExit(f"{' '.join(command)} failed (exit {process.returncode}):\n{err[-3000:]}")
+    return sampler, time.monotonic() - started, err
+
+
+def _figures(sampler: TreeSampler, wall: float) -> dict:
+    peaks = sampler.process_peaks_mb()
+    return {"wall_s": round(wall, 1), "cpu_s": round(sampler.cpu_s, 1), "peak_rss_mb": round(sampler.peak_rss_mb),
+            "largest_process_mb": round(max(peaks.values(), default=0.0)), "processes": len(peaks),
+            "peak_disk_gb": round(max(s.disk_bytes for s in sampler.samples) / 2**30, 2)}
+
+
+def _lookups(store: Path, facc: Path, count: int) -> dict:
+    """Open time, lookup p50 / p99 (forms drawn from the count files) and RSS of this process."""
+    from elquery.kb.surface_forms.store import SurfaceFormStore
+    from harness import call_times
+
+    rng = random.Random(0)
+    texts = []
+    for path in sorted(facc.glob("*.tsv")):
+        with open(path, encoding="utf-8") as handle:
+            texts += [line.split("\t", 1)[0] for _, line in zip(range(count // 8 + 1), handle)]
+    texts = rng.sample(texts, min(count, len(texts)))
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    started = time.perf_counter()
+    with SurfaceFormStore(store) as forms:
+        opened = time.perf_counter() - started
+        for text in texts[:1000]:
+            forms.lookup(text)
+        times = call_times(forms.lookup, texts)
+        rss = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize() / 2**20
+    return {"open_s": round(opened, 3), "n": len(times), "rss_mb": round(rss), "rss_before_mb": round(rss_before),
+            **percentiles(times, ("p50", "p99"), unit="us", digits=1, nearest_rank=True)}
+
+
+def _slope(kind: str, points: list[tuple[int, float]], unit: str) -> None:
+    if len(points) < 2:
+        return
+    xs, ys = [x / 1e6 for x, _ in points], [y for _, y in points]
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sum((x - mean_x) ** 2 for x in xs)
+    emit({"bench": "facc_scale_slope", "kind": kind, f"mb_per_million_{unit}": round(slope, 3),
+          "points": {str(x): y for x, y in points}})
+
+
+def store(args: argparse.Namespace) -> None:
+    points = []
+    for pairs in args.pairs:
+        folder = args.work / f"pairs-{pairs}-{args.entities}"
+        spec = PairSpec(pairs, args.entities, args.files, args.seed)
+        data = _generated(folder, lambda f: generate_pairs(f, spec))
+        emit({"bench": "facc_scale_data", **data})
+        out = folder / "sf.db"
+        out.unlink(missing_ok=True)
+        command = [sys.executable, "-m", "elquery", "index", "surface-forms", "--dumps", str(folder / "dumps"),
+                   "--facc", str(folder / "facc"), "--out", str(out), "--workers", str(args.workers),
+                   "--memory", str(args.memory)]
+        sampler, wall, err = _sampled(command, folder)
+        stored = [line for line in err.splitlines() if line.startswith("store:")]
+        figures = _figures(sampler, wall)
+        points.append((pairs, figures["peak_rss_mb"]))
+        emit({"bench": "facc_scale_store", "pairs": pairs, "rows": data["rows"], "entities": args.entities,
+              "memory_mb": args.memory, "workers": args.workers, **figures,
+              "pairs_per_s": round(pairs / wall), "store_gb": round(out.stat().st_size / 2**30, 2),
+              "store_bytes_per_pair": round(out.stat().st_size / pairs, 1), "report": stored[-1] if stored else None,
+              "process_peaks_mb": sampler.process_peaks_mb(), "load_avg_1m": load_avg_1m()})
+        emit({"bench": "facc_scale_lookup", "pairs": pairs, **_lookups(out, folder / "facc", args.lookups)})
+        if args.clean:
+            shutil.rmtree(folder)
+    _slope("store", points, "pairs")
+
+
+def raw(args: argparse.Namespace) -> None:
+    points, rate = [], 0.0
+    for lines in args.lines:
+        folder = args.work / f"raw-{lines}"
+        spec = PairSpec(args.raw_pairs, args.entities, args.files, args.seed)
+        data = _generated(folder, lambda f: generate_raw_annotations(f, spec, lines))
+        emit({"bench": "facc_scale_raw_data", **data})
+        out = folder / "counts.tsv"
+        command = [sys.executable, "-m", "elquery", "index", "facc-counts", str(folder), "--out", str(out),
+                   "--workers", str(args.workers), "--memory", str(args.memory)]
+        sampler, wall, err = _sampled(command, folder)
+        figures = _figures(sampler, wall)
+        rate = lines / wall
+        points.append((lines, figures["peak_rss_mb"]))
+        summary = [line for line in err.splitlines() if line.startswith("facc annotations:")]
+        emit({"bench": "facc_scale_raw", "lines": lines, "gz_gb": round(data["bytes"] / 2**30, 2),
+              "memory_mb": args.memory, "workers": args.workers, **figures, "lines_per_s": round(rate),
+              "projected_hours_11b_lines": round(FACC1_LINES / rate / 3600, 1),
+              "report": summary[-1] if summary else None, "load_avg_1m": load_avg_1m()})
+        if args.clean:
+            shutil.rmtree(folder)
+    _slope("raw", points, "lines")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("kind", choices=("store", "raw"))
+    parser.add_argument("--pairs", type=int, nargs="+", default=[3_000_000])
+    parser.add_argument("--lines", type=int, nargs="+", default=[10_000_000])
+    parser.add_argument("--raw-pairs", type=int, default=30_000_000, help="distinct pairs the raw lines are drawn from")
+    parser.add_argument("--entities", type=int, default=4_600_000)
+    parser.add_argument("--files", type=int, default=32)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--memory", type=int, default=512, help="--memory of the commands (MB per process)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--lookups", type=int, default=20_000)
+    parser.add_argument("--work", type=Path, default=Path("/work/bigdata"))
+    parser.add_argument("--clean", action="store_true", help="remove each size's data and store once measured")
+    args = parser.parse_args(argv)
+    args.work.mkdir(parents=True, exist_ok=True)
+    store(args) if args.kind == "store" else raw(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
