@@ -17,7 +17,8 @@ tables, as SVG and PNG under ``figures/`` of the output folder:
 ``figures/figures.json`` records every figure's files and the values plotted, read back from the
 drawn artists (lines and bars), so they can be checked against ``sweep.tsv``, ``per_query.tsv``
 and the tables. The same run gives the same bytes: a fixed style, fixed SVG hash salt, no date.
-Every SVG element of a plotted series carries an id ``NAME--SERIES`` (``--bar-N`` per bar).
+Every SVG element of a plotted series carries the series' id of the index: a line ``NAME--...``,
+a bar ``NAME--...--bar-N``.
 """
 
 from __future__ import annotations
@@ -100,9 +101,10 @@ def coordinates(setting: Setting) -> dict[str, str | float]:
 
 
 def swept_parameters(method: MethodResult) -> list[str]:
-    """The parameters that take more than one value in a method's sweep, in grid order."""
+    """The parameters that take more than one value in a method's sweep: the threshold s first,
+    then c, then the retrieval parameters in grid order."""
     points = [coordinates(setting) for setting in method.sweep]
-    names = list(dict.fromkeys(name for point in points for name in point))
+    names = sorted(dict.fromkeys(name for point in points for name in point), key=lambda n: {"s": 0, "c": 1}.get(n, 2))
     return [name for name in names if len({point.get(name) for point in points}) > 1]
 
 
@@ -250,7 +252,8 @@ def draw_sweep(result: ExperimentResult, figure_plan: PlannedFigure) -> tuple[Fi
                                   linestyle=("-", "--", ":")[k % 3],
                                   label=f"{metric_name(metric)}" + (f", {where}" if where else ""),
                                   gid=f"{figure_plan.name}--{parameter}--{metric}--{g}")
-                series.append(_line_data(line, None if numbers is not None else shown))
+                series.append(_line_data(line, None if numbers is not None else shown)
+                              | {"metric": metric, "settings": [str(s) for s in settings]})
             chosen = [s for s in settings if s in counts]
             if chosen:
                 (stars,) = ax.plot([position[coordinates(s)[parameter]] for s in chosen],
@@ -259,9 +262,8 @@ def draw_sweep(result: ExperimentResult, figure_plan: PlannedFigure) -> tuple[Fi
                                    label="cross-validated choice" if g == 0 else "_nolegend_",
                                    gid=f"{figure_plan.name}--{parameter}--chosen--{g}")
                 data = _line_data(stars, None if numbers is not None else [coordinates(s)[parameter] for s in chosen])
-                data["folds"] = [counts[s] for s in chosen]
-                data["settings"] = [str(s) for s in chosen]
-                series.append(data)
+                series.append(data | {"metric": objective, "settings": [str(s) for s in chosen],
+                                      "folds": [counts[s] for s in chosen]})
                 for s, x, y in zip(chosen, stars.get_xdata(), stars.get_ydata()):
                     ax.annotate(f"{counts[s]}/{len(m.choices)}", (x, y), textcoords="offset points",
                                 xytext=(6, 6), fontsize=8, color="crimson")
@@ -295,8 +297,9 @@ def draw_difference(result: ExperimentResult, figure_plan: PlannedFigure) -> tup
     bars = ax.bar(range(len(heights)), heights, width=0.8 if len(heights) <= 60 else 1.0,
                   color=["tab:green" if d > 0 else "tab:red" if d < 0 else "tab:gray" for d in heights],
                   label=f"{figure_plan.method} − {spec.baseline}")
+    gid = f"{figure_plan.name}--difference"
     for i, patch in enumerate(bars.patches):
-        patch.set_gid(f"{figure_plan.name}--bar-{i}")
+        patch.set_gid(f"{gid}--bar-{i}")
     ax.axhline(0, color="black", linewidth=0.8)
     better, worse = sum(d > 0 for d in heights), sum(d < 0 for d in heights)
     ax.set_title(f"{figure_plan.method} − {spec.baseline}, {metric_name(metric)} per query\n{better} better, "
@@ -309,7 +312,7 @@ def draw_difference(result: ExperimentResult, figure_plan: PlannedFigure) -> tup
         ax.set_xticks([])
     ax.set_xlim(-1, max(len(heights), 1))
     ax.grid(axis="y", alpha=0.3)
-    return figure, [{"metric": metric, "series": [_bars_data(f"{figure_plan.name}--bar", "difference", bars,
+    return figure, [{"metric": metric, "baseline": spec.baseline, "series": [_bars_data(gid, "difference", bars,
                                                              [q for _, q in differences])]}]
 
 
