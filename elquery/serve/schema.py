@@ -9,12 +9,12 @@ never a crash of the worker)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from elquery.formats.queries import lone_surrogate
 from elquery.linking.methods import DEFAULT_METHOD, METHODS, LinkingMethod
 from elquery.registry import Parameter
 from elquery.retrieval.models import DEFAULT_K, DEFAULT_MODEL, MODELS
@@ -142,7 +142,6 @@ ONE_STRING = ("qid", "lang")
 ``text`` are the queries' (:meth:`~elquery.serve.service.Service.queries`), the names of methods
 and models the registries'."""
 WHOLE_NUMBERS = ("k",)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def check_request(values: dict[str, Any]) -> dict[str, Any]:
@@ -151,11 +150,13 @@ def check_request(values: dict[str, Any]) -> dict[str, Any]:
     ``\\ud800`` that is not Unicode text: 400, it could not even be written back); the fields of
     :data:`ONE_STRING` are a string, ``k`` is a number or its text (not ``true``), ``params`` a
     ``NAME=VALUE`` text or a list of them (422). The ranges and the names of methods and models are
-    the registries' to check."""
+    the registries' to check. A field given as JSON ``null`` is left out: as if not given."""
+    values = {name: value for name, value in values.items() if value is not None}
     for name, value in values.items():
-        found = lone_surrogate(name) or lone_surrogate(value)
+        found = lone_surrogate(name) or surrogate_within(value)
         if found:
-            raise _refused(400, f"{name} holds a lone surrogate (U+{ord(found):04X}), which is not Unicode text")
+            shown = name.encode("utf-8", "backslashreplace").decode("utf-8")  # the message must be text itself
+            raise _refused(400, f"{shown} holds a lone surrogate (U+{ord(found):04X}), which is not Unicode text")
     for name in ONE_STRING:
         if name in values and not isinstance(values[name], str):
             raise _refused(422, f"{name}: expected a string, got {values[name]!r}")
@@ -169,15 +170,16 @@ def check_request(values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def lone_surrogate(value: Any) -> str | None:
-    """The first lone surrogate in the texts of a JSON value (walked without recursion, so any
-    depth the JSON parser took passes), else None."""
+def surrogate_within(value: Any) -> str | None:
+    """The first lone surrogate (:func:`~elquery.formats.queries.lone_surrogate`) in the texts of
+    a JSON value, names included (walked without recursion, so any depth the JSON parser took
+    passes), else None."""
     pending = [value]
     while pending:
         item = pending.pop()
         if isinstance(item, str):
-            if not item.isascii() and (found := _SURROGATE.search(item)):
-                return found.group()
+            if found := lone_surrogate(item):
+                return found
         elif isinstance(item, dict):
             pending.extend(item)
             pending.extend(item.values())
