@@ -115,7 +115,8 @@ def process_pool(workers: int, initializer: Callable[..., None] | None = None,
 def kill(pool: ProcessPoolExecutor) -> None:
     """Cancel the queued work and kill the pool's processes now."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
-    result_queue = getattr(pool, "_result_queue", None)  # shutdown() drops it
+    result_queue = getattr(pool, "_result_queue", None)  # shutdown() drops it, and the manager thread
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.kill()
@@ -126,6 +127,11 @@ def kill(pool: ProcessPoolExecutor) -> None:
     # the thread, and the interpreter's exit that joins it, would wait forever.
     if result_queue is not None:
         result_queue._writer.close()
+    # Then wait for the manager thread to end: it closes its wake-up pipe on the way out, and the
+    # interpreter's exit (concurrent.futures' _python_exit) writes to that pipe unless it is closed;
+    # the two racing printed "OSError: [Errno 9] Bad file descriptor" after "interrupted".
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 @dataclass(frozen=True)
