@@ -256,15 +256,16 @@ def draw_sweep(result: ExperimentResult, figure_plan: PlannedFigure) -> tuple[Fi
                               | {"metric": metric, "settings": [str(s) for s in settings]})
             chosen = [s for s in settings if s in counts]
             if chosen:
-                (stars,) = ax.plot([position[coordinates(s)[parameter]] for s in chosen],
-                                   [_mean(m.sweep[s].get(objective, {})) for s in chosen], linestyle="none",
+                star_x = [position[coordinates(s)[parameter]] for s in chosen]
+                star_y = [_mean(m.sweep[s].get(objective, {})) for s in chosen]
+                (stars,) = ax.plot(star_x, star_y, linestyle="none",
                                    marker="*", markersize=14, color="crimson", zorder=5,
                                    label="cross-validated choice" if g == 0 else "_nolegend_",
                                    gid=f"{figure_plan.name}--{parameter}--chosen--{g}")
                 data = _line_data(stars, None if numbers is not None else [coordinates(s)[parameter] for s in chosen])
                 series.append(data | {"metric": objective, "settings": [str(s) for s in chosen],
                                       "folds": [counts[s] for s in chosen]})
-                for s, x, y in zip(chosen, stars.get_xdata(), stars.get_ydata()):
+                for s, x, y in zip(chosen, star_x, star_y):
                     ax.annotate(f"{counts[s]}/{len(m.choices)}", (x, y), textcoords="offset points",
                                 xytext=(6, 6), fontsize=8, color="crimson")
         if numbers is not None and min(numbers) > 0 and max(numbers) / min(numbers) >= 50:
@@ -451,7 +452,7 @@ def markdown_section(result: ExperimentResult) -> str:
     return "\n".join(lines)
 
 
-HTML_STYLE = """body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #222; }
+HTML_STYLE = """body { font-family: system-ui, sans-serif; margin: 2rem auto; padding: 0 1rem; max-width: 72rem; color: #222; }
 table { border-collapse: collapse; margin: .8rem 0; font-size: .9rem; }
 td, th { border-bottom: 1px solid #ddd; padding: .2rem .6rem; }
 img { max-width: 100%; height: auto; display: block; margin: .6rem 0 .2rem; }"""

@@ -25,7 +25,6 @@ from elquery.experiments import run_experiment
 from elquery.experiments.cli import register
 from elquery.experiments.figures import write_figures
 from elquery.experiments.runner import ExperimentResult
-from conftest import require_data  # tests/conftest.py, on the path as pytest loads it
 
 CONFIGS = Path(__file__).resolve().parents[2] / "elquery" / "experiments" / "configs"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -231,10 +230,13 @@ gif_threshold = [0.5, 5, 50]
     check_html(result.out_dir, figures)
 
 
-def test_sample_entity_retrieval_per_category(sample_link_artefacts: tuple[Path, Path], tmp_path: Path) -> None:
+def test_sample_entity_retrieval_per_category(sample_link_artefacts: tuple[Path, Path], elq_data: Path,
+                                              tmp_path: Path) -> None:
     """BM25 (k1 swept) and LM on the real DBpedia-Entity v2 queries, qrels and folds over the
     sample's index: NDCG@10 and MAP@100 per category as the table prints them."""
-    data = require_data("dbpedia-entity-v2")
+    data = elq_data.parent / "dbpedia-entity-v2"  # beside the ELQ collections in the shared data
+    if not data.is_dir():
+        pytest.skip(f"real data not found at {data}")
     index, _ = sample_link_artefacts
     config = tmp_path / "er.toml"
     folds = ", ".join(f'"{data / "folds" / name}"' for name in ("SemSearch-ES.json", "INEX-LD.json",
