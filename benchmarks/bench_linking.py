@@ -23,17 +23,23 @@ and CPU ms per query over all processes: each worker starts a cold JVM whose JIT
 CPU over the first thousands of queries; ``ELQUERY_JVM_OPTIONS=-XX:TieredStopAtLevel=1`` trades
 peak speed for a cheaper warm-up in short batches).
 
-Last, ``linking_threads``: queries/s of 1, 2, 4 and 8 threads in one process (``--threads``), all on
+Then ``linking_threads``: queries/s of 1, 2, 4 and 8 threads in one process (``--threads``), all on
 one shared Linker and each on its own, with the speed-up over 1 thread of the same run.
+
+First of all, ``linking_cold``: the cold start, in fresh processes (the artefacts' files in the OS
+page cache, as on a machine that has read them before): the wall time of ``elquery link "QUERY"``
+end to end (``--cold-runs`` runs, each query a different one of the KB queries), and a breakdown:
+imports, opening the linker, the first query, the second, and the median of the next 100.
 
 Usage: ``python benchmarks/bench_linking.py [--work DIR] [--entities N] [--index INDEX
 --surface-forms SF.db] [--kb-queries N] [--workers N] [--batch-repeat N] [--gif-threshold S]
-[--threads 1 2 4 8]``
+[--threads 1 2 4 8] [--cold-runs N] [--cold-only]``
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
@@ -91,6 +97,46 @@ def kb_queries(index: Path, count: int, seed: int) -> list[tuple[str, str]]:
             parts.append(rng.choice(title().split()))
         queries.append((f"kb-{number}", " ".join(parts).lower()))
     return queries
+
+
+COLD = """
+import json, statistics, sys, time
+started = time.perf_counter()
+from elquery.linking.linker import Linker
+imported = time.perf_counter()
+index, surface_forms, threshold, *queries = sys.argv[1:]
+linker = Linker(index, surface_forms, method="mlmcg", gif_threshold=float(threshold))
+opened = time.perf_counter()
+times = []
+for query in queries:
+    begun = time.perf_counter()
+    linker.link(query)
+    times.append(time.perf_counter() - begun)
+print(json.dumps({"import_s": round(imported - started, 3), "open_s": round(opened - imported, 3),
+                  "first_query_ms": round(1000 * times[0], 2), "second_query_ms": round(1000 * times[1], 2),
+                  "next_100_median_ms": round(1000 * statistics.median(times[2:]), 3)}))
+"""
+
+
+def cold_start(index: Path, surface_forms: Path, queries: Sequence[tuple[str, str]], runs: int,
+               gif_threshold: float) -> None:
+    """``linking_cold``: ``elquery link "QUERY"`` end to end in fresh processes, then the breakdown
+    of one fresh process (imports, open, first, second and the next 100 queries)."""
+    import subprocess
+
+    walls = []
+    for number in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "elquery", "link", queries[number][1], "--index", str(index),
+                        "--surface-forms", str(surface_forms), "--gif-threshold", f"{gif_threshold:g}"],
+                       check=True, capture_output=True)
+        walls.append(time.perf_counter() - started)
+    texts = [text for _, text in queries[runs:runs + 102]]
+    out = subprocess.run([sys.executable, "-c", COLD, str(index), str(surface_forms), f"{gif_threshold:g}", *texts],
+                         check=True, capture_output=True, text=True).stdout
+    emit({"bench": "linking_cold", "cli_wall_s": [round(w, 3) for w in walls],
+          "cli_wall_median_s": round(statistics.median(walls), 3), **json.loads(out.strip().splitlines()[-1]),
+          "load_avg_1m": load_avg_1m()})
 
 
 def latencies(function: Callable[[str], object], queries: Sequence[tuple[str, str]]) -> list[float]:
@@ -166,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2, 4, 8],
                         help="thread counts of the in-process thread throughput (first one is the baseline)")
+    parser.add_argument("--cold-runs", type=int, default=3, help="cold `elquery link` runs (0: no cold start)")
+    parser.add_argument("--cold-only", action="store_true", help="measure the cold start only")
     args = parser.parse_args(argv)
     if (args.index is None) != (args.surface_forms is None):
         parser.error("give --index and --surface-forms together")
@@ -179,6 +227,11 @@ def main(argv: list[str] | None = None) -> int:
         index, surface_forms = build_artefacts(args.work, args.entities)
     else:
         index, surface_forms = args.index, args.surface_forms
+    if args.cold_runs:
+        cold_start(index, surface_forms, kb_queries(index, args.cold_runs + 102, args.seed + 1), args.cold_runs,
+                   args.gif_threshold)
+    if args.cold_only:
+        return 0
     started = time.perf_counter()
     mlmcg = Linker(index, surface_forms, method="mlmcg", gif_threshold=args.gif_threshold)
     cmns = Linker(None, surface_forms, method="cmns")

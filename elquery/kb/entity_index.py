@@ -53,6 +53,22 @@ from elquery.kb.jvm import java_class
 
 # pyjnius instance calls (opening and closing an index) must not run in two threads at once
 _JAVA_SETUP = threading.Lock()
+MAP_AFTER_LOOKUPS = 50_000
+"""Lucene lookups of entity ids (:meth:`EntityIndex.find_docid`) before the whole id map is read:
+about what reading it costs (rent until the rent paid equals the price of buying)."""
+
+
+def _count_lines(path: Path) -> tuple[int, str]:
+    """The number of lines of a text file and its last line, without decoding the others."""
+    count, tail = 0, b""
+    with path.open("rb") as lines:
+        while block := lines.read(1 << 22):
+            count += block.count(b"\n")
+            tail = (tail + block)[-4096:] if len(block) < 4096 else block[-4096:]
+    if tail and not tail.endswith(b"\n"):
+        count += 1
+    last = tail.rstrip(b"\n").rsplit(b"\n", 1)[-1] if tail else b""
+    return count, last.decode("utf-8", errors="replace")
 
 
 class EntityIndex:
@@ -89,10 +105,13 @@ class EntityIndex:
             self._counts = frozenset(c for c in ENTITY_COUNTS if infos.fieldInfo(count_field(c)) is not None)
         self._lengths: dict[str, np.ndarray] = {}
         self._count_arrays: dict[str, np.ndarray] = {}
-        if len(self.entity_ids) != max_doc or (
-            self.entity_ids and self._stored_id(len(self.entity_ids) - 1) != self.entity_ids[-1]
-        ):
+        lines, last = _count_lines(self.path / IDS_FILE)
+        if lines != max_doc or (lines and self._stored_id(lines - 1) != last):
             raise ElqueryError(f"{self.path}: {IDS_FILE} does not match the Lucene index; rebuild it")
+        self._lookups = 0
+        self._lucene_lookups = lines > 0 and self._lookup(last) == lines - 1
+        """Whether the id field answers lookups (a StringField): then :meth:`find_docid` asks Lucene
+        until :data:`MAP_AFTER_LOOKUPS` lookups have been made, and only then reads the whole map."""
 
     # --- entities -----------------------------------------------------------------------------
 
@@ -102,20 +121,42 @@ class EntityIndex:
 
     @cached_property
     def entity_ids(self) -> list[str]:
-        """Entity ids in docid order."""
+        """Entity ids in docid order (read on first use: 4.6M of them take about a second)."""
         return (self.path / IDS_FILE).read_text(encoding="utf-8").splitlines()
 
     @cached_property
     def _docid_of(self) -> dict[str, int]:
-        return {entity: docid for docid, entity in enumerate(self.entity_ids)}
+        return dict(zip(self.entity_ids, range(len(self.entity_ids))))
+
+    def prepare(self) -> None:
+        """Read the entity-id map now (:meth:`find_docid` would after :data:`MAP_AFTER_LOOKUPS`
+        lookups): a service does before it serves."""
+        _ = self._docid_of
 
     def find_docid(self, entity: str) -> int | None:
-        """The docid of an entity named in any form :func:`canonical_entity_id` takes, or None."""
-        found = self._docid_of.get(entity)
+        """The docid of an entity named in any form :func:`canonical_entity_id` takes, or None.
+
+        The first :data:`MAP_AFTER_LOOKUPS` lookups ask Lucene's term dictionary of the id field
+        (one Java call each, a few microseconds); then the whole map is read into a dict (over all
+        of DBpedia about a second and several hundred MB, which a command linking one query
+        would otherwise pay in full), and it answers from then on."""
+        found = self._find(entity)
         if found is None:
             canonical = canonical_entity_id(entity)
-            found = None if canonical is None else self._docid_of.get(canonical)
+            found = None if canonical is None or canonical == entity else self._find(canonical)
         return found
+
+    def _find(self, entity: str) -> int | None:
+        docids = self.__dict__.get("_docid_of")
+        if docids is None and self._lucene_lookups and self._lookups < MAP_AFTER_LOOKUPS:
+            self._lookups += 1
+            return self._lookup(entity)
+        return (docids if docids is not None else self._docid_of).get(entity)
+
+    def _lookup(self, entity: str) -> int | None:
+        """The docid of the document whose id field is ``entity`` (a static Java call: safe from threads)."""
+        raw = self._access.docids(self.leaf, ID_FIELD, entity).tostring()
+        return int.from_bytes(raw[:4], "little") if raw else None
 
     def docid(self, entity: str) -> int:
         """The docid of an entity (any form :func:`canonical_entity_id` takes); an entity not in
