@@ -1,7 +1,9 @@
 """FACC1 count files: rows ``surface form<TAB>Freebase id<TAB>count`` (methods.md §3, FACC).
 
 A Freebase id may be written ``/m/0abc``, ``m.0abc`` or ``http://rdf.freebase.com/ns/m.0abc``; all
-are read as the canonical ``/m/0abc``. Files are plain, ``.gz`` or ``.bz2`` UTF-8 text. Rows are
+are read as the canonical ``/m/0abc``. Files are plain, ``.gz`` or ``.bz2`` UTF-8 text; a row that
+is not UTF-8 or longer than :data:`MAX_LINE_CHARS` is malformed (counted, reported with its line
+number, skipped), and a truncated or corrupt file is an error naming it. Rows are
 read in blocks: a block of well-formed rows is split with string methods that run in C, and only a
 block holding a malformed row is read again line by line, to count and report that row.
 
@@ -19,7 +21,6 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ import pyarrow.csv as pa_csv
 
 from elquery.base import ElqueryError
 from elquery.indexing.ntriples import expand_files, open_text
+from elquery.indexing.surface_forms.mid_numbers import Mids, entity_numbers
 
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
 FACC_SUFFIXES = (".tsv", ".gz", ".bz2")
@@ -40,6 +42,7 @@ BATCH_BLOCKS = 16
 MAX_EXAMPLES = 5
 
 _CANONICAL_MID = re.compile(r"/m/[0-9a-z_]+")
+_INVALID_UTF8 = re.compile("[\udc80-\udcff]")  # the bytes that are not UTF-8, as open_text reads them
 # Prefixes rewritten to "/m/" at the start of the id field (the only field after a tab that can
 # start with a letter or "/": the count field is a number).
 _MID_PREFIXES = ("\t" + FREEBASE_NS + "m.", "\tm.")
@@ -143,6 +146,8 @@ def text_blocks(path: Path) -> Iterator[str]:
 
 def _fast_rows(block: str) -> tuple[list[str], list[str], np.ndarray] | None:
     """Forms, canonical ids and counts of a block of well-formed rows; None if any row is not."""
+    if not block.isascii() and _INVALID_UTF8.search(block):
+        return None
     for prefix in _MID_PREFIXES:
         if prefix in block:
             block = block.replace(prefix, "\t/m/")
@@ -174,6 +179,9 @@ def _slow_rows(block: str, where: str, first_line: int, report: FaccReport) -> t
         if line == LONG_LINE[:-1] or len(line) > MAX_LINE_CHARS:
             report.malformed(f"{where}:{number}", f"line longer than {MAX_LINE_CHARS} characters")
             continue
+        if not line.isascii() and _INVALID_UTF8.search(line):
+            report.malformed(f"{where}:{number}", "not valid UTF-8")
+            continue
         parts = line.split("\t")
         if len(parts) != 3:
             report.malformed(f"{where}:{number}", f"expected 3 tab-separated fields, found {len(parts)}")
@@ -196,7 +204,7 @@ def _slow_rows(block: str, where: str, first_line: int, report: FaccReport) -> t
     return forms, mids, np.array(counts, dtype=np.int64)
 
 
-def _block_rows(block: str, path: Path, line: int, mids: dict[str, int], report: FaccReport) -> Rows:
+def _block_rows(block: str, path: Path, line: int, mids: Mids, report: FaccReport) -> Rows:
     """The rows of one block read from line ``line`` of ``path`` (fast path, else line by line)."""
     parsed = _fast_rows(block)
     if parsed is None:
@@ -204,7 +212,7 @@ def _block_rows(block: str, path: Path, line: int, mids: dict[str, int], report:
     else:
         forms, row_mids, counts = parsed
         report.rows += len(forms)
-    entities = np.fromiter(map(mids.get, row_mids, repeat(-1)), np.int64, len(row_mids))
+    entities = entity_numbers(mids, row_mids)
     for index in np.flatnonzero(entities < 0).tolist():
         mid = row_mids[index]
         if _CANONICAL_MID.fullmatch(mid):
@@ -226,13 +234,13 @@ def _read_errors(path: Path) -> Iterator[None]:
         raise ElqueryError(f"{path}: truncated or corrupt file ({exc})") from exc
 
 
-def read_facc(path: Path, mids: dict[str, int], report: FaccReport) -> Iterator[Rows | CodedRows]:
+def read_facc(path: Path, mids: Mids, report: FaccReport) -> Iterator[Rows | CodedRows]:
     """Stream the rows of one count file, with Freebase ids mapped to entity ids through ``mids``;
     rows with an unmapped id get entity -1 and are counted in ``report``."""
     return read_facc_coded(path, mids, report)
 
 
-def read_facc_blocks(path: Path, mids: dict[str, int], report: FaccReport) -> Iterator[Rows]:
+def read_facc_blocks(path: Path, mids: Mids, report: FaccReport) -> Iterator[Rows]:
     """``read_facc`` block by block, without pyarrow (the reference the batched reader matches)."""
     report.files += 1
     line = 1
@@ -267,7 +275,11 @@ def _arrow_rows(text: str) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray
     if "\r" in text or text.startswith("\ufeff"):  # line ends and a BOM pyarrow reads differently
         return None
     try:
-        table = pa_csv.read_csv(pa.py_buffer(text.encode("utf-8")), read_options=_READ_OPTIONS,
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8: the block reader counts their rows
+        return None
+    try:
+        table = pa_csv.read_csv(pa.py_buffer(data), read_options=_READ_OPTIONS,
                                 parse_options=_PARSE_OPTIONS, convert_options=_CONVERT_OPTIONS)
     except pa.ArrowInvalid:
         return None
@@ -294,11 +306,11 @@ def _dictionary(column: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
 
 
 def _batch_rows(forms: pa.ChunkedArray, row_mids: pa.ChunkedArray, counts: np.ndarray, path: Path, line: int,
-                mids: dict[str, int], report: FaccReport) -> CodedRows:
+                mids: Mids, report: FaccReport) -> CodedRows:
     texts, form_codes = _dictionary(forms)
     raw_mids, mid_codes = _dictionary(row_mids)
     keys = pc.replace_substring_regex(raw_mids, _MID_PREFIX, "/m/", max_replacements=1).to_pylist()
-    lookup = np.fromiter(map(mids.get, keys, repeat(-1)), np.int64, len(keys))
+    lookup = entity_numbers(mids, keys)
     entities = lookup[mid_codes]
     report.rows += len(counts)
     if (lookup < 0).any():
@@ -337,7 +349,7 @@ def _batches(path: Path) -> Iterator[list[str]]:
         yield batch
 
 
-def read_facc_coded(path: Path, mids: dict[str, int], report: FaccReport) -> Iterator[Rows | CodedRows]:
+def read_facc_coded(path: Path, mids: Mids, report: FaccReport) -> Iterator[Rows | CodedRows]:
     """``read_facc`` in batches of blocks parsed by pyarrow, forms dictionary-encoded; a batch
     pyarrow cannot vouch for is read block by block (``read_facc_blocks``), so the rows and the
     report are the same."""

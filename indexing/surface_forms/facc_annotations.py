@@ -14,11 +14,20 @@ archives (the form the collections are distributed in); directories are searched
 Counting: each (normalized mention, mid) pair is counted once per annotation; with
 ``min_posterior`` > 0, only annotations whose posterior (column 6) is at least that value. The
 mention goes through the store's one normalization (:func:`elquery.kb.normalize.normalize`);
-a mention that normalizes to nothing is counted as ``empty_form`` and dropped. A line is
-*malformed* when it does not have eight columns, its offsets are not digits, its posterior is not
-a number in [0, 1], its mid is not ``/m/[0-9a-z_]+``, or its mention is not UTF-8; malformed
-lines are counted per file and the first few are quoted. :func:`annotation_pair` is these rules
-for one line (for other engines, e.g. Spark); :func:`count_file` applies them a block at a time.
+a mention that normalizes to nothing is counted as ``empty_form`` and dropped. Lines end at
+``\\n`` (a ``\\r`` just before it is dropped). A line is *malformed* when it is longer than
+:data:`MAX_LINE_BYTES` (it is then skipped as it is read, never held whole), holds another carriage
+return, does not have eight columns, its offsets are not digits, its posterior is not a number in
+[0, 1], its mid is not ``/m/[0-9a-z_]+``, or its mention is not UTF-8 (any other bytes are
+allowed: a binary file is only malformed lines). Malformed lines are counted per file and skipped,
+and the first few are quoted with their line numbers (numbered within each member of an archive).
+:func:`annotation_pair` is these rules for one line (for other engines, e.g. Spark);
+:func:`count_file` applies them a block at a time.
+
+A file or archive member that cannot be read to its end (truncated, not the compression its name
+says, a damaged archive) is an :class:`~elquery.base.ElqueryError` naming it (and the member): the
+file is refused as a whole, the lines read before the damage are not kept, and the job writes
+nothing, so that a counts file never holds part of an input.
 
 Memory is bounded whatever the input size: each worker (one per file, ``workers`` at a time)
 sums raw (mention, mid) byte pairs with pyarrow's hash aggregation (:func:`count_file`), holding
@@ -42,11 +51,14 @@ import re
 import sys
 import tarfile
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, TYPE_CHECKING, cast
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
@@ -59,6 +71,9 @@ from elquery.kb.normalize import normalize
 from elquery.indexing.surface_forms.memory import DEFAULT_MEMORY_MB
 from elquery.workers import ordered_map, worker_pool
 
+if TYPE_CHECKING:
+    from sys import UnraisableHookArgs
+
 ANNOTATION_SUFFIXES = (".tsv", ".gz", ".bz2", ".tar", ".tgz")
 COLUMNS = 8
 BYTES_PER_PAIR = 300
@@ -68,7 +83,11 @@ MAX_EXAMPLES = 5
 MERGE_FAN_IN = 64
 """Run files merged at once; with more, they are merged in rounds (in the worker processes), so
 the open files stay far below the usual limit of 1,024 whatever the input size."""
-_READ_BYTES = 1 << 22
+MAX_LINE_BYTES = 1 << 20
+"""The longest annotation line read: 1 MiB before its ``\\n`` (FACC1's lines are about 100
+bytes). A longer line is malformed, skipped as it is read."""
+BLOCK_BYTES = 1 << 22
+"""Whole lines parsed at once (about 4 MiB)."""
 # The checked fields (column index: pattern); the same patterns, anchored, for pyarrow's RE2.
 _DIGITS = r"[0-9]+"
 _NUMBER = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
@@ -96,12 +115,20 @@ def annotation_pair(line: bytes | str, min_posterior: float = 0.0) -> tuple[str,
     pairs, tally the :class:`Rejected` values for the report). :func:`count_file` applies the same
     rules, with the same patterns, column-wise; the tests hold both to the same counts.
 
-    In order: not eight tab-separated columns, offsets that are not digits, a posterior that is not
-    a number in [0, 1] or a mid that is not ``/m/[0-9a-z_]+`` (as bytes) is ``MALFORMED``; a
+    Lines end at ``\\n`` (a ``\\r`` before it is dropped). In order: a line of more than
+    :data:`MAX_LINE_BYTES` bytes, one holding a carriage return, not eight tab-separated
+    columns, offsets that are not digits, a posterior that is not a number in [0, 1] or a mid
+    that is not ``/m/[0-9a-z_]+`` (as bytes) is ``MALFORMED``; a
     posterior below ``min_posterior`` is ``BELOW_POSTERIOR``; a mention that is not UTF-8 is
     ``MALFORMED``; one that normalizes to nothing is ``EMPTY_FORM``."""
     raw = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else line
-    fields = raw.rstrip(b"\r\n").split(b"\t")
+    raw = raw[:-1] if raw.endswith(b"\n") else raw
+    if len(raw) > MAX_LINE_BYTES:
+        return Rejected.MALFORMED
+    body = raw[:-1] if raw.endswith(b"\r") else raw
+    if b"\r" in body:
+        return Rejected.MALFORMED
+    fields = body.split(b"\t")
     if len(fields) != COLUMNS or not all(pattern.fullmatch(fields[column]) for column, pattern in _CHECKS):
         return Rejected.MALFORMED
     posterior = float(fields[5])
@@ -137,15 +164,21 @@ class FileCounts:
     runs: int = 0  # sorted run files spilled
     examples: list[str] = field(default_factory=list)
 
-    def malformed_line(self, number: int, line: bytes) -> None:
+    def malformed_line(self, where: str, reason: str, shown: str | None = None) -> None:
+        """Count a malformed line; ``where`` is ``line N`` (or ``MEMBER line N`` in an archive),
+        ``shown`` the start of the line as quoted in the examples."""
         self.malformed += 1
-        self._example(f"line {number}: {line[:200].decode('utf-8', 'replace')!r}")
+        self._example(f"{where}: {reason}" + (f": {shown}" if shown is not None else ""))
 
     def malformed_pair(self, mention: bytes, mid: bytes, count: int) -> None:
         """``count`` counted lines of one (mention, mid) turn out malformed when their run is written."""
         self.malformed += count
         self.counted -= count
         self._example(f"{count} line(s) with mention {mention[:200]!r} and mid {mid[:100]!r}")
+
+    def quotes(self) -> bool:
+        """Whether the next malformed line is quoted among the examples."""
+        return len(self.examples) < MAX_EXAMPLES
 
     def _example(self, text: str) -> None:
         if len(self.examples) < MAX_EXAMPLES:
@@ -179,7 +212,7 @@ def annotation_files(paths: Iterable[Path | str]) -> list[Path]:
                         recursive=True)
 
 
-ByteStream = gzip.GzipFile | bz2.BZ2File | io.BufferedReader  # a readable byte stream with peek()
+ByteStream = gzip.GzipFile | bz2.BZ2File | io.BufferedReader  # a readable byte stream
 
 
 def _decompressed(name: str, raw: io.BufferedReader) -> ByteStream:
@@ -190,75 +223,204 @@ def _decompressed(name: str, raw: io.BufferedReader) -> ByteStream:
     return raw
 
 
-def annotation_streams(path: Path) -> Iterator[ByteStream]:
-    """The byte streams of an annotation file: itself, or each annotation member of an archive."""
+@dataclass(frozen=True)
+class Stream:
+    """One stream of annotation lines: a file, or an annotation member of an archive (``member``)."""
+
+    bytes: ByteStream
+    member: str | None = None
+
+
+def annotation_streams(path: Path) -> Iterator[Stream]:
+    """The byte streams of an annotation file: itself, or each annotation member of an archive
+    (``.tsv``, ``.gz`` or ``.bz2``; other members are skipped)."""
     name = path.name
     if name.endswith((".tar", ".tgz", ".tar.gz", ".tar.bz2")):
         try:
-            with tarfile.open(path, "r|*") as archive:
-                for member in archive:
-                    if member.isfile() and member.name.endswith((".tsv", ".gz", ".bz2")):
-                        stream = archive.extractfile(member)
-                        if stream is not None:
-                            # tarfile's member file is an io.BufferedReader (typeshed says IO[bytes])
-                            yield _decompressed(member.name, cast(io.BufferedReader, stream))
-        except tarfile.TarError as exc:
+            archive = tarfile.open(path, "r|*")
+        except tarfile.ReadError as exc:
             raise ElqueryError(f"{path}: not a readable tar archive ({exc})") from None
+        with archive:
+            for member in archive:
+                if member.isfile() and member.name.endswith((".tsv", ".gz", ".bz2")):
+                    stream = archive.extractfile(member)
+                    if stream is not None:
+                        # tarfile's member file is an io.BufferedReader (typeshed says IO[bytes])
+                        yield Stream(_decompressed(member.name, cast(io.BufferedReader, stream)), member.name)
         return
     with open(path, "rb") as raw:
-        yield _decompressed(name, raw)
+        yield Stream(_decompressed(name, raw))
 
 
 _NAMES = ["document", "encoding", "mention", "begin", "end", "posterior", "context_posterior", "mid"]
+_READ = pa_csv.ReadOptions(column_names=_NAMES, block_size=1 << 30, use_threads=False)  # one parse per block
+_CONVERT = pa_csv.ConvertOptions(column_types={name: pa.binary() for name in _NAMES}, strings_can_be_null=False,
+                                 quoted_strings_can_be_null=False, check_utf8=False)
+
+
+def _parse_options(handler: object = None) -> pa_csv.ParseOptions:
+    return pa_csv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False, ignore_empty_lines=False,
+                               newlines_in_values=False, invalid_row_handler=handler)
 
 
 @dataclass
 class _Batch:
     """Parsed rows of one block, with what is needed to give each row its line number."""
 
-    rows: pa.RecordBatch
-    lines_before: int  # lines of the file before this block
-    invalid: list[int]  # line numbers of the block's lines that were not eight columns
+    rows: pa.Table
+    where: str  # "line" or "<member> line"
+    first: int  # the number of the block's first line
+    skipped: list[tuple[int, str, str]]  # (index in the block, reason, line shown) of the lines not rows
+    lines: int  # lines of the block
 
-    def line_number(self, row: int) -> int:
-        number = self.lines_before + row + 1
-        for skipped in self.invalid:  # ascending
-            if skipped <= number:
-                number += 1
-        return number
+    def line_indices(self, rows: list[int]) -> list[int]:
+        """The indices in the block of the lines of ``rows``."""
+        if not self.skipped:
+            return rows
+        lines = np.ones(self.lines, bool)
+        lines[[index for index, _, _ in self.skipped]] = False
+        return np.flatnonzero(lines)[rows].tolist()
+
+
+def _stream_batches(stream: ByteStream, where: str, counts: FileCounts) -> Iterator[_Batch]:
+    """The rows of ``stream`` (:func:`_rows`), about :data:`BLOCK_BYTES` of whole lines at a time,
+    read :data:`MAX_LINE_BYTES` at a time (so a line inside one read is shorter than the limit):
+    a line of more than :data:`MAX_LINE_BYTES` bytes before its ``\\n`` is counted as malformed
+    and skipped as it is read, never held whole. The last line gets a ``\\n`` if it has none.
+    ``counts.lines`` counts every line."""
+    limit = MAX_LINE_BYTES
+    buffer = bytearray()  # whole lines up to ``complete``, then the start of a line not yet ended
+    complete = 0
+    number = 0  # lines of the stream before the buffer's first
+    skipping = False  # inside an over-long line
+
+    def parsed(lines: bytes | bytearray) -> _Batch:
+        nonlocal number
+        batch = _rows(lines, where, number + 1)
+        number += batch.lines
+        counts.lines += batch.lines
+        return batch
+
+    def over_long() -> None:
+        nonlocal number
+        number += 1
+        counts.lines += 1
+        counts.malformed_line(f"{where} {number}", f"longer than {limit} bytes")
+
+    while chunk := stream.read(limit):
+        if skipping:
+            end = chunk.find(b"\n")
+            if end < 0:
+                continue
+            skipping, chunk = False, chunk[end + 1:]
+        end = chunk.find(b"\n")
+        if len(buffer) - complete + (len(chunk) if end < 0 else end) > limit:  # the line not yet ended
+            if complete:
+                yield parsed(buffer[:complete])
+            over_long()
+            buffer, complete = bytearray(), 0
+            if end < 0:
+                skipping = True
+                continue
+            chunk = chunk[end + 1:]
+        last = chunk.rfind(b"\n")
+        if last >= 0:
+            complete = len(buffer) + last + 1
+        buffer += chunk
+        if complete >= BLOCK_BYTES:
+            rest = buffer[complete:]
+            del buffer[complete:]
+            yield parsed(buffer)
+            buffer, complete = rest, 0
+    if len(buffer) > complete and not skipping:
+        buffer += b"\n"
+        complete = len(buffer)
+    if complete:
+        yield parsed(buffer[:complete] if complete < len(buffer) else buffer)
+
+
+def _shown(line: bytes | bytearray) -> str:
+    return repr(line[:200].decode("utf-8", "replace"))
+
+
+def _rows(lines: bytes | bytearray, where: str, first: int) -> _Batch:
+    """The rows of whole ``lines`` (the first numbered ``first``), parsed by pyarrow's CSV reader
+    (tab-separated, no quoting); a line that is not eight columns is skipped (and listed). Fast
+    path: all at once, pyarrow handing over the lines without eight columns; lines it cannot read
+    that way (such a line that is not UTF-8, a carriage return inside a line, an empty line) are
+    read line by line (:func:`_rows_by_line`)."""
+    if not lines.startswith(b"\n") and b"\n\n" not in lines:
+        invalid: list[tuple[int, str, str]] = []
+
+        def skip(row: pa_csv.InvalidRow) -> str:
+            invalid.append(((row.number or 0) - 1, f"{row.actual_columns} column(s), not {COLUMNS}", repr(row.text[:200])))
+            return "skip"
+
+        try:
+            with _quiet_invalid_rows():
+                table = pa_csv.read_csv(pa.py_buffer(lines), _READ, _parse_options(skip), _CONVERT)
+        except pa.ArrowInvalid:  # a row pyarrow could not hand to skip (not UTF-8)
+            pass
+        else:  # pyarrow also ends a line at a lone carriage return: then rows and lines differ
+            count = table.num_rows + len(invalid)
+            if (b"\r" not in lines or count == lines.count(b"\n")) and all(index >= 0 for index, _, _ in invalid):
+                return _Batch(table, where, first, invalid, count)
+    return _rows_by_line(bytes(lines), where, first)
+
+
+def _rows_by_line(lines: bytes, where: str, first: int) -> _Batch:
+    """The rows of whole ``lines``, checked one by one: not eight columns, or a carriage return
+    other than one ending the line, makes a line malformed; the others are parsed."""
+    good: list[bytes] = []
+    skipped: list[tuple[int, str, str]] = []
+    split = lines[:-1].split(b"\n")
+    for index, line in enumerate(split):
+        columns = line.count(b"\t") + 1
+        if columns != COLUMNS:
+            skipped.append((index, f"{columns} column(s), not {COLUMNS}", _shown(line)))
+        elif b"\r" in (line[:-1] if line.endswith(b"\r") else line):
+            skipped.append((index, "a carriage return inside the line", _shown(line)))
+        else:
+            good.append(line)
+    if not good:
+        return _Batch(pa.table({name: pa.array([], pa.binary()) for name in _NAMES}), where, first, skipped, len(split))
+    good.append(b"")
+    table = pa_csv.read_csv(pa.py_buffer(b"\n".join(good)), _READ, _parse_options(), _CONVERT)
+    return _Batch(table, where, first, skipped, len(split))
+
+
+@contextmanager
+def _quiet_invalid_rows() -> Iterator[None]:
+    """Silence the one report pyarrow prints when it cannot hand an invalid row that is not
+    UTF-8 to the handler (it then fails the parse, and the block is read line by line)."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: UnraisableHookArgs) -> None:
+        if not isinstance(unraisable.exc_value, UnicodeDecodeError):
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
 
 
 def _batches(path: Path, counts: FileCounts) -> Iterator[_Batch]:
-    """The lines of every stream of ``path`` as record batches of eight byte-string columns,
-    parsed by pyarrow's CSV reader (tab-separated, no quoting); a line without eight columns (an
-    empty line included) is counted as malformed and skipped."""
-    invalid: list[int] = []
-    offset = 0
-
-    def skip(row: pa_csv.InvalidRow) -> str:
-        invalid.append(offset + (row.number or 0))
-        counts.malformed_line(offset + (row.number or 0), (row.text or "").encode("utf-8", "replace"))
-        return "skip"
-
-    read = pa_csv.ReadOptions(column_names=_NAMES, block_size=_READ_BYTES, use_threads=False)
-    parse = pa_csv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False, ignore_empty_lines=False,
-                                invalid_row_handler=skip)
-    convert = pa_csv.ConvertOptions(column_types={name: pa.binary() for name in _NAMES}, strings_can_be_null=False,
-                                    quoted_strings_can_be_null=False)
-    for stream in annotation_streams(path):
-        if not stream.peek(1):  # an empty file or member: no lines (pyarrow refuses an empty CSV)
-            continue
-        offset = counts.lines
-        try:
-            for rows in pa_csv.open_csv(stream, read, parse, convert):
-                batch = _Batch(rows, counts.lines, sorted(invalid))
-                counts.lines += rows.num_rows + len(invalid)
-                invalid.clear()
-                yield batch
-        except (pa.ArrowInvalid, OSError, EOFError) as exc:
-            raise ElqueryError(f"{path}: cannot be read ({exc})") from None
-        counts.lines += len(invalid)  # invalid lines after the last block
-        invalid.clear()
+    """The rows of every stream of ``path`` (:func:`_rows`), block by block. A stream that ends
+    early or cannot be decompressed is an :class:`ElqueryError` naming the file (and member):
+    the file is refused as a whole, never counted in part."""
+    member = None
+    try:
+        for stream in annotation_streams(path):
+            member = stream.member
+            where = "line" if member is None else f"{member} line"
+            yield from _stream_batches(stream.bytes, where, counts)
+    except (FileNotFoundError, PermissionError, IsADirectoryError) as exc:
+        raise ElqueryError(f"{path}: cannot be read ({exc.strerror})") from None
+    except (EOFError, OSError, zlib.error, tarfile.TarError) as exc:
+        named = f"{path}: member {member}" if member is not None else f"{path}"
+        raise ElqueryError(f"{named}: truncated or corrupt file ({exc})") from None
 
 
 def _valid(batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array]:
@@ -331,10 +493,15 @@ def count_file(path: Path, min_posterior: float, memory_mb: int, directory: Path
         batch = block.rows
         ok, posterior = _valid(batch)
         bad = pc.invert(ok)
+        malformed = block.skipped
         if pc.any(bad).as_py():
-            for row in pc.indices_nonzero(bad).to_pylist():
-                line = b"\t".join(batch.column(n)[row].as_py() for n in _NAMES)
-                counts.malformed_line(block.line_number(row), line)
+            rows_bad = pc.indices_nonzero(bad).to_pylist()
+            malformed = sorted(malformed + [(index, "offsets, posterior or mid malformed", row) for index, row
+                                            in zip(block.line_indices(rows_bad), rows_bad)], key=lambda item: item[0])
+        for index, reason, shown in malformed:  # in line order
+            if isinstance(shown, int):  # a row: shown only if quoted
+                shown = _shown(b"\t".join(batch.column(n)[shown].as_py() for n in _NAMES)) if counts.quotes() else ""
+            counts.malformed_line(f"{block.where} {block.first + index}", reason, shown)
         kept = pc.and_(ok, pc.greater_equal(posterior, min_posterior))
         counts.below_posterior += pc.sum(pc.and_(ok, pc.invert(kept))).as_py() or 0
         rows.append(pa.table({"mention": batch.column("mention").filter(kept), "mid": batch.column("mid").filter(kept)}))
