@@ -55,6 +55,7 @@ HTML_REPORT = "results.html"
 SVG_HASH_SALT = "elquery"
 DPI = 100
 SWEEP, DIFFERENCE, PRECISION_RECALL, CATEGORIES = "sweep", "difference", "precision-recall", "categories"
+PREFIXES = tuple(f"{kind}-" for kind in (SWEEP, DIFFERENCE, PRECISION_RECALL, CATEGORIES))
 TASK_NAMES = {"if": "interpretation finding", "sm": "semantic mapping", "er": "entity retrieval"}
 METRIC_NAMES = {"strict.F": "strict F", "lean.F": "lean F", "strict.P": "strict P", "strict.R": "strict R",
                 "lean.P": "lean P", "lean.R": "lean R", "entity.F": "entity F", "entity.P": "entity P",
@@ -422,6 +423,10 @@ def write_figures(result: ExperimentResult) -> list[dict[str, Any]]:
         json.dump({"format": INDEX_FORMAT, "experiment": result.config.name, "figures": entries}, stream,
                   indent=1, ensure_ascii=False)
         stream.write("\n")
+    drawn = {f"{entry['name']}.{fmt}" for entry in entries for fmt in FORMATS}
+    for path in folder.iterdir():  # a figure of an earlier run of another config (a method left out)
+        if path.suffix[1:] in FORMATS and path.name.startswith(PREFIXES) and path.name not in drawn:
+            path.unlink()
     return entries
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 HEAVY = ("numpy", "scipy", "pyarrow", "jnius", "pyserini", "fastapi", "starlette", "pydantic", "uvicorn", "httpx",
-         "ir_measures", "tqdm", "pyoxigraph", "pyspark")
+         "ir_measures", "tqdm", "pyoxigraph", "pyspark", "matplotlib", "markdown_it")
 LOADED = """
 import contextlib, io, json, sys
 from elquery.cli import main
@@ -37,7 +37,8 @@ def loaded_packages(argv: list[str]) -> set[str]:
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["link", "--help"], ["rank", "--help"],
-                                  ["evaluate", "rank", "--help"], ["serve", "--help"], ["build", "--help"]],
+                                  ["evaluate", "rank", "--help"], ["serve", "--help"], ["build", "--help"],
+                                  ["experiment", "--help"]],
                          ids=" ".join)
 def test_help_and_version_load_no_heavy_module(argv: list[str]) -> None:
     loaded = loaded_packages(argv)
