@@ -45,8 +45,8 @@ class Artefacts:
     """The LTR model file (``elquery serve --model``), trained on features of these artefacts."""
 
     def __post_init__(self) -> None:
-        self.entity_index = EntityIndex(self.index)
         self.scorer = IndexScorer(self.index)
+        self.entity_index: EntityIndex = self.scorer.index  # one open index: one id map, one set of Java caches
         self.store = SurfaceFormStore(self.surface_forms)
         self.searcher = Searcher(self.entity_index)
         self._open: dict[str, object] = {"index": self.scorer, "surface_forms": self.store}
@@ -116,11 +116,13 @@ class Artefacts:
         return table
 
     def warm_up(self, seconds: float = WARM_UP_SECONDS) -> WarmUp:
-        """Warm this worker up for ``seconds`` (:mod:`elquery.serve.warm_up`): the linker of every
-        method served, with the service's thresholds, links queries made of the index's entity
-        titles, and the searcher ranks some of them."""
+        """Warm this worker up for ``seconds`` (:mod:`elquery.serve.warm_up`): the entity-id map
+        and the searcher's tie order are read, the linker of every method served, with the
+        service's thresholds, links queries made of the index's entity titles, and the searcher
+        ranks some of them."""
         linkers = [self.linker(method).result for method in self.methods()]
-        self.warmed = warm_up(linkers, self.searcher.rank, warm_up_queries(self.entity_index), seconds)
+        self.warmed = warm_up([self.entity_index.prepare, self.searcher.prepare], linkers, self.searcher.rank,
+                              warm_up_queries(self.entity_index), seconds)
         return self.warmed
 
     def example(self) -> Example:

@@ -40,10 +40,12 @@ class _Entities(Protocol):
 
 @dataclass(frozen=True)
 class WarmUp:
-    """What a warm-up did: ``queries`` linked (each by every served linker), ``seconds`` spent,
-    the ``first_ms`` query's time (over every linker) and the median of the last
-    :data:`TAIL` (``last_ms``)."""
+    """What a warm-up did: ``prepare_s`` seconds reading what the first queries would read (the
+    entity-id map, the searcher's tie order), ``queries`` linked (each by every served linker)
+    in ``seconds``, the ``first_ms`` query's time (over every linker) and the median of the
+    last :data:`TAIL` (``last_ms``)."""
 
+    prepare_s: float
     queries: int
     seconds: float
     first_ms: float
@@ -53,7 +55,7 @@ class WarmUp:
         return asdict(self)
 
 
-NO_WARM_UP = WarmUp(0, 0.0, 0.0, 0.0)
+NO_WARM_UP = WarmUp(0.0, 0, 0.0, 0.0, 0.0)
 
 
 def title_words(entity: str) -> str:
@@ -84,14 +86,21 @@ def warm_up_queries(index: _Entities, count: int = WARM_UP_QUERIES) -> list[str]
     return queries[:count]
 
 
-def warm_up(linkers: Sequence[Callable[[str], object]], rank: Callable[[str], object], queries: Sequence[str],
-            seconds: float) -> WarmUp:
-    """Link ``queries`` in order, each with every one of ``linkers``, until ``seconds`` have
-    passed; rank the first :data:`RANKED_QUERIES` of them with ``rank``. Then the objects made so
-    far are moved out of reach of Python's cyclic garbage collector (:func:`gc.freeze`): they live
-    as long as the worker, and a full collection would otherwise walk all of them."""
-    if seconds <= 0 or not queries:
+def warm_up(prepare: Sequence[Callable[[], object]], linkers: Sequence[Callable[[str], object]],
+            rank: Callable[[str], object], queries: Sequence[str], seconds: float) -> WarmUp:
+    """Call each of ``prepare``, then link ``queries`` in order, each with every one of
+    ``linkers``, until ``seconds`` have passed; rank the first :data:`RANKED_QUERIES` of them with
+    ``rank``. Then the objects made so far are moved out of reach of Python's cyclic garbage
+    collector (:func:`gc.freeze`): they live as long as the worker, and a full collection would
+    otherwise walk all of them."""
+    if seconds <= 0:
         return NO_WARM_UP
+    started = time.perf_counter()
+    for step in prepare:
+        step()
+    prepared = time.perf_counter() - started
+    if not queries:
+        return WarmUp(round(prepared, 3), 0, 0.0, 0.0, 0.0)
     started = time.perf_counter()
     deadline = started + seconds
     times = []
@@ -107,7 +116,7 @@ def warm_up(linkers: Sequence[Callable[[str], object]], rank: Callable[[str], ob
             break
     gc.collect()
     gc.freeze()
-    return WarmUp(len(times), round(time.perf_counter() - started, 3), round(1000 * times[0], 3),
+    return WarmUp(round(prepared, 3), len(times), round(time.perf_counter() - started, 3), round(1000 * times[0], 3),
                   round(1000 * statistics.median(times[-TAIL:]), 3))
 
 

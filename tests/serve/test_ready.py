@@ -52,7 +52,9 @@ def test_ready_is_503_until_the_warm_up_has_run(demo: tuple[Path, Path, str]) ->
     warmed = body["warm_up"]
     # 600 s is more than the demo's queries take: every entity's title was linked, then it stopped
     assert body["ready"] is True and warmed["queries"] == len(_entity_lines(index)) == 54
-    assert 0 < warmed["seconds"] < 600 and warmed["first_ms"] > 0 and warmed["last_ms"] > 0
+    assert 0 < warmed["seconds"] < 600 and warmed["first_ms"] > 0 and warmed["last_ms"] > 0 and warmed["prepare_s"] > 0
+    # what the warm-up prepared: the entity-id map, the searcher's tie order
+    assert "_docid_of" in artefacts.entity_index.__dict__ and "_id_rank" in artefacts.searcher.__dict__
 
 
 def test_no_warm_up_is_ready_at_once(demo: tuple[Path, Path, str]) -> None:
@@ -61,7 +63,8 @@ def test_no_warm_up_is_ready_at_once(demo: tuple[Path, Path, str]) -> None:
     app = create_app(artefacts)
     warm_up_at_start(app, artefacts, 0.0)
     with TestClient(app) as client:
-        assert client.get("/ready").json()["warm_up"] == {"queries": 0, "seconds": 0.0, "first_ms": 0.0, "last_ms": 0.0}
+        assert client.get("/ready").json()["warm_up"] == {"prepare_s": 0.0, "queries": 0, "seconds": 0.0, "first_ms": 0.0,
+                                                        "last_ms": 0.0}
 
 
 class _Titles:
