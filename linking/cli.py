@@ -13,7 +13,7 @@ from elquery.base import ElqueryError, add_workers_argument, workers_of
 from elquery.files import check_output, is_stdio
 from elquery.formats.link_output import FORMATS
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
-from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
+from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
 from elquery.spark import add_engine_arguments, check_engine
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def _link(args: argparse.Namespace) -> int:
     if args.query is not None:
         from elquery.formats.queries import check_query_text
 
-        check_query_text(args.query)
+        check_query_length(check_query_text(args.query), check_query_limit(args.max_query_tokens))
     kinds = _artefact_kinds(method)
     resolve_artefact_args(args, **{kind: REQUIRED for kind in kinds})
     _check_options(args, method, kinds)
@@ -160,6 +160,8 @@ def _link(args: argparse.Namespace) -> int:
         from elquery.formats.queries import read_queries
 
         queries = [(q.qid, q.text) for q in read_queries(args.queries)]
+        for qid, text in queries:  # all of them before any work
+            check_query_length(text, check_query_limit(args.max_query_tokens), qid)
     else:
         queries = [(SINGLE_QUERY_ID, args.query)]
     with _linker(args, params) as linker:

@@ -19,8 +19,12 @@ from typing import Protocol
 from elquery.base import ElqueryError
 from elquery.formats.lines import text_lines
 from elquery.kb.entities import canonical_entity_id
+from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
 from elquery.kb.surface_forms.layout import KB
 from elquery.linking.types import Candidate, Mention
+
+__all__ = ["DEFAULT_MAX_QUERY_TOKENS", "FormEntityLike", "check_query_length", "check_query_limit", "detect",
+           "read_whitelist"]
 
 
 class FormEntityLike(Protocol):
@@ -33,26 +37,6 @@ class FormEntityLike(Protocol):
     def commonness(self) -> float: ...
     @property
     def sources(self) -> tuple[str, ...]: ...
-
-
-DEFAULT_MAX_QUERY_TOKENS = 1000
-"""The longest query linked, in normalized tokens (web search queries have a handful): a bound on
-the work of one request, shared by every entry point (CLI, API, experiments, batches, service)."""
-
-
-def check_query_length(tokens: Sequence[str], limit: int) -> None:
-    """A query longer than ``limit`` tokens is refused with a one-line error (never truncated:
-    a truncated query would silently get another answer)."""
-    if len(tokens) > limit:
-        raise ElqueryError(f"query of {len(tokens)} tokens is longer than the limit of {limit} "
-                           "(raise it with --max-query-tokens / max_query_tokens)")
-
-
-def check_query_limit(limit: int) -> int:
-    """``limit`` if it is a valid maximum query length (a whole number >= 1)."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ElqueryError(f"the maximum query length must be a whole number of tokens >= 1, got {limit!r}")
-    return limit
 
 
 def detect(

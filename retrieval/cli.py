@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from elquery.base import ElqueryError, add_workers_argument, workers_of
 from elquery.files import check_output, is_stdio
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, check_artefact, resolve_artefact_args
+from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
 from elquery.retrieval.models import DEFAULT_K, DEFAULT_MODEL, MODELS
 from elquery.retrieval.models.describe import help_line
 from elquery.spark import add_engine_arguments, check_engine
@@ -44,6 +45,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                       help=f"linked entities of the queries for the ELR models ({', '.join(_link_takers())}): TSV "
                       "qid<TAB>entity<TAB>score, JSON lines {qid, links}, or `elquery link --format jsonl` output")
     add_workers_argument(rank, "worker processes ranking queries in parallel", former="--threads")
+    rank.add_argument("--max-query-tokens", type=int, default=DEFAULT_MAX_QUERY_TOKENS, metavar="N",
+                      help="refuse a query file holding a query longer than N normalized tokens, with a one-line "
+                      f"error (default {DEFAULT_MAX_QUERY_TOKENS}, as elquery link and the service)")
     add_engine_arguments(rank, "each executor opens the index once; every node must see --index at its path")
     rank.set_defaults(func=_rank)
 
@@ -75,8 +79,11 @@ def _rank(args: argparse.Namespace) -> int:
     if args.engine == "spark" and args.workers is not None:
         raise ElqueryError("--workers goes with --engine local; Spark's parallelism comes from --master")
     check_engine(args.engine, args.master)
+    limit = check_query_limit(args.max_query_tokens)
     check_output(args.out)
     queries = read_queries(args.queries)
+    for query in queries:  # all of them before any work
+        check_query_length(query.text, limit, query.qid)
     if args.links is not None:
         from elquery.retrieval.links import with_links
 

@@ -154,6 +154,9 @@ def app_from_environment() -> Any:
 
     from elquery.linking.params import load_params
 
+    from elquery.serve.service import stop_work_on_signals
+
+    stop_work_on_signals()  # SIGTERM (uvicorn's handler holds it now) stops the requests' work too
     tagme, params, model = (os.environ.get(_ENV[name]) for name in ("tagme", "params", "model"))
     artefacts = Artefacts(Path(os.environ[_ENV["index"]]), Path(os.environ[_ENV["surface_forms"]]),
                           Path(tagme) if tagme else None, demo_thresholds=bool(os.environ.get(_ENV["demo"])),

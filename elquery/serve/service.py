@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import threading
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -17,7 +21,9 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from elquery.base import ElqueryError
+from elquery.kb.query_length import check_query_length
 from elquery.linking.batch import ResultLinker
+from elquery.linking.deadline import OutOfTime, stop_all_work, stopping, within
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS
 from elquery.linking.methods import DEFAULT_METHOD, METHODS, LinkingMethod
 from elquery.registry import validate_parameters
@@ -64,14 +70,19 @@ class Service:
 
     async def bounded(self, function: Callable[..., Any], *args: Any) -> Any:
         """``function(*args)`` in a thread, at most ``limits.concurrency`` at once, refused (503)
-        after ``limits.seconds``."""
+        after ``limits.seconds``. The work itself stops then too: ``function``'s loops check the
+        request's deadline (:func:`elquery.linking.deadline.check_deadline`), so a refused request
+        leaves no work running behind its answer (a thread cannot be killed from outside)."""
+        at = time.monotonic() + self.limits.seconds
+        late = RequestError(503, f"the request took longer than {self.limits.seconds:g} s")
+
         async def limited() -> Any:
             async with self._working:
-                return await run_in_threadpool(function, *args)
+                return await run_in_threadpool(within, at, function, *args)
         try:
             return await asyncio.wait_for(limited(), self.limits.seconds)
-        except asyncio.TimeoutError:
-            raise RequestError(503, f"the request took longer than {self.limits.seconds:g} s") from None
+        except (asyncio.TimeoutError, OutOfTime):
+            raise (RequestError(503, "the server is stopping") if stopping() else late) from None
 
     def linker(self, values: dict[str, Any], top_ranked: bool = False) -> tuple[LinkingMethod, ResultLinker]:
         """The ``method`` of a request (a name of the registry, default :data:`DEFAULT_METHOD`) and
@@ -105,8 +116,31 @@ class Service:
         for qid, text in pairs:
             if not isinstance(text, str):
                 raise RequestError(422, f"query {qid!r}: expected a string")
-            check_query_text(text, qid if "queries" in values else None)  # a blank one: 422, as the CLI's error
+            named = qid if "queries" in values else None
+            check_query_text(text, named)  # a blank one: 422, as the CLI's error
+            check_query_length(text, self.limits.max_query_tokens, named)  # 422, as the CLI's error
         return pairs
+
+
+def stop_work_on_signals() -> None:
+    """From SIGTERM or SIGINT on, the work of every request of this process stops at its next
+    deadline check (:func:`~elquery.linking.deadline.stop_all_work`), then the signal's handler
+    (uvicorn's: stop serving once the requests in flight are answered) runs: a server ends within
+    moments whatever it is doing. Called by a worker process as it loads the application, in its
+    main thread (elsewhere signals cannot be handled: a no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, partial(_stop_then, signal.getsignal(number)))
+
+
+def _stop_then(previous: Any, number: int, frame: Any) -> None:
+    stop_all_work()
+    if callable(previous):
+        previous(number, frame)
+    elif previous != signal.SIG_IGN:  # the default action: end the process as the signal does
+        signal.signal(number, signal.SIG_DFL)
+        signal.raise_signal(number)
 
 
 def service_of(request: Request) -> Service:

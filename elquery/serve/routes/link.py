@@ -8,6 +8,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from elquery.formats.link_output import jsonl_record
+from elquery.linking.deadline import check_deadline
 from elquery.serve.schema import link_fields
 from elquery.serve.service import Routes, parameters, service_of
 
@@ -15,7 +16,12 @@ routes = Routes()
 
 
 def link_batch(linker: Any, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    return [jsonl_record(linker.result(text, qid)) for qid, text in pairs]
+    """The records of a batch; the work stops at the request's deadline (checked between queries)."""
+    records = []
+    for qid, text in pairs:
+        check_deadline()
+        records.append(jsonl_record(linker.result(text, qid)))
+    return records
 
 
 @routes.get_and_post("/link", link_fields)

@@ -10,11 +10,12 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
-from elquery.formats.link_output import jsonl_record
 from elquery.formats.links import record_links
 from elquery.linking.batch import ResultLinker
+from elquery.linking.deadline import check_deadline
 from elquery.retrieval.models import DEFAULT_K, DEFAULT_MODEL, MODELS, links_refused, parse_params
 from elquery.retrieval.scoring import LinkedQuery
+from elquery.serve.routes.link import link_batch
 from elquery.serve.schema import rank_fields
 from elquery.serve.service import RequestError, Routes, parameters, service_of
 
@@ -40,9 +41,13 @@ async def rank(request: Request) -> JSONResponse:
         if entry.needs_links:
             links = query_links(linker, values, pairs)
             queries = [LinkedQuery(text, tuple(found)) for text, found in zip(queries, links)]
-        return [{"qid": qid, "query": text, "ranking": [{"rank": r.rank, "entity": r.entity, "score": r.score}
-                                                          for r in service.artefacts.searcher.rank(query, model, k)]}
-                for (qid, text), query in zip(pairs, queries)]
+        answers = []
+        for (qid, text), query in zip(pairs, queries):
+            check_deadline()  # the work stops at the request's deadline
+            ranking = service.artefacts.searcher.rank(query, model, k)
+            answers.append({"qid": qid, "query": text,
+                            "ranking": [{"rank": r.rank, "entity": r.entity, "score": r.score} for r in ranking]})
+        return answers
     return JSONResponse({"results": await service.bounded(ranked)})
 
 
@@ -72,7 +77,7 @@ def query_links(linker: ResultLinker | None, values: dict[str, Any],
     given = values.get("links")
     if given is None:
         assert linker is not None
-        return [record_links(jsonl_record(linker.result(text, qid)), f"query {qid!r}") for qid, text in pairs]
+        return [record_links(record, f"query {qid!r}") for record, (qid, _) in zip(link_batch(linker, pairs), pairs)]
     if isinstance(given, list) and len(pairs) == 1:
         given = {pairs[0][0]: given}
     if not isinstance(given, dict):

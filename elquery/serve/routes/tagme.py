@@ -11,6 +11,8 @@ from urllib.parse import unquote
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
+from elquery.kb.normalize import tokenize
+from elquery.kb.query_length import check_query_length
 from elquery.linking.methods.tagme import TAGME
 from elquery.formats.queries import check_query_text
 from elquery.serve.service import RequestError, Routes, parameters, service_of
@@ -19,13 +21,17 @@ routes = Routes()
 
 
 async def tagme_request(request: Request) -> tuple[Any, str, dict[str, Any]]:
-    """The TAGME linker, the ``text`` and the parameters of a TAGME-style request."""
+    """The TAGME linker, the ``text`` and the parameters of a TAGME-style request; a blank text or
+    one longer than the service's query limit is refused, as by every door."""
     values = await parameters(request)
-    linker = service_of(request).artefacts.linker(TAGME)
+    service = service_of(request)
+    limit = service.limits.max_query_tokens
+    linker = service.artefacts.linker(TAGME, max_query_tokens=limit)
     text = values.get("text")
     if not isinstance(text, str):
         raise RequestError(422, "text: expected a string")
-    return linker, check_query_text(text), values
+    check_query_length(check_query_text(text), limit)
+    return linker, text, values
 
 
 def tagme_answer(key: str, items: list[dict[str, Any]], values: dict[str, Any], started: float) -> JSONResponse:
@@ -62,8 +68,6 @@ async def spot(request: Request) -> JSONResponse:
     started = time.perf_counter()
 
     def spots() -> list[dict[str, Any]]:
-        from elquery.kb.normalize import tokenize
-
         tokens = tokenize(text)
         found = tagme.spots([t.text for t in tokens])
         return [{"spot": text[tokens[s.mention.start].start:tokens[s.mention.end - 1].end],
