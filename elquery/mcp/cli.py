@@ -75,10 +75,10 @@ def _mcp(args: argparse.Namespace) -> int:
         return 0
     import uvicorn
 
-    from elquery.mcp.server import PATH, streamable_http
+    from elquery.mcp.server import PATH, http_app
 
     print(f"elquery mcp: http://{args.host}:{args.port}{PATH}", file=sys.stderr)
-    config = uvicorn.Config(streamable_http(server, args.host), log_level="warning")
+    config = uvicorn.Config(http_app(server, args.host), log_level="warning")
     uvicorn.Server(config).run(sockets=[sock])
     return 0
 

@@ -3,7 +3,9 @@ bounded execution), and its streamable-HTTP endpoint ``/mcp`` on the service's a
 
 Over HTTP the server is stateless and answers in JSON (the SDK's ``stateless_http`` and
 ``json_response``): each POST is a whole exchange, so any worker process of ``elquery serve
---workers N`` answers any call, as for ``/link``. On a loopback host the SDK's DNS-rebinding
+--workers N`` answers any call, as for ``/link``. It takes POST only: a stateless server never
+sends a message of its own, so the SDK's GET stream would only hold a connection open for ever
+(and DELETE ends a session it has none of). On a loopback host the SDK's DNS-rebinding
 protection accepts only loopback Host and Origin headers."""
 
 from __future__ import annotations
@@ -57,14 +59,10 @@ def refusing(body: ToolBody) -> ToolBody:
     return call
 
 
-def streamable_http(server: MCPServer, host: str) -> Any:
-    """The server's streamable-HTTP application (stateless, JSON answers) at :data:`PATH`."""
-    return server.streamable_http_app(streamable_http_path=PATH, stateless_http=True, json_response=True, host=host)
-
-
 class Endpoint:
-    """``/mcp`` of an application: the streamable-HTTP transport of an MCP server, its session
-    manager started with the application (:meth:`running`, a fresh one each time)."""
+    """``/mcp`` of an application: the streamable-HTTP transport of an MCP server (stateless,
+    JSON answers), its session manager started with the application (:meth:`running`, a fresh
+    one each time)."""
 
     def __init__(self, server: MCPServer, host: str) -> None:
         self.server = server
@@ -73,7 +71,8 @@ class Endpoint:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        streamable_http(self.server, self.host)
+        self.server.streamable_http_app(streamable_http_path=PATH, stateless_http=True, json_response=True,
+                                        host=self.host)
         manager = self.server.session_manager
         async with manager.run():
             self._manager = manager
@@ -92,13 +91,31 @@ class Endpoint:
         await self._manager.handle_request(scope, receive, send)
 
 
+def route(endpoint: Endpoint) -> Any:
+    """The route of ``endpoint``: POST at :data:`PATH`."""
+    from starlette.routing import Route
+
+    return Route(PATH, endpoint, methods=["POST"])
+
+
+def http_app(server: MCPServer, host: str) -> Any:
+    """An application serving ``server`` alone at :data:`PATH` (``elquery mcp --transport http``)."""
+    from starlette.applications import Starlette
+
+    endpoint = Endpoint(server, host)
+
+    @asynccontextmanager
+    async def lifespan(application: Any) -> AsyncIterator[None]:
+        async with endpoint.running():
+            yield
+    return Starlette(routes=[route(endpoint)], lifespan=lifespan)
+
+
 def mount(app: FastAPI, service: Service, host: str | None = None) -> None:
     """Serve the MCP server over ``service`` at :data:`PATH` of ``app``, started and stopped with
     it; ``host``: where the application listens (default: :data:`HOST_VARIABLE`, else 127.0.0.1)."""
-    from starlette.routing import Route
-
     endpoint = Endpoint(create_server(service), host or os.environ.get(HOST_VARIABLE, "127.0.0.1"))
-    app.router.routes.append(Route(PATH, endpoint, methods=["GET", "POST", "DELETE"]))
+    app.router.routes.append(route(endpoint))
     inner = app.router.lifespan_context
 
     @asynccontextmanager

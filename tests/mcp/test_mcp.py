@@ -336,18 +336,26 @@ def test_a_refused_lookup_or_evaluation_is_a_tool_error_with_the_cli_message(
 
 # --- the endpoints and the command -------------------------------------------------------------------
 
-def test_the_mount_refuses_a_foreign_host_and_answers_nothing_else_of_the_service(served: str) -> None:
+def test_the_mount_refuses_a_foreign_host_a_get_and_is_not_in_the_openapi_schema(served: str) -> None:
     import httpx
 
     request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    foreign = httpx.post(f"{served}/mcp", json=request, headers={**headers, "Host": "attacker.example"})
+    foreign = httpx.post(f"{served}/mcp", json=request, headers={**headers, "Host": "attacker.example"}, timeout=10)
     assert foreign.status_code in (400, 403, 421)
+    # a GET would open the SDK's server-to-client stream, which a stateless server never writes to:
+    # refused at once in the service's error shape instead of held open
+    for accept in ("*/*", "text/event-stream"):
+        get = httpx.get(f"{served}/mcp", headers={"Accept": accept}, timeout=10)
+        assert (get.status_code, get.headers["allow"]) == (405, "POST")
+        assert get.json() == {"error": "method GET not allowed on /mcp (allowed: POST)"}
     assert "/mcp" not in httpx.get(f"{served}/openapi.json").json()["paths"]
     assert httpx.get(f"{served}/health").json() == {"status": "ok"}
 
 
 def test_elquery_mcp_over_http_answers_as_the_service(cache: str, service: TestClient) -> None:
+    import httpx
+
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -372,6 +380,7 @@ def test_elquery_mcp_over_http_answers_as_the_service(cache: str, service: TestC
                 assert time.monotonic() < deadline and process.poll() is None
                 time.sleep(0.5)
         assert linked == service.post("/link", json={"q": QUERIES["a"], "method": "mlmcg"}).json()
+        assert httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=10).status_code == 405
         assert ranked == service.post("/rank", json={"q": QUERIES["d"], "k": 4}).json()
     finally:
         process.terminate()
