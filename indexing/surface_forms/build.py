@@ -6,12 +6,13 @@ which grow with the knowledge base only):
 
 1. The dumps are read in this process: redirects first, then KB aliases, anchor texts and the
    Freebase mapping (``sources``). Aliases and anchors are summed in chunks and spilled.
-2. FACC files are read by ``workers`` processes (forked, so they share the mapping; the
-   collector's heap is frozen first so that they do not copy it), each summing its rows in chunks
-   and spilling them, partitioned by a hash of the normalized form; the partitions are as many as
-   the input needs for one to be merged within ``memory_mb``.
-3. The entity ids go to a file and the dump sources are dropped. Partitions are merged by
-   ``workers`` processes (spawned, :func:`elquery.workers.ordered_map`; they map the entity ids
+2. The Freebase mapping (as sorted arrays, :mod:`~elquery.indexing.surface_forms.mid_numbers`)
+   and the entity ids go to files, and the dump sources are dropped. FACC files are read by
+   ``workers`` processes (spawned; they map the mapping's files, so the page cache holds one
+   copy), each summing its rows in chunks and spilling them, partitioned by a hash of the
+   normalized form; the partitions are as many as the input needs for one to be merged within
+   ``memory_mb``.
+3. Partitions are merged by ``workers`` processes (spawned, :func:`elquery.workers.ordered_map`; they map the entity ids
    from that file) into shards, which are appended here to the store, a temporary file next to
    the output that is renamed into place when the store is complete; SQLite indexes it with a page
    cache of a quarter of ``memory_mb`` (its sorts spill to temporary files).
@@ -43,6 +44,7 @@ from elquery.indexing.provenance import BuildPlan, write_provenance
 from elquery.indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, PairChunk, SpillWriter, merge_partition
 from elquery.indexing.surface_forms.facc import CodedRows, FaccReport, facc_files, read_facc
 from elquery.indexing.surface_forms.entity_names import MappedEntityNames, write_entity_names
+from elquery.indexing.surface_forms.mid_numbers import MidNumbers
 from elquery.indexing.surface_forms.memory import (
     DEFAULT_MEMORY_MB,
     check_memory,
@@ -208,7 +210,7 @@ def _read_dumps(files: list[Path], options: BuildOptions, spill: SpillWriter, re
     return sources
 
 
-def _ingest(paths: Iterable[Path], mids: dict[str, int], spill: SpillWriter, chunk_rows: int,
+def _ingest(paths: Iterable[Path], mids: MidNumbers, spill: SpillWriter, chunk_rows: int,
             done: Callable[[Path, FaccReport], None]) -> int:
     """Sum the rows of FACC files in chunks and spill them; ``done(path, report)`` after each file.
     Returns the number of rows dropped because their form normalizes to nothing."""
@@ -225,10 +227,11 @@ def _ingest(paths: Iterable[Path], mids: dict[str, int], spill: SpillWriter, chu
     return chunk.empty_form_rows
 
 
-def _facc_worker(tasks, results, mids: dict[str, int], spill: SpillWriter, chunk_rows: int, parent: int) -> None:
-    """A forked FACC reader: takes paths from ``tasks`` until None, reports to ``results``."""
+def _facc_worker(tasks, results, spill_dir: Path, spill: SpillWriter, chunk_rows: int, parent: int) -> None:
+    """A FACC reader process: takes paths from ``tasks`` until None, reports to ``results``."""
     die_with_parent(parent)
     try:
+        mids = MidNumbers.load(spill_dir)
         empty = _ingest(iter(tasks.get, None), mids, spill, chunk_rows, lambda *file: results.put(("file", file)))
         spill.close()
         results.put(("done", empty))
@@ -238,11 +241,10 @@ def _facc_worker(tasks, results, mids: dict[str, int], spill: SpillWriter, chunk
         results.put(("crash", traceback.format_exc()))
 
 
-def _read_facc(
-    files: list[Path], mids: dict[str, int], options: BuildOptions, spill_dir: Path, partitions: int
-) -> FaccReport:
-    """Step 2: FACC files read by ``workers`` processes (in this process if one suffices). The
-    per-file reports are combined in file order, so the report does not depend on scheduling."""
+def _read_facc(files: list[Path], options: BuildOptions, spill_dir: Path, partitions: int) -> FaccReport:
+    """Step 2: FACC files read by ``workers`` processes (in this process if one suffices), the
+    mapping read from the files :meth:`MidNumbers.save` wrote in ``spill_dir``. The per-file
+    reports are combined in file order, so the report does not depend on scheduling."""
     workers = min(options.workers, len(files))
     by_file: dict[Path, FaccReport] = {}
     empty_form_rows = 0
@@ -256,11 +258,11 @@ def _read_facc(
         if workers <= 1:
             spill = SpillWriter(spill_dir, "facc-0", partitions)
             try:
-                empty_form_rows = _ingest(files, mids, spill, options.chunk_rows, done)
+                empty_form_rows = _ingest(files, MidNumbers.load(spill_dir), spill, options.chunk_rows, done)
             finally:
                 spill.close()
         else:
-            empty_form_rows = _run_workers(files, workers, mids, options, spill_dir, partitions, done)
+            empty_form_rows = _run_workers(files, workers, options, spill_dir, partitions, done)
     report = FaccReport()
     for path in files:
         report.add(by_file[path])
@@ -268,27 +270,23 @@ def _read_facc(
     return report
 
 
-def _run_workers(files: list[Path], workers: int, mids: dict[str, int], options: BuildOptions, spill_dir: Path,
-                 partitions: int, done: Callable[[Path, FaccReport], None]) -> int:
-    """Fork ``workers`` FACC readers sharing a queue of files; returns their empty-form rows."""
-    context = multiprocessing.get_context("fork")
+def _run_workers(files: list[Path], workers: int, options: BuildOptions, spill_dir: Path, partitions: int,
+                 done: Callable[[Path, FaccReport], None]) -> int:
+    """Start ``workers`` FACC readers sharing a queue of files; returns their empty-form rows."""
+    context = multiprocessing.get_context("spawn")
     tasks, results = context.Queue(), context.Queue()
     for path in [*files, *[None] * workers]:
         tasks.put(path)
     processes = [
         context.Process(
             target=_facc_worker,
-            args=(tasks, results, mids, SpillWriter(spill_dir, f"facc-{n}", partitions), options.chunk_rows, os.getpid()),
+            args=(tasks, results, spill_dir, SpillWriter(spill_dir, f"facc-{n}", partitions), options.chunk_rows, os.getpid()),
             daemon=True,
         )
         for n in range(workers)
     ]
-    gc.freeze()  # the parent's objects stay out of the children's collections: their pages stay shared
-    try:
-        for process in processes:
-            process.start()
-    finally:
-        gc.unfreeze()
+    for process in processes:
+        process.start()
     finished = empty_form_rows = 0
     try:
         while finished < workers:
@@ -413,11 +411,13 @@ def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False)
                 raise ElqueryError(
                     f"{', '.join(map(str, options.dumps))}: no owl:sameAs links to Freebase, so FACC ids cannot be mapped"
                 )
-            report.facc = _read_facc(facc, sources.mids, options, spill_dir, partitions)
-            report.seconds["facc"], step = time.perf_counter() - step, time.perf_counter()
+            MidNumbers.of(sources.mids).save(spill_dir)
         write_entity_names(spill_dir, sources.entities.names)
-        del sources  # the redirects, the mapping and the entity ids: read from the file from here on
+        del sources  # the redirects, the mapping and the entity ids: read from their files from here on
         gc.collect()
+        if facc:
+            report.facc = _read_facc(facc, options, spill_dir, partitions)
+            report.seconds["facc"], step = time.perf_counter() - step, time.perf_counter()
         db_path = spill_dir / "store.sqlite"
         _assemble(db_path, spill_dir, partitions, options, report)
         report.seconds["merge_and_write"] = time.perf_counter() - step
