@@ -399,3 +399,34 @@ def test_a_mistake_in_the_command_is_one_line(arguments: list[str], message: str
     assert done.returncode == 2 and done.stdout == ""
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("elquery: error: ") and message in lines[0]
+
+
+def test_stdio_writes_nothing_but_the_protocol_and_ends_with_its_input(cache: str) -> None:
+    """The raw exchange: every line `elquery mcp` writes on standard output is a JSON-RPC message
+    (the artefacts' opening, Java's start and the SDK's logging write elsewhere), and it ends,
+    status 0, when the client closes its standard input."""
+    messages = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "link", "arguments": {"q": " "}}},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                 "params": {"name": "surface_form", "arguments": {"text": "the music man"}}}]
+    process = subprocess.Popen([sys.executable, "-m", "elquery", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env={**os.environ, "ELQUERY_CACHE": cache}, text=True)
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        process.stdin.flush()
+        answers = [json.loads(process.stdout.readline()) for _ in range(3)]  # a line that is no JSON fails here
+        process.stdin.close()  # the client leaves: the server ends
+        assert process.wait(60) == 0
+        assert process.stdout.read() == ""
+    finally:
+        process.kill()
+        process.wait()
+    assert sorted(a["id"] for a in answers) == [1, 2, 3] and all(a["jsonrpc"] == "2.0" for a in answers)
+    by_id = {a["id"]: a["result"] for a in answers}
+    assert by_id[1]["serverInfo"]["name"] == "elquery"
+    assert by_id[2]["isError"] is True
+    assert by_id[2]["content"][0]["text"] == "Error executing tool link: the query is blank (empty or only whitespace)"
+    assert by_id[3]["structuredContent"]["candidates"][0]["entity"] == "<dbpedia:The_Music_Man>"
