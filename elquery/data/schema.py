@@ -13,7 +13,6 @@ Imported only when a registry or a lock file is read (pydantic is not part of el
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -162,8 +161,20 @@ def key_text(path: tuple[str | int, ...]) -> str:
         if isinstance(part, int):
             text += f"[{part}]"
         else:
-            text += ("." if text else "") + (part if _BARE_KEY.fullmatch(part) else json.dumps(part))
+            text += ("." if text else "") + (part if _BARE_KEY.fullmatch(part) else _quoted(part))
     return text
+
+
+def _quoted(key: str) -> str:
+    """A TOML quoted key, every character that does not print escaped (so a message shows it as it is)."""
+    def escaped(c: str) -> str:
+        if c in '"\\':
+            return "\\" + c
+        if c.isprintable():
+            return c
+        return f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}"
+
+    return '"' + "".join(map(escaped, key)) + '"'
 
 
 _MESSAGES = {"missing": "missing", "extra_forbidden": "unknown key", "list_type": "expected a list",
