@@ -122,7 +122,10 @@ def _iri(text: str) -> str:
 
 
 def parse_line(line: str) -> Triple | None:
-    """Parse one line; ``None`` for a blank or comment line; ``ValueError`` if malformed."""
+    """Parse one line; ``None`` for a blank or comment line; ``ValueError`` if malformed (a line
+    longer than :data:`MAX_LINE_CHARS` characters with its line end included)."""
+    if len(line) > MAX_LINE_CHARS:
+        raise ValueError(f"line longer than {MAX_LINE_CHARS} characters")
     stripped = line.strip()
     if not stripped or stripped.startswith("#"):
         return None
@@ -141,6 +144,40 @@ def parse_line(line: str) -> Triple | None:
     if _INVALID_UTF8.search(literal):  # invalid bytes in a literal become U+FFFD (the text stays usable)
         literal = literal.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return Triple(subject, predicate, unescape(literal), ObjectKind.LITERAL, g["lang"], datatype)
+
+
+# The lines most dumps are made of, as parse_line reads them: ``<s> <p> <o> .`` or ``<s> <p>
+# "literal" .`` (a language tag or datatype allowed), single spaces, no escape, no comment, IRIs
+# holding none of the characters _iri refuses and no bytes that are not UTF-8.
+_PLAIN_IRI = r"""<([^\x00-\x20<>"{}|^`\\\x85\u2028\u2029\udc80-\udcff]*)>"""
+_PLAIN = re.compile(
+    rf"""{_PLAIN_IRI} {_PLAIN_IRI} (?:{_PLAIN_IRI}|"([^"\\\n\r\udc80-\udcff]*)"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^{_PLAIN_IRI})?)[ \t]*\.""")
+
+
+def plain_statement(line: str) -> tuple[str, str, str, bool] | None:
+    """(subject, predicate, object, object is a literal) of a line in the plain form most dump
+    lines have, exactly as :func:`parse_line` reads it; None when ``parse_line`` must decide (an
+    escape, a blank node, a comment, other spacing, bytes that are not UTF-8, a malformed line).
+    A regex and no unescaping: the fast path of the scanners that want only a few predicates."""
+    if len(line) > MAX_LINE_CHARS:
+        return None
+    match = _PLAIN.fullmatch(line.rstrip())
+    if match is None:
+        return None
+    subject, predicate, iri, literal, datatype = match.groups()
+    if DBPEDIA_RESOURCE in (subject, predicate, iri, datatype):
+        return None
+    return (subject, predicate, iri, False) if literal is None else (subject, predicate, literal, True)
+
+
+def numbered_lines(handle: IO[str]) -> Iterator[tuple[int, str]]:
+    """(number, line) of the lines of ``handle`` (from 1); a line longer than
+    :data:`MAX_LINE_CHARS` is given as its first ``MAX_LINE_CHARS + 1`` characters (which
+    :func:`parse_line` refuses) and the rest is skipped unread, a bounded piece at a time."""
+    for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_CHARS + 1), ""), 1):
+        if len(line) > MAX_LINE_CHARS:
+            _rest_of_line(handle, line)
+        yield number, line
 
 
 @dataclass
@@ -256,11 +293,8 @@ def read_triples(path: Path | str, report: ParseReport | None = None) -> Iterato
     file_report = report.file(path)
     try:
         with open_text(path) as handle:
-            for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_CHARS + 1), ""), 1):
+            for number, line in numbered_lines(handle):
                 try:
-                    if len(line) > MAX_LINE_CHARS:
-                        line = _rest_of_line(handle, line)
-                        raise ValueError(f"line longer than {MAX_LINE_CHARS} characters")
                     triple = parse_line(line)
                 except ValueError as exc:
                     file_report.record_malformed(number, exc, report.max_errors)
@@ -274,12 +308,11 @@ def read_triples(path: Path | str, report: ParseReport | None = None) -> Iterato
         raise ElqueryError(f"{path}: truncated or corrupt file ({exc})") from exc
 
 
-def _rest_of_line(handle: IO[str], start: str) -> str:
-    """Skip the rest of an over-long line, a bounded piece at a time; returns its first piece."""
+def _rest_of_line(handle: IO[str], start: str) -> None:
+    """Skip the rest of an over-long line, a bounded piece at a time."""
     piece = start
     while piece and not piece.endswith(("\n", "\r")):
         piece = handle.readline(MAX_LINE_CHARS)
-    return start[:80]
 
 
 def expand_files(paths: Iterable[Path | str], suffixes: tuple[str, ...], kind: str, recursive: bool = False) -> list[Path]:

@@ -23,11 +23,11 @@ import urllib.parse
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 from elquery.base import ElqueryError
-from elquery.indexing.ntriples import ObjectKind, ParseReport, open_text, parse_line
-from elquery.indexing.surface_forms.facc import text_blocks
+from elquery.indexing.ntriples import ObjectKind, ParseReport, numbered_lines, open_text, parse_line, plain_statement
 from elquery.kb.entities import entity_id
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -70,38 +70,22 @@ def predicates_of(path: Path, wanted: frozenset[str]) -> frozenset[str]:
     return wanted
 
 
-_IRI = re.compile(r'<[^\s<>"]*>')
-_PLAIN_OBJECT = re.compile(r'<([^\s<>"]*)>|"([^"]*)"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^\s<>"]*>)?')
-
-
-def _plain_object(rest: str) -> tuple[str, bool] | None:
-    """(object, is literal) of the rest of a line without escapes (``<iri> .`` or ``"text"`` with
-    an optional language tag or datatype, then `` .``); None when ``parse_line`` must decide."""
-    rest = rest.rstrip()
-    match = _PLAIN_OBJECT.fullmatch(rest, 0, len(rest) - 2) if rest.endswith(" .") else None
-    if match is None:
-        return None
-    iri, literal = match.groups()
-    return (iri, False) if literal is None else (literal, True)
-
-
 def _scan_lines(
     lines: Iterable[tuple[int, str]], path: Path, predicates: frozenset[str], report: ParseReport
 ) -> Iterator[tuple[str, str, str, bool]]:
-    """``scan`` over numbered lines of ``path``."""
+    """``scan`` over numbered lines of ``path``: every line is judged by the one N-Triples rule
+    (:func:`~elquery.indexing.ntriples.plain_statement`, else
+    :func:`~elquery.indexing.ntriples.parse_line`), whatever its predicate, so the malformed lines
+    counted are those ``index dbpedia`` counts."""
     file_report = report.file(path)
-    wanted = {f"<{p}>": p for p in predicates}
     for number, line in lines:
-        head = line.split(" ", 2)
-        if len(head) == 3 and head[1].startswith("<") and head[1].endswith(">") and "\\" not in head[1]:
-            subject, predicate, rest = head
-            if predicate not in wanted:
-                continue
-            plain = None if "\\" in line else _plain_object(rest)
-            if plain is not None and _IRI.fullmatch(subject):
+        plain = plain_statement(line)
+        if plain is not None:
+            subject, predicate, obj, literal = plain
+            if predicate in predicates:
                 file_report.triples += 1
-                yield wanted[predicate], subject[1:-1], *plain
-                continue
+                yield predicate, subject, obj, literal
+            continue
         try:
             triple = parse_line(line)
         except ValueError as exc:
@@ -115,44 +99,45 @@ def _scan_lines(
 def scan(path: Path, predicates: frozenset[str], report: ParseReport) -> Iterator[tuple[str, str, str, bool]]:
     """(predicate, subject, object, object is a literal) of the triples of ``path`` with one of
     ``predicates``. Lines of other predicates are skipped unparsed; malformed lines are counted
-    and reported. A line without escapes is split with string methods instead of the regex."""
+    and reported, as all malformed lines are (the one rule: :func:`_scan_lines`)."""
     if not predicates:
         return
     try:
         with open_text(path) as handle:
-            yield from _scan_lines(enumerate(handle, 1), path, predicates, report)
+            yield from _scan_lines(numbered_lines(handle), path, predicates, report)
     except (EOFError, OSError, zlib.error) as exc:
         raise ElqueryError(f"{path}: truncated or corrupt file ({exc})") from exc
 
 
+_LINK_CHARS = r"""[^\x00-\x20<>"{}|^`\\\x85\u2028\u2029\udc80-\udcff]+"""  # as plain_statement's IRIs
 _FREEBASE_LINK = re.compile(
-    r'^<http://dbpedia\.org/resource/([^\s<>"\\]+)> <http://www\.w3\.org/2002/07/owl#sameAs> '
-    r'<http://rdf\.freebase\.com/ns/m\.([^\s<>"\\]+)> \.[ \t\r]*$',
+    rf'^<http://dbpedia\.org/resource/({_LINK_CHARS})> <http://www\.w3\.org/2002/07/owl#sameAs> '
+    rf'<http://rdf\.freebase\.com/ns/m\.({_LINK_CHARS})> \.[ \t]*$',
     re.MULTILINE,
 )
+_LINK_BATCH = 10_000
 
 
 def scan_freebase_links(path: Path, report: ParseReport) -> Iterator[tuple[str, str]]:
     """(entity id, ``/m/…``) of the owl:sameAs links from DBpedia resources to Freebase in
-    ``path`` (a freebase_links dataset): a block of lines that are all such links is matched by
-    one regex; any other block is read line by line as ``scan`` does."""
+    ``path`` (a freebase_links dataset): a batch of lines that are all such links is matched by
+    one regex; any other batch is read line by line as ``scan`` does (the same rule)."""
     file_report = report.file(path)
-    first = 1
     try:
-        for block in text_blocks(path):
-            lines = block.count("\n")
-            links = _FREEBASE_LINK.findall(block)
-            if len(links) == lines:
-                file_report.triples += lines
-                for title, mid in links:
-                    yield f"<dbpedia:{title}>", "/m/" + mid
-            else:
-                numbered = enumerate(block.split("\n")[:lines], first)
-                for _, subject, obj, literal in _scan_lines(numbered, path, frozenset({SAME_AS}), report):
+        with open_text(path) as handle:
+            lines = numbered_lines(handle)
+            while batch := list(islice(lines, _LINK_BATCH)):
+                block = "".join(line for _, line in batch)
+                links = _FREEBASE_LINK.findall(block)
+                if len(links) == len(batch) == block.count("\n"):
+                    file_report.triples += len(links)
+                    for title, mid in links:
+                        yield f"<dbpedia:{title}>", "/m/" + mid
+                    continue
+                for _, subject, obj, literal in _scan_lines(batch, path, frozenset({SAME_AS}), report):
                     entity = entity_id(subject)
                     if entity is not None and not literal and obj.startswith(FREEBASE_MID_PREFIX):
                         yield entity, "/m/" + obj[len(FREEBASE_MID_PREFIX) :]
-            first += lines
     except (EOFError, OSError, zlib.error) as exc:
         raise ElqueryError(f"{path}: truncated or corrupt file ({exc})") from exc
 
