@@ -275,3 +275,14 @@ label = "LM"
     [bars] = figures["difference-er-LM"]["panels"][0]["series"]
     assert len(bars["x"]) == 467
     check_html(result.out_dir, figures)
+
+
+def test_a_rerun_removes_the_plots_of_methods_left_out(demo: ExperimentResult, tmp_path: Path) -> None:
+    """Plots of a method an earlier config had are removed; other files in figures/ are kept."""
+    folder = tmp_path / "figures"
+    folder.mkdir()
+    for name in ("sweep-if-Gone.svg", "difference-sm-Gone.png", "notes.svg", "sweep-if-Gone.txt"):
+        (folder / name).write_text("earlier")
+    entries = write_figures(replace(demo, out_dir=tmp_path))
+    drawn = {f"{e['name']}.{fmt}" for e in entries for fmt in ("svg", "png")}
+    assert {p.name for p in folder.iterdir()} == drawn | {"figures.json", "notes.svg", "sweep-if-Gone.txt"}
