@@ -328,8 +328,8 @@ def draw_precision_recall(result: ExperimentResult, figure_plan: PlannedFigure) 
         color = _color(i, len(methods))
         if len(m.sweep) > 1:
             settings = list(m.sweep)
-            (path,) = ax.plot([_mean(m.sweep[s]["strict.R"]) for s in settings],
-                              [_mean(m.sweep[s]["strict.P"]) for s in settings], color=color, alpha=0.4,
+            (path,) = ax.plot([_mean(m.sweep[s].get("strict.R", {})) for s in settings],
+                              [_mean(m.sweep[s].get("strict.P", {})) for s in settings], color=color, alpha=0.4,
                               linewidth=1, marker=".", label="_nolegend_", gid=f"{figure_plan.name}--{slug(m.label)}--sweep")
             data = _line_data(path)
             data["settings"] = [str(s) for s in settings]

@@ -286,3 +286,27 @@ def test_a_rerun_removes_the_plots_of_methods_left_out(demo: ExperimentResult, t
     entries = write_figures(replace(demo, out_dir=tmp_path))
     drawn = {f"{e['name']}.{fmt}" for e in entries for fmt in ("svg", "png")}
     assert {p.name for p in folder.iterdir()} == drawn | {"figures.json", "notes.svg", "sweep-if-Gone.txt"}
+
+
+def test_a_parameter_that_is_not_a_number_is_a_categorical_axis(demo: ExperimentResult, tmp_path: Path) -> None:
+    """A swept parameter with text values (e.g. a retrieval model's field names) is plotted at
+    positions 0, 1, ... labelled by its values, the values of the sweep in config order."""
+    from elquery.experiments.crossval import FoldChoice
+    from elquery.experiments.sweep import Setting
+
+    method = demo.method("if", "GIF-CMNS")
+    settings = [Setting(0.1, 0.05, (("fields", name),)) for name in ("names", "abstract", "all")]
+    scores = [0.25, 0.75, 0.5]  # strict F of the one query, per setting
+    sweep = {s: {"strict.F": {"q": f}, "lean.F": {"q": 1 - f}} for s, f in zip(settings, scores)}
+    choices = tuple(FoldChoice(fold, settings[1], 0.75) for fold in demo.folds)
+    methods = tuple(replace(m, sweep=sweep, choices=choices) if m is method else m for m in demo.methods)
+    [sweep_figure] = [e for e in write_figures(replace(demo, out_dir=tmp_path, methods=methods))
+                      if e["name"] == "sweep-if-GIF-CMNS"]
+    [panel] = sweep_figure["panels"]
+    strict, lean, stars = panel["series"]
+    assert panel["parameter"] == "fields"
+    assert strict["x"] == lean["x"] == ["names", "abstract", "all"]
+    assert (strict["y"], lean["y"]) == (scores, [0.75, 0.25, 0.5])
+    assert (stars["x"], stars["y"], stars["folds"]) == (["abstract"], [0.75], [len(demo.folds)])
+    svg = (tmp_path / "figures" / f"{sweep_figure['name']}.svg").read_text()
+    assert all(f'id="{s["id"]}"' in svg for s in panel["series"])
