@@ -22,6 +22,13 @@ from uvicorn.config import Config
 from uvicorn.supervisors import multiprocess
 
 REUSE_PORT = hasattr(socket, "SO_REUSEPORT")
+HEALTH_CHECK_SECONDS = 60
+"""How long uvicorn's supervisor waits for a worker's answer to its health check (every half
+second) before it kills the worker as hung (uvicorn's default: 5 s). The answer comes from a
+thread of the worker, which needs Python's GIL; one C call holds it throughout: over all of
+DBpedia, sorting the 4.6M entity ids for the searcher's tie order takes seconds (the warm-up
+does it), and a busy machine makes it longer. With 5 s, a worker still warming up would be
+killed, and its replacement too."""
 
 
 def bound_socket(family: int, address: tuple[object, ...] | str, reuse_port: bool = REUSE_PORT) -> socket.socket:
@@ -53,4 +60,5 @@ def run(config: Config, sock: socket.socket) -> None:
     """Serve ``config``'s application in ``config.workers`` processes on ``sock``'s address."""
     if REUSE_PORT:
         multiprocess.Process = Worker  # type: ignore[misc]  # uvicorn's supervisor makes its workers by this name
+    config.timeout_worker_healthcheck = HEALTH_CHECK_SECONDS
     multiprocess.Multiprocess(config, sockets=[sock]).run()
