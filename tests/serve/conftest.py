@@ -15,6 +15,12 @@ import pytest
 from served_http import Connection, Served  # tests/serve, on the path as pytest loads it
 
 
+JVM = {"ELQUERY_JVM_HEAP": "256m", "ELQUERY_JVM_OPTIONS": "-Xms256m -XX:+AlwaysPreTouch"}
+"""Java's heap whole from the start (enough for the demo knowledge base), so the worker's resident
+memory does not grow as the heap does over the first thousands of requests, and stays flat unless
+something leaks."""
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -28,7 +34,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     port, stderr = _free_port(), folder / "stderr.txt"
     with stderr.open("w") as err:
         server = subprocess.Popen([sys.executable, "-m", "elquery", "serve", "--port", str(port), "--workers", "1"],
-                                  cwd=folder, env={**os.environ, "ELQUERY_CACHE": str(folder / "cache")},
+                                  cwd=folder, env={**os.environ, "ELQUERY_CACHE": str(folder / "cache"), **JVM},
                                   stdout=subprocess.DEVNULL, stderr=err)
     try:
         deadline = time.monotonic() + 120
