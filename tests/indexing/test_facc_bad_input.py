@@ -14,9 +14,12 @@ import random
 import subprocess
 import sys
 import tarfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from elquery.base import ElqueryError
 from elquery.indexing.surface_forms import facc_annotations
@@ -279,3 +282,60 @@ def test_a_truncated_count_file_is_one_error_naming_it(tmp_path: Path) -> None:
         _read(source, {})
     assert str(error.value) == (f"{source}: truncated or corrupt file "
                                 "(Compressed file ended before the end-of-stream marker was reached)")
+
+
+# Arbitrary bytes (hypothesis): the column-wise counting equals the one-line rule, line for line.
+
+_PIECES = [b"clueweb09-en0000-00-00001", b"UTF-8", b"Caf\xc3\xa9", b"caf\xe9", b"FDA", b"!!!", b"12", b"x1", b"0.5",
+           b"0.95", b"1.5", b".7", b"1e-1", b"/m/032mx", b"/m/0X", b"\t", b"\t", b"\t", b"\t", b"\n", b"\r", b"\r\n",
+           b"\xff\xfe", b"\x00", b" ", b"y" * 40]
+
+
+def _annotation_line(fields: list[bytes]) -> bytes:
+    return b"\t".join(fields) + b"\n"
+
+
+_GOOD_LINE = st.builds(lambda mention, begin, posterior, mid: _annotation_line(
+    [b"doc", b"UTF-8", mention, begin, begin, posterior, b"0.1", mid]),
+    st.sampled_from([b"FDA", b"fda", b"Caf\xc3\xa9", b"caf\xe9", b"!!!", b"F\rDA"]), st.sampled_from([b"1", b"22", b"x"]),
+    st.sampled_from([b"0.5", b"0.95", b"1.5", b".7", b"1e-1", b"nan"]), st.sampled_from([b"/m/032mx", b"/m/0X", b"/m/0c"]))
+_DATA = st.lists(st.one_of(_GOOD_LINE, st.lists(st.sampled_from(_PIECES), max_size=12).map(b"".join), st.binary(max_size=60)),
+                 max_size=40).map(b"".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=_DATA, min_posterior=st.sampled_from([0.0, 0.6]))
+def test_counting_any_bytes_equals_the_one_line_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes,
+                                                     min_posterior: float) -> None:
+    monkeypatch.setattr(facc_annotations, "MAX_LINE_BYTES", 96)  # over-long lines and many blocks, in small data
+    monkeypatch.setattr(facc_annotations, "BLOCK_BYTES", 200)
+    source = tmp_path / "fuzz.tsv"
+    source.write_bytes(data)
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    pairs: Counter[tuple[str, str]] = Counter()
+    rejected: Counter[str] = Counter()
+    for line in lines:
+        result = annotation_pair(line, min_posterior)
+        if isinstance(result, Rejected):
+            rejected[result.value] += 1
+        else:
+            pairs[result] += 1
+    report = count_annotations([source], tmp_path / "counts.tsv", min_posterior=min_posterior, workers=1)
+    (counts,) = report.files
+    assert (counts.lines, counts.counted, counts.malformed, counts.below_posterior, counts.empty_form) == (
+        len(lines), sum(pairs.values()), rejected["malformed"], rejected["below_posterior"], rejected["empty_form"])
+    assert _counts(tmp_path / "counts.tsv") == dict(pairs)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.lists(st.one_of(st.sampled_from([b"Tokyo\t/m/07dfk\t3\n", b"caf\xe9\t/m/07dfk\t2\n", b"x\tm.07dfk\t0\n",
+                                                 b"\t", b"\n", b"\r", b"\xff", b"/m/0", b"12", b"\xef\xbb\xbf"]),
+                               st.binary(max_size=20)), max_size=30).map(b"".join))
+def test_the_count_file_readers_take_any_bytes_alike(tmp_path: Path, data: bytes) -> None:
+    source = tmp_path / "fuzz-counts.tsv"
+    source.write_bytes(data)
+    rows, report = _read(source, {"/m/07dfk": 0})  # both readers, the same rows and report; nothing raised
+    assert report.rows == report.mapped_rows + report.unmapped_rows + report.malformed_rows
+    assert all(form.encode("utf-8") for form, _, _ in rows)  # every form can be stored

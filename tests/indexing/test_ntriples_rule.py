@@ -12,11 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from elquery.indexing.ntriples import MAX_LINE_CHARS, ObjectKind, ParseReport, parse_line, plain_statement, read_triples
 from elquery.indexing.surface_forms import BuildOptions, build_store
+from elquery.indexing.surface_forms.sources import FREEBASE_MID_PREFIX, RDFS_LABEL, scan, scan_freebase_links
+from elquery.indexing.surface_forms.sources import SAME_AS as SAME_AS_IRI
+from elquery.kb.entities import entity_id
 from elquery.kb.normalize import normalize
 from elquery.kb.surface_forms.store import SurfaceFormStore
 
@@ -125,3 +128,40 @@ def test_the_fast_path_takes_the_usual_lines() -> None:
         False)
     for refused in (BAD_IRI, EMPTY_TITLE, _label(b"A|B", b"x"), LONG):
         assert plain_statement(refused.decode("utf-8", "surrogateescape")) is None
+
+
+_DUMP_PIECES = [b"<http://dbpedia.org/resource/", b"Tokyo", b"Caf\xe9", b"Caf\xc3\xa9", b">", b"<", b" ",
+                b"<http://www.w3.org/2000/01/rdf-schema#label>", b"<http://www.w3.org/2002/07/owl#sameAs>",
+                b"<http://rdf.freebase.com/ns/m.07dfk>", b'"', b'"Tokyo"@en', b"\\u00e9", b"\\", b"|", b" .", b"\n",
+                b"\r", b"\r\n", b"\xff", b"\x00", b"_:b1", b"# c", b"\xef\xbb\xbf", b"\xe2\x80\xa8"]
+_DUMP_LINE = st.sampled_from([
+    _label(b"Tokyo", b"Tokyo"), BAD_IRI, EMPTY_TITLE, _label(b"A|B", b"x"), _label(b"Rome", b"Ro\xffme"),
+    b"<" + R + b"Tokyo> " + SAME_AS + b" <http://rdf.freebase.com/ns/m.07dfk> .\n",
+    b"<" + R + b"Caf\xe9> " + SAME_AS + b" <http://rdf.freebase.com/ns/m.0cafe> .\n",
+    b"<" + R + b"> " + SAME_AS + b" <http://rdf.freebase.com/ns/m.0none> .\n"])
+_DUMP = st.lists(st.one_of(_DUMP_LINE, st.lists(st.sampled_from(_DUMP_PIECES), max_size=10).map(b"".join),
+                           st.binary(max_size=30)), max_size=30).map(b"".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=_DUMP)
+def test_the_scanners_count_any_bytes_as_the_rule_does(tmp_path: Path, data: bytes) -> None:
+    """Arbitrary bytes as a labels file and as a Freebase-link file: the surface-form scanners
+    count the malformed lines read_triples counts, with the same reasons, and hand on only
+    statements read_triples reads, with text that can be stored (UTF-8)."""
+    path = tmp_path / "dump.ttl"
+    path.write_bytes(data)
+    expected = ParseReport(max_errors=1000)
+    triples = list(read_triples(path, expected))
+    label = [(t.subject, t.object) for t in triples if t.predicate == RDFS_LABEL]
+    links = [(entity_id(t.subject), "/m/" + t.object[len(FREEBASE_MID_PREFIX):]) for t in triples
+             if t.predicate == SAME_AS_IRI and t.kind is ObjectKind.IRI and t.object.startswith(FREEBASE_MID_PREFIX)
+             and entity_id(t.subject) is not None]
+    report, report_links = ParseReport(max_errors=1000), ParseReport(max_errors=1000)
+    scanned = [(s, o) for _, s, o, _ in scan(path, frozenset({RDFS_LABEL}), report)]
+    linked = list(scan_freebase_links(path, report_links))
+    for found, wanted in ((scanned, label), (linked, links)):
+        assert found == wanted
+        assert all(text.encode("utf-8") for pair in found for text in pair)
+    for parsed in (report, report_links):
+        assert (parsed.malformed, parsed.file(path).errors) == (expected.malformed, expected.file(path).errors)
