@@ -430,3 +430,38 @@ def test_stdio_writes_nothing_but_the_protocol_and_ends_with_its_input(cache: st
     assert by_id[2]["isError"] is True
     assert by_id[2]["content"][0]["text"] == "Error executing tool link: the query is blank (empty or only whitespace)"
     assert by_id[3]["structuredContent"]["candidates"][0]["entity"] == "<dbpedia:The_Music_Man>"
+
+
+def test_a_call_gets_the_services_limits(app: Any) -> None:
+    """The server over a service with small limits (in process): the batch size, k, the number of
+    candidates, the query length and the time limit of a call are the service's."""
+    from elquery.mcp.server import create_server
+    from elquery.serve.service import Service
+
+    artefacts = app.state.service.artefacts
+    small = create_server(Service(artefacts, Limits(max_batch=2, max_k=3, max_query_tokens=4)))
+    hurried = create_server(Service(artefacts, Limits(seconds=0)))
+
+    async def run() -> list[Any]:
+        found = []
+        async with Client(small) as client:
+            for tool, arguments in (("link", {"queries": ["a", "b", "c"]}), ("rank", {"q": "obama", "k": 4}),
+                                    ("rank", {"q": "obama"}), ("surface_form", {"text": "manhattan", "limit": 4}),
+                                    ("surface_form", {"text": "a b c d e"}), ("link", {"q": "a b c d e"}),
+                                    ("surface_form", {"text": "new york", "limit": "two"})):
+                result = await client.call_tool(tool, arguments)
+                found.append(result.content[0].text if result.is_error else result.structured_content)
+        async with Client(hurried) as client:
+            result = await client.call_tool("rank", {"queries": list(QUERIES.values())})
+            found.append(result.content[0].text if result.is_error else result.structured_content)
+        return found
+    answers = asyncio.run(run())
+    too_long = "query of 5 tokens is longer than the limit of 4 (raise it with --max-query-tokens / max_query_tokens)"
+    assert answers[0] == "Error executing tool link: 3 queries in one request; the limit is 2"
+    assert answers[1] == "Error executing tool rank: k must be between 1 and 3, got 4"
+    assert [r["rank"] for r in answers[2]["results"][0]["ranking"]] == [1, 2, 3]  # k: at most max_k by default
+    assert answers[3] == "Error executing tool surface_form: limit must be between 1 and 3, got 4"
+    assert answers[4] == f"Error executing tool surface_form: {too_long}"
+    assert answers[5] == f"Error executing tool link: {too_long}"
+    assert answers[6] == "Error executing tool surface_form: limit must be a whole number, got 'two'"
+    assert answers[7] == "Error executing tool rank: the request took longer than 0 s"
