@@ -270,7 +270,10 @@ def draw_sweep(result: ExperimentResult, figure_plan: PlannedFigure) -> tuple[Fi
                     ax.annotate(f"{counts[s]}/{len(m.choices)}", (x, y), textcoords="offset points",
                                 xytext=(6, 6), fontsize=8, color="crimson")
         if numbers is not None and min(numbers) > 0 and max(numbers) / min(numbers) >= 50:
-            ax.set_xscale("log")
+            from matplotlib.ticker import FuncFormatter
+
+            ax.set_xscale("log")  # GIF-MLMcg's s spans 0.5 to 100: ticks 1, 10, 100 (not 10^0)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
         if numbers is None:
             ax.set_xticks(range(len(values)), [str(v) for v in values])
         name = _parameter_name(m, parameter)
