@@ -73,7 +73,7 @@ def remove_stale_temporaries(path: Path) -> list[str]:
     returns a line about each. Those of a running process (another command writing the same
     output) are left alone."""
     own = re.compile(rf"\.{re.escape(path.name)}\.(\d+)-[0-9a-f]{{8}}\.tmp")
-    lines = []
+    lines: list[str] = []
     try:
         candidates = sorted(path.parent.iterdir())
     except OSError:
