@@ -11,6 +11,7 @@ from typing import Any
 
 from elquery.base import ElqueryError, positive_int
 from elquery.indexing.artefacts import IF_BUILT, REQUIRED, add_artefacts_argument, resolve_artefact_args
+from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS
 
 WARM_UP_SECONDS = 5.0
 """The default of ``--warm-up`` (:mod:`elquery.serve.warm_up`; not imported from there: ``elquery
@@ -18,7 +19,8 @@ WARM_UP_SECONDS = 5.0
 
 _ENV = {"index": "ELQUERY_SERVE_INDEX", "surface_forms": "ELQUERY_SERVE_SURFACE_FORMS",
         "tagme": "ELQUERY_SERVE_TAGME", "demo": "ELQUERY_SERVE_DEMO", "params": "ELQUERY_SERVE_PARAMS",
-        "model": "ELQUERY_SERVE_MODEL", "warm_up": "ELQUERY_SERVE_WARM_UP"}
+        "model": "ELQUERY_SERVE_MODEL", "warm_up": "ELQUERY_SERVE_WARM_UP",
+        "max_query_tokens": "ELQUERY_SERVE_MAX_QUERY_TOKENS"}
 
 
 def register(commands: Any) -> None:
@@ -46,6 +48,9 @@ def register(commands: Any) -> None:
                        help="each worker links queries of the knowledge base's titles for this long before it "
                        f"listens, so that no request meets a cold worker; /ready says what it did (default "
                        f"{WARM_UP_SECONDS:g}; 0: none)")
+    serve.add_argument("--max-query-tokens", type=positive_int, default=DEFAULT_MAX_QUERY_TOKENS, metavar="N",
+                       help="refuse a query or text longer than N normalized tokens with 422, at every endpoint "
+                       f"(default {DEFAULT_MAX_QUERY_TOKENS}, as elquery link and rank)")
     serve.set_defaults(func=_serve)
 
 
@@ -83,6 +88,7 @@ def _serve(args: argparse.Namespace) -> int:
     else:
         os.environ.pop(_ENV["model"], None)
     os.environ[_ENV["warm_up"]] = repr(args.warm_up)
+    os.environ[_ENV["max_query_tokens"]] = str(args.max_query_tokens)
     print(f"elquery serve: http://{args.host}:{args.port}/ ({args.workers} worker(s))", file=sys.stderr)
     config = uvicorn.Config("elquery.serve.cli:app_from_environment", factory=True, host=args.host, port=args.port,
                             workers=args.workers, log_level="warning")
@@ -149,18 +155,17 @@ def non_negative_seconds(text: str) -> float:
 def app_from_environment() -> Any:
     """The application over the artefacts named in the environment (one per worker process),
     warming up at start-up, before it serves (:mod:`elquery.serve.warm_up`)."""
-    from elquery.serve.app import Artefacts, create_app
-    from elquery.serve.warm_up import warm_up_at_start
-
     from elquery.linking.params import load_params
-
-    from elquery.serve.service import stop_work_on_signals
+    from elquery.serve.app import Artefacts, create_app
+    from elquery.serve.service import Limits, stop_work_on_signals
+    from elquery.serve.warm_up import warm_up_at_start
 
     stop_work_on_signals()  # SIGTERM (uvicorn's handler holds it now) stops the requests' work too
     tagme, params, model = (os.environ.get(_ENV[name]) for name in ("tagme", "params", "model"))
     artefacts = Artefacts(Path(os.environ[_ENV["index"]]), Path(os.environ[_ENV["surface_forms"]]),
                           Path(tagme) if tagme else None, demo_thresholds=bool(os.environ.get(_ENV["demo"])),
                           params=load_params(params) if params else None, model=Path(model) if model else None)
-    app = create_app(artefacts)
+    limits = Limits(max_query_tokens=int(os.environ.get(_ENV["max_query_tokens"], DEFAULT_MAX_QUERY_TOKENS)))
+    app = create_app(artefacts, limits)
     warm_up_at_start(app, artefacts, float(os.environ.get(_ENV["warm_up"], WARM_UP_SECONDS)))
     return app

@@ -156,3 +156,34 @@ def test_rank_takes_its_limit_from_max_query_tokens(cache: None, demo: tuple[Pat
     assert one_error_line(capsys) == refused
     assert elquery(["link", "--queries", str(queries), "--out", str(out), "--max-query-tokens", "0"]) == 2
     assert one_error_line(capsys) == refused
+
+
+def test_serve_takes_its_limit_from_max_query_tokens(demo: tuple[Path, Path, Path, str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`elquery serve --max-query-tokens 4`: the workers' application refuses a 5-token query at
+    /link, /rank and /spot with the message that names the option, and takes a 4-token one."""
+    import uvicorn
+
+    from elquery.serve.cli import app_from_environment
+
+    index, surface_forms, tagme, _ = demo
+    monkeypatch.setattr(uvicorn.Server, "run", lambda server: None)
+    for name in ("ELQUERY_SERVE_MODEL", "ELQUERY_SERVE_DEMO", "ELQUERY_SERVE_PARAMS"):
+        monkeypatch.delenv(name, raising=False)
+    assert elquery(["serve", "--index", str(index), "--surface-forms", str(surface_forms), "--tagme", str(tagme),
+                    "--max-query-tokens", "4", "--warm-up", "0"]) == 0
+    served = TestClient(app_from_environment())
+    over = MESSAGE.replace("1001", "5").replace(f"limit of {LIMIT}", "limit of 4")
+    for request in ({"method": "GET", "url": "/link", "params": {"q": WORDS + " nyc"}},
+                    {"method": "GET", "url": "/rank", "params": {"q": WORDS + " nyc"}},
+                    {"method": "POST", "url": "/spot", "data": {"text": WORDS + " nyc"}}):
+        answer = served.request(**request)
+        assert (answer.status_code, answer.json()) == (422, {"error": over}), request
+    assert served.get("/link", params={"q": WORDS}).status_code == 200
+
+
+def test_serve_refuses_a_bad_max_query_tokens(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        elquery(["serve", "--max-query-tokens", "0"])
+    assert exited.value.code == 2
+    assert one_error_line(capsys).startswith("elquery serve: error: argument --max-query-tokens: must be a positive")
