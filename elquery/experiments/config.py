@@ -54,7 +54,7 @@ reported in one line naming the file and the config key. Keys (defaults in brack
     qrels = "qrels-v2.txt"          # graded
     metrics = ["ndcg@10", "ndcg@100", "map@100"]   # [these]: reported, per category and in total
     metric = "ndcg@100"             # [the first of metrics]: optimized by cross-validation
-    depth = 100                     # [1000, as elquery rank --k]: entities ranked per query
+    depth = 100                     # [1000, as elquery rank --k]: entities ranked per query (1 to 100,000)
     baseline = "BM25"
     [entity_retrieval.categories]   # optional: category -> query id prefixes (before the first '-')
     "SemSearch ES" = ["SemSearch_ES"]
@@ -83,8 +83,11 @@ knowledge base (built on first use). ``load_config(path, artefacts=DIR)`` (``elq
 ``elquery build`` instead (:class:`elquery.indexing.artefacts.ArtefactPaths`), and ignores those keys
 of the file.
 
-Parsing checks the file's form; :func:`elquery.experiments.inputs.check_inputs` checks that what it
-names exists, before an experiment runs.
+The file is UTF-8 (a byte order mark at the start is dropped). Parsing checks the file's form,
+every number by a registry parameter (:class:`elquery.registry.Parameter`: a method's own, or
+:data:`DEPTH`, :data:`FOLDS`, :data:`TOLERANCE`, :data:`MENTION_COMMONNESS`);
+:func:`elquery.experiments.inputs.check_inputs` checks that what it names exists and reads, before an
+experiment runs.
 """
 
 from __future__ import annotations
@@ -103,7 +106,9 @@ from elquery.indexing.artefacts import ArtefactPaths
 from elquery.experiments.learning import MODEL, LearningSpec, learning_of, resolve_learning
 from elquery.retrieval.models import DEFAULT_K
 from elquery.linking.methods import FINDERS, GIF, METHODS, TOP_RANKED, LinkingMethod
+from elquery.linking.methods.method import commonness_threshold
 from elquery.registry import Parameter
+from elquery.retrieval.cli import MAX_K
 
 SESSIONS = "sessions"
 LEAVE_ONE_OUT = "leave-one-out"
@@ -115,6 +120,13 @@ IF_METRICS = tuple(f"{kind}.{m}" for kind in ("strict", "lean", "entity") for m 
 SWEEP_KEYS = {"rho_na": "rho_threshold"}
 """The config key of a swept parameter whose key is not its name (TAGME's rho_NA)."""
 COMMONNESS = "commonness_threshold"
+
+DEPTH = Parameter("depth", int, DEFAULT_K, "entities ranked per query, as `elquery rank --k`", minimum=1, maximum=MAX_K)
+FOLDS = Parameter("folds", int, 5, "session folds", minimum=2)
+TOLERANCE = Parameter("tolerance", float, 1e-4, "how far a figure may be from its expected value", minimum=0.0)
+MENTION_COMMONNESS = commonness_threshold(0.0)
+"""The numbers of a config that belong to no method, each checked by its registry parameter (the
+range, finite, whole where it counts), as the methods' own are: :meth:`_Table.parameter`."""
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -349,6 +361,15 @@ class _Table:
                 raise self.error(name, str(exc)) from None
         return tuple(found)
 
+    def parameter(self, parameter: Parameter) -> Any:
+        """The number ``parameter`` names (its default when absent), checked by the registry's
+        :meth:`~elquery.registry.Parameter.validate` (its one-line message)."""
+        value = self.get(parameter.name, (int, float), parameter.default)
+        try:
+            return parameter.validate(value)
+        except ElqueryError as exc:
+            raise self.error(parameter.name, str(exc)) from None
+
     def check_unknown(self) -> None:
         unknown = sorted(set(self.data) - self.used)
         if unknown:
@@ -360,10 +381,15 @@ def load_config(path: str | os.PathLike[str], artefacts: str | os.PathLike[str] 
     forms and TAGME artefact are those of that ``elquery build`` folder."""
     file = Path(path).resolve()
     try:
-        with open(file, "rb") as handle:
-            data = tomllib.load(handle)
+        raw = file.read_bytes()
     except FileNotFoundError:
         raise ElqueryError(f"{file}: experiment config not found") from None
+    except OSError as exc:
+        raise ElqueryError(f"{file}: not a readable experiment config ({exc.strerror or exc})") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8-sig"))  # UTF-8, a byte order mark dropped (docs/formats.md)
+    except UnicodeDecodeError as exc:
+        raise ElqueryError(f"{file}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ElqueryError(f"{file}: not valid TOML ({exc})") from None
     return parse_config(file, data, artefacts)
@@ -398,14 +424,12 @@ def parse_config(file: Path, data: Mapping[str, Any], artefacts: str | os.PathLi
     mention = None
     if md_table is not None:
         qrels = md_table.path("qrels", required=interpretation is None)
-        threshold = md_table.numbers("commonness_threshold", (0.0,))
-        if len(threshold) != 1:
-            raise md_table.error("commonness_threshold", "expected one number")
+        threshold = md_table.parameter(MENTION_COMMONNESS)
         md_table.check_unknown()
         if qrels is None:
             assert interpretation is not None  # qrels is required without interpretation finding
             qrels = interpretation.qrels
-        mention = MentionDetectionSpec(qrels, threshold[0])
+        mention = MentionDetectionSpec(qrels, threshold)
     top.check_unknown()
     if interpretation is None and mapping is None and mention is None and retrieval is None:
         raise ElqueryError(f"{file}: nothing to run: add [interpretation_finding], "
@@ -444,9 +468,7 @@ def _knowledge_base(top: _Table) -> tuple[Path | None, Path | None]:
 
 
 def _expected(table: _Table) -> tuple[ExpectedFigure, ...]:
-    tolerance = float(table.get("tolerance", (int, float), 1e-4))
-    if not tolerance >= 0:
-        raise table.error("tolerance", f"expected a number >= 0, got {tolerance!r}")
+    tolerance = table.parameter(TOLERANCE)
     figures = []
     for key in sorted(set(table.data) - {"tolerance"}):
         value = table.get(key, (int, float))
@@ -463,13 +485,11 @@ def _crossval(table: _Table) -> CrossValidation:
     scheme = table.get("scheme", str, SESSIONS)
     if scheme not in SCHEMES:
         raise table.error("scheme", f"unknown scheme {scheme!r}; schemes are {', '.join(SCHEMES)}")
-    folds = table.get("folds", int, 5)
+    folds = table.parameter(FOLDS)
     if scheme != SESSIONS and "folds" in table.data:
         why = "has one fold per query" if scheme == LEAVE_ONE_OUT else "takes its folds from the files"
         raise table.error("folds", f"{scheme} {why}; remove this key")
     files = table.paths("files") if scheme == GIVEN else ()
-    if folds < 2:
-        raise table.error("folds", f"need at least 2 folds, got {folds}")
     seed = table.get("seed", int, 0)
     separator = table.get("session_separator", str, "_")
     if not separator:
@@ -575,9 +595,7 @@ def _retrieval_task(table: _Table, demo: bool) -> RetrievalTaskSpec:
             parse_metric(name)
         except ElqueryError as exc:
             raise table.error(key, str(exc)) from None
-    depth = table.get("depth", int, DEFAULT_K)
-    if depth < 1:
-        raise table.error("depth", f"expected a ranking depth of at least 1, got {depth}")
+    depth = table.parameter(DEPTH)
     categories = _categories(table.table("categories"))
     methods, baseline = _methods(table, lambda entry: _retrieval_method(entry, demo))
     table.check_unknown()

@@ -3,7 +3,8 @@ files the config names (queries, qrels, fold files, whitelist, given runs, links
 a method's parameters name such as LTR's model) exist, every artefact a method reads (its registry
 entry's ``artefacts``) is an elquery artefact of its kind (the entity index, with its relations for
 an ELR model; the surface-form store; the TAGME artefact), and the method's own check passes (an
-LTR model trained on these artefacts' features). A problem is one
+LTR model trained on these artefacts' features), and the files read only once the experiment
+writes (given runs, learning labels) read with their readers. A problem is one
 :class:`~elquery.base.ElqueryError` line naming the path, the config key or ``--artefacts``
 folder it comes from, and the methods that need it; nothing has been written by then.
 """
@@ -11,12 +12,15 @@ folder it comes from, and the methods that need it; nothing has been written by 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from elquery.base import ElqueryError
 from elquery.experiments.config import GIVEN, ExperimentConfig, LinksSpec, MethodSpec
 from elquery.experiments.learning import learning_files, learning_methods
+from elquery.formats.elq import read_elq
+from elquery.formats.trec_run import read_trec_run
 from elquery.indexing.build_outputs import KINDS
 from elquery.kb.index_format import METADATA_FILE
 from elquery.linking.methods import METHODS
@@ -80,6 +84,7 @@ def check_inputs(config: ExperimentConfig, out_dir: Path, linking: bool = True, 
     for path, what in _files(config):
         if not path.is_file():
             raise ElqueryError(f"{path}: no such file ({what} of {config.path.name})")
+    _check_given_files(config)
     needs = artefact_needs(config, linking, ranking)
     if needs and config.artefacts is not None and not config.artefacts.is_dir():
         raise ElqueryError(f"{config.artefacts}: no such artefacts folder (build one with `elquery build`)")
@@ -95,6 +100,33 @@ def check_inputs(config: ExperimentConfig, out_dir: Path, linking: bool = True, 
     if ranking:
         _check_relations(config)
         _check_links_files(config)
+
+
+def _check_given_files(config: ExperimentConfig) -> None:
+    """The files the experiment reads only after it has started writing, read now with the
+    readers that read them then: each given run (an ELQ run for interpretation finding, a TREC
+    run otherwise) and the ELQ qrels a learning method labels its training pairs with. A bad line
+    or byte is the reader's one line, with the config key it comes from."""
+    readers: list[tuple[Path, str, Callable[[Path], object]]] = []
+    for task, method in _task_methods(config):
+        if method.run is not None:
+            reader = read_elq if task == "if" else read_trec_run
+            readers.append((method.run, f"the run of method {method.label!r}", reader))
+    if learning_methods(config):
+        from elquery.linking.ltr.feature_file import read_ground_truth
+
+        for _, method in learning_methods(config):
+            spec = method.learning
+            assert spec is not None
+            labels = spec.train.qrels if spec.train is not None else spec.labels
+            if labels is not None:
+                key = "train.qrels" if spec.train is not None else "the labels"
+                readers.append((labels, f"{key} of method {method.label!r}", read_ground_truth))
+    for path, what, read in readers:
+        try:
+            read(path)
+        except ElqueryError as exc:
+            raise ElqueryError(f"{exc} ({what} of {config.path.name})") from None
 
 
 def _linking_specs(config: ExperimentConfig) -> list[tuple[str, str, tuple[tuple[str, object], ...]]]:

@@ -198,7 +198,7 @@ def test_every_model_of_the_registry_is_accepted(model: str, tmp_path: Path) -> 
     ('run = "given.trec"', 'run = "given.trec"\nmodel = "bm25"', r"methods\[2\]\.model: give either model or run"),
     ('metric = "ndcg@10"', 'metric = "ndcg@x"', r"entity_retrieval\.metric: unknown metric"),
     ('metric = "ndcg@10"', 'metrics = []', r"entity_retrieval\.metrics: expected a list of distinct metric names"),
-    ("depth = 20", "depth = 0", r"entity_retrieval\.depth: expected a ranking depth of at least 1"),
+    ("depth = 20", "depth = 0", r"entity_retrieval\.depth: depth must be 1 <= depth <= 100000, got 0"),
     ('"Beta" = ["B_x", "B_y"]', '"Beta" = ["B_x", "A"]', r"categories\.Beta: prefix 'A' is in category 'Alpha' too"),
     ('"Beta" = ["B_x", "B_y"]', '"Beta" = ["B-x"]', r"categories\.Beta: expected a non-empty list of query id prefixes"),
     ('"Beta" = ["B_x", "B_y"]', '"Be:ta" = ["B_x"]', r"categories\.Be:ta: a category name holds no ':'"),
