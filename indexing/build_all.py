@@ -1,6 +1,7 @@
 """``elquery build``: every artefact from the downloaded data, stage by stage (docs/commands/build.md).
 
-Stages, in order: the entity index (``elquery index dbpedia``), the surface-form store from KB
+Stages, in order: the entity index (``elquery index dbpedia``), the identifiers table inside it
+(page ids, Freebase mids, Wikidata QIDs: :mod:`elquery.indexing.identifiers`), the surface-form store from KB
 names, anchor texts and FACC counts (``elquery index surface-forms``), the TAGME artefact
 (``elquery index tagme``), into the layout of :mod:`elquery.indexing.artefacts`. Each takes every
 option of its own command. ``stages`` chooses them; by default every stage the inputs allow is
@@ -35,7 +36,7 @@ from elquery.indexing.tagme.params import TagmeBuildParams
 from elquery.indexing.surface_forms.memory import DEFAULT_MEMORY_MB
 
 Log = Callable[[str], None]
-STAGES = ("index", "surface-forms", "tagme")
+STAGES = ("index", "identifiers", "surface-forms", "tagme")
 
 
 def _stderr(line: str) -> None:
@@ -159,7 +160,23 @@ def _tagme_stage(paths: ArtefactPaths, options: BuildAllOptions) -> _Stage:
     return _Stage("tagme", "TAGME artefact", paths.tagme, tagme_plan(options.data, options.tagme), build)
 
 
-_MAKERS = {"index": _index_stage, "surface-forms": _surface_forms_stage, "tagme": _tagme_stage}
+def _identifiers_stage(paths: ArtefactPaths, options: BuildAllOptions) -> _Stage:
+    from elquery.indexing.identifiers import build_identifiers, identifiers_plan
+    from elquery.kb.identifiers import table_path
+
+    if not paths.index.is_dir():
+        if options.stages is not None and "index" not in options.stages:
+            raise ElqueryError(f"the identifiers go into the entity index, and {paths.index} is not built")
+        _index_stage(paths, options)  # refuses dumps the index cannot be built from: no index to write into
+
+    def build() -> list[str]:
+        return [build_identifiers(options.data, paths.index).line()]
+
+    return _Stage("identifiers", "identifiers table", table_path(paths.index), identifiers_plan(options.data), build)
+
+
+_MAKERS = {"index": _index_stage, "identifiers": _identifiers_stage, "surface-forms": _surface_forms_stage,
+           "tagme": _tagme_stage}
 
 
 def _stages(paths: ArtefactPaths, options: BuildAllOptions, log: Log) -> list[_Stage]:

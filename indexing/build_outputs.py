@@ -61,8 +61,21 @@ def _is_tagme(path: Path) -> bool:
         return False
 
 
+def _is_identifiers(path: Path) -> bool:
+    from elquery.kb.identifiers import FORMAT
+
+    if not path.is_file():
+        return False
+    try:
+        with sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True) as db:
+            return db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() == (FORMAT,)
+    except sqlite3.DatabaseError:
+        return False
+
+
 KINDS: dict[str, Callable[[Path], bool]] = {
     "entity index": _is_index, "surface-form store": _is_surface_forms, "TAGME artefact": _is_tagme,
+    "identifiers table": _is_identifiers,
 }
 
 

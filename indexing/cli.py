@@ -96,7 +96,8 @@ def register_build(commands: argparse._SubParsersAction) -> None:
     build = commands.add_parser(
         "build", help="build every artefact (index, surface forms, TAGME) from the downloaded data",
         description="Build the entity index, the surface-form store (KB names, Wikipedia anchors and FACC counts) "
-        "and the TAGME artefact into ARTEFACTS_DIR/{index,surface-forms.db,tagme}, stage by stage, with the options "
+        "and the TAGME artefact into ARTEFACTS_DIR/{index,surface-forms.db,tagme}, and the identifiers table (Wikipedia "
+        "page ids, Freebase mids, Wikidata QIDs) into ARTEFACTS_DIR/index/identifiers.db, stage by stage, with the options "
         "of each stage's own command (elquery index dbpedia, surface-forms, tagme). By default every stage the "
         "inputs allow is built, and one line says which were skipped and why (TAGME needs anchor_text, page_links "
         "and long_abstracts). A stage whose artefact exists with the same provenance (elquery version, options, "
@@ -106,7 +107,7 @@ def register_build(commands: argparse._SubParsersAction) -> None:
                        help="DBpedia dump folders or files (as `elquery index dbpedia --dumps`)")
     build.add_argument("--out", required=True, type=Path, metavar="ARTEFACTS_DIR", help="artefacts folder (created)")
     build.add_argument("--stages", metavar="LIST",
-                       help="comma-separated stages to build, of index, surface-forms, tagme (default: every stage "
+                       help="comma-separated stages to build, of index, identifiers, surface-forms, tagme (default: every stage "
                        "the inputs allow); a chosen stage whose inputs are missing is an error")
     add_workers_argument(build, "worker processes (the artefacts do not depend on it)")
     index = build.add_argument_group("index (as `elquery index dbpedia`)")
