@@ -8,8 +8,10 @@ task counts its file exactly as a local worker does,
 :func:`~elquery.indexing.surface_forms.facc_annotations.count_file` (pyarrow's parsing, checks and
 hash aggregation, the same normalization, sorted run files on the executor's local disk within
 ``memory_mb``), and hands Spark its merged (form, mid) sums followed by the file's
-:class:`~elquery.indexing.surface_forms.facc_annotations.FileCounts`. Spark adds the sums up over
-the files (``reduceByKey``, spilling to disk as it needs) and sorts them by line; the driver
+:class:`~elquery.indexing.surface_forms.facc_annotations.FileCounts`: the same malformed lines,
+numbers and examples. A file that cannot be read to its end fails the job with the local
+engine's one-line error, and nothing is written. Spark adds the sums up over the files
+(``reduceByKey``, spilling to disk as it needs) and sorts them by line; the driver
 streams them, one partition at a time, into ``out`` (written atomically).
 """
 
@@ -33,13 +35,19 @@ from elquery.indexing.surface_forms.facc_annotations import (
 )
 from elquery.spark import session
 
-_PAIR, _REPORT = 0, 1
+_PAIR, _REPORT, _ERROR = 0, 1, 2
 
 
 def _file_records(path: str, min_posterior: float, memory_mb: int) -> Iterator[tuple[tuple[Any, ...], Any]]:
-    """``((0, form<TAB>mid), count)`` records of one file, then ``((1, path), FileCounts)``."""
+    """``((0, form<TAB>mid), count)`` records of one file, then ``((1, path), FileCounts)``; or,
+    for a file that cannot be read (truncated, corrupt), only ``((2, path), message)``: the driver
+    raises it as the local engine does, one line instead of an executor's stack trace."""
     with tempfile.TemporaryDirectory(prefix="elquery-facc-") as directory:
-        counts, runs = count_file(Path(path), min_posterior, memory_mb, Path(directory))
+        try:
+            counts, runs = count_file(Path(path), min_posterior, memory_mb, Path(directory))
+        except ElqueryError as exc:
+            yield (_ERROR, path), str(exc)
+            return
         yield from (((_PAIR, key), total) for key, total in merged_pairs(runs))
     yield (_REPORT, path), counts
 
@@ -65,6 +73,11 @@ def count_annotations_spark(paths: Iterable[Path | str], out: Path | str, *, min
               .reduceByKey(operator.add)
               .persist())
     try:
+        errors = dict(summed.filter(lambda record: record[0][0] == _ERROR)
+                      .map(lambda record: (record[0][1], record[1])).collect())
+        for f in files:  # the first damaged file, in the local engine's order
+            if f in errors:
+                raise ElqueryError(errors[f])
         by_file = dict(summed.filter(lambda record: record[0][0] == _REPORT)
                        .map(lambda record: (record[0][1], record[1])).collect())
         report = CountReport(files=[by_file[f] for f in files])

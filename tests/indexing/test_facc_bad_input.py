@@ -339,3 +339,25 @@ def test_the_count_file_readers_take_any_bytes_alike(tmp_path: Path, data: bytes
     rows, report = _read(source, {"/m/07dfk": 0})  # both readers, the same rows and report; nothing raised
     assert report.rows == report.mapped_rows + report.unmapped_rows + report.malformed_rows
     assert all(form.encode("utf-8") for form, _, _ in rows)  # every form can be stored
+
+
+def test_the_spark_engine_counts_bad_lines_and_refuses_a_damaged_file_alike(spark, tmp_path: Path) -> None:
+    from conftest import SPARK_MASTER
+    from elquery.indexing.surface_forms.facc_spark import count_annotations_spark
+
+    bad = tmp_path / "bad.tsv"
+    bad.write_bytes(FDA * 2 + b"bad\xff\xfe line\n" + DOC + b"x" * (MAX_LINE_BYTES + 5) + b"\n" + FDA)
+    member = _tar(tmp_path / "ClueWeb12_02.tgz", [("0000tw/0000tw-00.anns.tsv", _binary(20_000, 5) + b"\n" + FDA)])
+    local = count_annotations([bad, member], tmp_path / "local.tsv", workers=1)
+    distributed = count_annotations_spark([bad, member], tmp_path / "spark.tsv", master=SPARK_MASTER)
+    assert distributed.files == local.files
+    assert (tmp_path / "spark.tsv").read_bytes() == (tmp_path / "local.tsv").read_bytes()
+    assert local.files[0].examples == ["line 3: 1 column(s), not 8: 'bad\ufffd\ufffd line'",
+                                       f"line 4: longer than {MAX_LINE_BYTES} bytes"]
+    truncated = tmp_path / "cut.tsv.gz"
+    truncated.write_bytes(_cut(gzip.compress(_varied_lines(20_000))))
+    with pytest.raises(ElqueryError) as error:
+        count_annotations_spark([bad, truncated], tmp_path / "failed.tsv", master=SPARK_MASTER)
+    assert str(error.value) == (f"{truncated}: truncated or corrupt file "
+                                "(Compressed file ended before the end-of-stream marker was reached)")
+    assert not (tmp_path / "failed.tsv").exists()
