@@ -361,3 +361,26 @@ def test_the_spark_engine_counts_bad_lines_and_refuses_a_damaged_file_alike(spar
     assert str(error.value) == (f"{truncated}: truncated or corrupt file "
                                 "(Compressed file ended before the end-of-stream marker was reached)")
     assert not (tmp_path / "failed.tsv").exists()
+
+
+def test_index_surface_forms_skips_a_bad_count_row_and_refuses_a_truncated_count_file(tmp_path: Path) -> None:
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    (dumps / "freebase_links_en.ttl").write_bytes(
+        b"<http://dbpedia.org/resource/Tokyo> <http://www.w3.org/2002/07/owl#sameAs> <http://rdf.freebase.com/ns/m.07dfk> .\n")
+    counts = tmp_path / "counts.tsv"
+    counts.write_bytes(b"Tokyo\t/m/07dfk\t3\ncaf\xe9\t/m/07dfk\t2\nTokyo\t/m/07dfk\t4\n")
+    run = [sys.executable, "-m", "elquery", "index", "surface-forms", "--dumps", str(dumps), "--no-kb-aliases",
+           "--workers", "1", "--out"]
+    done = subprocess.run(run + [str(tmp_path / "sf.db"), "--facc", str(counts)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"{counts}:2: not valid UTF-8" in done.stderr.splitlines()
+    assert "facc: 1 files, 3 rows, 2 mapped, 1 malformed (skipped)" in done.stderr
+    truncated = tmp_path / "cut.tsv.bz2"
+    truncated.write_bytes(_cut(bz2.compress(b"".join(f"form {i}\t/m/0{i}\t{i + 1}\n".encode() for i in range(200_000)))))
+    failed = subprocess.run(run + [str(tmp_path / "failed.db"), "--facc", str(counts), str(truncated)],
+                            capture_output=True, text=True)
+    assert failed.returncode == 2
+    assert failed.stderr == (f"elquery: error: {truncated}: truncated or corrupt file "
+                             "(Compressed file ended before the end-of-stream marker was reached)\n")
+    assert not (tmp_path / "failed.db").exists()
