@@ -54,7 +54,8 @@ def toml_value(value: Any) -> str:
 texts = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
 scalars = (texts | st.integers(-2**63, 2**63 - 1) | st.floats() | st.booleans()
            | st.datetimes(timezones=st.none() | st.just(datetime.timezone.utc)) | st.dates() | st.times())
-toml_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+toml_values = st.recursive(scalars,
+                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
                            max_leaves=12)
 
 plain = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,6}", fullmatch=True)
