@@ -21,7 +21,9 @@ from served_http import Answer, Connection, Served  # tests/serve, on the path a
 TEXT = st.text(st.characters() | st.characters(categories=["Cs"]), max_size=20)  # lone surrogates too
 NUMBERS = st.integers() | st.floats() | st.sampled_from([0, 1, 2, 1000, 1001, -1, 0.5, 1e400, 2**63, 10**30])
 SCALARS = st.none() | st.booleans() | NUMBERS | TEXT | st.sampled_from(["obama", "new york pizza", "bm25", "mlm",
-                                                                          "sdm", "tagme", "k1=0.9", "true", "1"])
+                                                                          "sdm", "mlm-elr", "sdm-elr", "tagme", "k1=0.9",
+                                                                          "true", "1", "<dbpedia:Rome>", "q1", "entity",
+                                                                          "score"])
 JSON_VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
                            max_leaves=10)
 FIELDS = ["q", "qid", "queries", "text", "lang", "model", "k", "params", "links", "method", "top_ranked",
@@ -96,3 +98,18 @@ def test_any_query_string_and_method(connection: Any, door: str, pairs: list[tup
        method=st.sampled_from(["mlmcg", "cmns", "tagme", "nope"]))
 def test_any_nif_document(connection: Any, document: bytes, method: str) -> None:
     answered_and_still_open(connection, "POST", f"/nif?method={method}", document, "text/turtle")
+
+
+LINK = st.dictionaries(st.sampled_from(["entity", "score"]) | TEXT, JSON_VALUES | st.sampled_from(
+    ["<dbpedia:Rome>", "Barack_Obama", "dbpedia:Manhattan"]), max_size=3)
+
+
+@SETTINGS
+@given(model=st.sampled_from(["mlm-elr", "sdm-elr", "fsdm-elr", "mlm"]),
+       links=st.lists(LINK, max_size=3) | st.dictionaries(st.sampled_from(["q1", "a"]) | TEXT, st.lists(LINK, max_size=3)
+                                                          | JSON_VALUES, max_size=3) | JSON_VALUES,
+       batch=st.booleans())
+def test_any_links_of_an_elr_ranking(connection: Any, model: str, links: Any, batch: bool) -> None:
+    queries = {"queries": {"a": "obama mother", "b": "rome"}} if batch else {"q": "obama mother"}
+    body = json.dumps({**queries, "model": model, "links": links, "k": 5}, allow_nan=True).encode()
+    answered_and_still_open(connection, "POST", "/rank", body)
