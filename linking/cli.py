@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from elquery.base import ElqueryError, add_workers_argument, workers_of
 from elquery.files import check_output, is_stdio
-from elquery.formats.link_output import FORMATS
+from elquery.formats.link_output import ENTITY_SCHEMES, FORMATS
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
 from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
 from elquery.spark import add_engine_arguments, check_engine
@@ -70,6 +70,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     link.add_argument("--format", choices=FORMATS, default="elq",
                       help="elq: qid<TAB>score<TAB>entity... per interpretation; trec: entity ranking; "
                       "jsonl: mentions, spans, scores, interpretations and ranking (default elq)")
+    link.add_argument("--entity-ids", choices=ENTITY_SCHEMES, default="dbpedia", metavar="SCHEME",
+                      help="the ids elq and trec write entities as: dbpedia (default), wikipedia (title), wikidata "
+                      "(QID), freebase (mid) or pageid (Wikipedia page id), from the index's identifiers table "
+                      "(elquery build); an entity without one keeps its DBpedia id, counted on stderr "
+                      "(docs/identifiers.md)")
     link.add_argument("--out", metavar="RUN", help="file to write (default, or -: standard output)")
     link.add_argument("--tag", help="run tag of the trec format (default elquery-METHOD)")
     add_workers_argument(link, "link a query file in at most N processes, this one and N-1 workers; a file gets "
@@ -135,7 +140,8 @@ def _shown(value: object) -> str:
 
 def _link(args: argparse.Namespace) -> int:
     from elquery.linking.methods import METHODS
-    from elquery.formats.link_output import RunFormat, write_texts
+    from elquery.formats.link_output import RunFormat, unmapped, write_texts
+    from elquery.kb.identifiers import entity_ids_of
 
     started = time.monotonic()
     method = METHODS.get(args.method)
@@ -164,22 +170,36 @@ def _link(args: argparse.Namespace) -> int:
             check_query_length(text, check_query_limit(args.max_query_tokens), qid)
     else:
         queries = [(SINGLE_QUERY_ID, args.query)]
+    ids = entity_ids_of(args.index)
+    run_format = RunFormat(args.format, args.tag or f"elquery-{args.method}", None, ids, args.entity_ids)
     with _linker(args, params) as linker:
         metadata = _metadata(args, values.given.get("model"))
-        run_format = RunFormat(args.format, args.tag or f"elquery-{args.method}", metadata)
+        run_format = RunFormat(args.format, run_format.tag, metadata, ids, args.entity_ids)
         if args.engine == "spark":
             from elquery.linking.spark import link_spark
 
             texts = link_spark(linker.factory(), queries, run_format, args.master)
         else:
             texts = linker.link_many(queries, workers_of(args), run_format)
+        kept = [0]
+        texts = _counting(texts, lambda text: unmapped(text, args.format, args.entity_ids), kept)
         count = write_texts(texts, args.out, args.format, metadata)
+        if kept[0]:
+            print(f"elquery link: {kept[0]} entities have no {args.entity_ids} id and were written with their "
+                  "DBpedia id", file=sys.stderr)
         shown = [name for name in method.tuned if not (args.top_ranked and name == method.score_threshold)]
         described = f"{linker.describe()} [{values.origins(shown)}]"
     if not is_stdio(args.out):
         print(f"linked {count} queries with {described} in {time.monotonic() - started:.1f} s -> {args.out}",
               file=sys.stderr)
     return 0
+
+
+def _counting(texts: Iterable[str], count: Callable[[str], int], total: list[int]) -> Iterator[str]:
+    """``texts``, adding ``count`` of each to ``total[0]``."""
+    for text in texts:
+        total[0] += count(text)
+        yield text
 
 
 def _artefact_kinds(method: LinkingMethod) -> tuple[str, ...]:
@@ -255,6 +275,7 @@ def _params(args: argparse.Namespace) -> LinkingParams | None:
 def _linker(args: argparse.Namespace, params: LinkingParams | None = None) -> OpenLinker:
     """The linker the options describe, over the given artefacts or the demo KB, with the
     parameters of ``params`` where the options give none."""
+    from elquery.kb.identifiers import table_of_index
     from elquery.linking.mentions import read_whitelist
     from elquery.linking.methods import METHODS, LinkOptions
     from elquery.linking.methods.method import demo_artefacts
@@ -263,7 +284,7 @@ def _linker(args: argparse.Namespace, params: LinkingParams | None = None) -> Op
     kinds = _artefact_kinds(method)
     demo = _demo(args, kinds)
     artefacts = demo_artefacts(method.artefacts) if demo else {kind: getattr(args, kind) for kind in kinds}
-    whitelist = read_whitelist(args.whitelist) if args.whitelist else None
+    whitelist = read_whitelist(args.whitelist, table_of_index(args.index)) if args.whitelist else None
     options = LinkOptions(args.top_ranked, whitelist, args.max_query_tokens, params, demo)
     return method.open(artefacts, _given(args, method), options)
 

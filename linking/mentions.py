@@ -12,13 +12,14 @@ keeps every web match), and, with a whitelist, only whitelisted entities remain.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
 from elquery.base import ElqueryError
 from elquery.formats.lines import text_lines
-from elquery.kb.entities import canonical_entity_id
+from elquery.kb.identifiers import IdentifierTable, parse_identifier, resolve
 from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
 from elquery.kb.surface_forms.layout import KB
 from elquery.linking.types import Candidate, Mention
@@ -59,20 +60,32 @@ def detect(
     return candidates
 
 
-def read_whitelist(path: Path | str) -> frozenset[str]:
-    """An entity whitelist: one entity per line in any form :func:`canonical_entity_id` takes;
-    blank lines and ``#`` comments are skipped. A whitelist naming no entity is an error (it would
-    silently link nothing)."""
+def read_whitelist(path: Path | str, identifiers: IdentifierTable | None = None) -> frozenset[str]:
+    """An entity whitelist: one entity per line in any spelling of
+    :data:`elquery.kb.identifiers.SPELLINGS` (a DBpedia id, URI or title, a Wikipedia title or URL,
+    and, resolved through the index's ``identifiers`` table, a Wikidata QID, Freebase mid or
+    Wikipedia page id); blank lines and ``#`` comments are skipped. A QID, mid or page id no entity
+    of the table has (or any, without a table) is left out, and one line on stderr counts them. A
+    whitelist naming no entity is an error (it would silently link nothing)."""
     entities = set()
+    unknown: list[str] = []
     for number, line in text_lines(path, "whitelist file"):
         text = line.strip()
         if not text or text.startswith("#"):
             continue
-        entity = canonical_entity_id(text)
+        named = parse_identifier(text)
+        if named is None:
+            raise ElqueryError(f"{path}:{number}: not an entity id (expected <dbpedia:Title>, a DBpedia URI, a "
+                               f"title or another id of docs/identifiers.md): {text[:80]!r}")
+        entity = resolve(text, identifiers)
         if entity is None:
-            raise ElqueryError(f"{path}:{number}: not an entity id (expected <dbpedia:Title>, a DBpedia URI or a "
-                               f"title): {text[:80]!r}")
+            unknown.append(f"{number}: {text[:80]!r}")
+            continue
         entities.add(entity)
+    if unknown:
+        where = "the index's identifiers table" if identifiers is not None else "no identifiers table (elquery build)"
+        print(f"elquery: {path}: {len(unknown)} ids left out, no entity has them in {where} (first: line "
+              f"{unknown[0]})", file=sys.stderr)
     if not entities:
         raise ElqueryError(f"{path}: the whitelist names no entity (it would link nothing)")
     return frozenset(entities)

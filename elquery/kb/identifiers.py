@@ -79,8 +79,8 @@ class Identifiers:
     wikidata: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """The ``ids`` object of the outputs (docs/formats.md)."""
-        return asdict(self)
+        """The ``ids`` object of the outputs (docs/formats.md): these fields and ``dbpedia_uri``."""
+        return {**asdict(self), "dbpedia_uri": DBPEDIA_RESOURCE + self.dbpedia[len("<dbpedia:"):-1]}
 
     def scheme(self, name: str) -> str | None:
         """The id in scheme ``name`` (one of :data:`SCHEMES`) as a run writes it: the DBpedia id,
@@ -260,3 +260,22 @@ def table_of_index(index: Path | str | None) -> IdentifierTable | None:
                 return None
             table = _opened[path] = IdentifierTable(path)
         return table
+
+
+@dataclass(frozen=True)
+class EntityIds:
+    """Entities -> their :class:`Identifiers`, from the identifiers table of the entity index at
+    ``index``: picklable (a path), opened once per process (worker processes, Spark executors)."""
+
+    index: str
+
+    def __call__(self, entities: Iterable[str]) -> dict[str, Identifiers]:
+        table = table_of_index(self.index)
+        if table is None:
+            raise ElqueryError(f"{table_path(self.index)}: the identifiers table is gone")
+        return table.of_many(entities)
+
+
+def entity_ids_of(index: Path | str | None) -> EntityIds | None:
+    """:class:`EntityIds` of the entity index ``index`` when it holds an identifiers table, else None."""
+    return None if table_of_index(index) is None else EntityIds(str(index))

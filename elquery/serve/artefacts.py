@@ -14,6 +14,7 @@ from typing import Any
 
 from elquery.base import ElqueryError
 from elquery.kb.entity_index import EntityIndex
+from elquery.kb.identifiers import entity_ids_of, table_of_index
 from elquery.indexing.provenance import run_metadata
 from elquery.kb.surface_forms.store import SurfaceFormStore
 from elquery.linking.batch import ResultLinker
@@ -49,6 +50,9 @@ class Artefacts:
         self.entity_index: EntityIndex = self.scorer.index  # one open index: one id map, one set of Java caches
         self.store = SurfaceFormStore(self.surface_forms)
         self.searcher = Searcher(self.entity_index)
+        self.identifiers = table_of_index(self.index)
+        """The index's identifiers table (docs/identifiers.md); None when it has none."""
+        self.entity_ids = entity_ids_of(self.index)
         self._open: dict[str, object] = {"index": self.scorer, "surface_forms": self.store}
         if self.tagme is not None:
             self._open["tagme"] = self.tagme

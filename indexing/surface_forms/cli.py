@@ -82,11 +82,26 @@ def _lookup(args: argparse.Namespace) -> int:
 
 
 def _aliases(args: argparse.Namespace) -> int:
+    from elquery.kb.identifiers import identifiers_without_table, parse_identifier, resolve, table_of_index
     from elquery.kb.surface_forms.store import SurfaceFormStore
 
+    if args.index is not None and not Path(args.index).is_dir():
+        raise ElqueryError(f"--index {args.index}: no such entity index")
+    table = table_of_index(args.index)
+    named = parse_identifier(args.entity)
+    entity = resolve(args.entity, table)
+    if entity is None:
+        if named is None:
+            reason = "not an entity id (docs/identifiers.md)"
+        elif table is None:
+            reason = f"a {named.scheme} id needs --index, an entity index with an identifiers table (elquery build)"
+        else:
+            reason = f"no entity has this {named.scheme} id in {args.index}'s identifiers table"
+        raise ElqueryError(f"{args.entity!r}: {reason}")
     with SurfaceFormStore(args.store) as store:
-        aliases = store.aliases(args.entity)
-    _print({"entity": args.entity, "aliases": [asdict(a) for a in aliases[: args.limit]]})
+        aliases = store.aliases(entity)
+    ids = identifiers_without_table(entity) if table is None else table.of(entity)
+    _print({"entity": entity, "ids": ids.as_dict(), "aliases": [asdict(a) for a in aliases[: args.limit]]})
     return 0
 
 
@@ -145,6 +160,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     lookup.set_defaults(func=_lookup)
     aliases = sub.add_parser("aliases", help="surface forms of an entity, by count (JSON)")
     aliases.add_argument("store", type=Path, metavar="SF.db")
-    aliases.add_argument("entity", help="entity id, e.g. '<dbpedia:Rome>'")
+    aliases.add_argument("entity", help="the entity in any spelling of docs/identifiers.md: '<dbpedia:Rome>', Rome, "
+                         "a Wikipedia URL, and with --index a Wikidata QID (Q220), Freebase mid (/m/06c62) or curid:N")
+    aliases.add_argument("--index", metavar="INDEX", help="entity index whose identifiers table (elquery build) "
+                         "resolves QIDs, mids and page ids and gives the entity's ids")
     aliases.add_argument("--limit", type=positive_int, default=None, help="print at most this many forms (>= 1)")
     aliases.set_defaults(func=_aliases)

@@ -1,25 +1,44 @@
-"""``/entity/ID``: an entity's names and aliases."""
+"""``/entity/ID``: an entity's names, aliases and identifiers; ID in any spelling of
+docs/identifiers.md (a DBpedia id, URI or title, a Wikipedia title or URL, a Wikidata QID, a
+Freebase mid, a Wikipedia page id)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
-from elquery.kb.entities import canonical_entity_id
+from elquery.kb.identifiers import identifiers_without_table, resolve
 from elquery.serve.service import RequestError, Routes, service_of
 
 routes = Routes()
 MAX_ALIASES = 1000
 
 
-@routes.route("/entity/{entity:path}", "GET")
-async def entity(entity: str, request: Request) -> JSONResponse:
-    """An entity's names (as indexed) and aliases with commonness; any entity form."""
-    artefacts = service_of(request).artefacts
-    canonical = canonical_entity_id(entity)
+def entity_of(artefacts: Any, given: str) -> tuple[str, dict[str, Any]]:
+    """The DBpedia id of ``given`` (any spelling) and its index document; 404 when no entity of
+    the index has it."""
+    canonical = resolve(given, artefacts.identifiers)
     document = artefacts.entity_index.document(canonical) if canonical else None
     if canonical is None or document is None:
-        raise RequestError(404, f"entity {entity!r} is not in the index")
+        raise RequestError(404, f"entity {given!r} is not in the index")
+    return canonical, document
+
+
+def entity_ids(artefacts: Any, entity: str) -> dict[str, Any]:
+    """The ``ids`` of ``entity``: from the index's identifiers table, or (without one) the
+    Wikipedia title and URL alone, the other ids null."""
+    table = artefacts.identifiers
+    return (identifiers_without_table(entity) if table is None else table.of(entity)).as_dict()
+
+
+@routes.route("/entity/{entity:path}", "GET")
+async def entity(entity: str, request: Request) -> JSONResponse:
+    """An entity's names (as indexed), aliases with commonness and identifiers; any entity spelling."""
+    artefacts = service_of(request).artefacts
+    canonical, document = entity_of(artefacts, entity)
     aliases = [{"form": a.form, "count": a.count, "commonness": a.commonness, "sources": list(a.sources)}
                for a in artefacts.store.aliases(canonical)[:MAX_ALIASES]]
-    return JSONResponse({"entity": canonical, "names": document["names"].split("\n"), "aliases": aliases})
+    return JSONResponse({"entity": canonical, "names": document["names"].split("\n"), "aliases": aliases,
+                         "ids": entity_ids(artefacts, canonical)})
