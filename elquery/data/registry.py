@@ -78,6 +78,8 @@ def load_registry(path: Path | None = None) -> dict[str, Dataset]:
         raise ElqueryError(f"{path}: not a readable registry ({exc.strerror or exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ElqueryError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ElqueryError(f"{path}: not valid TOML (nested too deeply)") from None
     except SchemaError as exc:
         raise ElqueryError(f"{path}: {exc}") from None
     return {name: Dataset(name, entry.description, entry.licence, entry.citation, entry.homepage,

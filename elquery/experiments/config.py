@@ -392,6 +392,8 @@ def load_config(path: str | os.PathLike[str], artefacts: str | os.PathLike[str] 
         raise ElqueryError(f"{file}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ElqueryError(f"{file}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ElqueryError(f"{file}: not valid TOML (nested too deeply)") from None
     return parse_config(file, data, artefacts)
 
 

@@ -278,6 +278,13 @@ def test_a_registry_of_bad_bytes_is_one_line(tmp_path: Path, raw: bytes) -> None
         load_registry(path)
 
 
+@pytest.mark.parametrize("value", ["[" * 100_000 + "]" * 100_000, "{x = " * 5000 + "1" + "}" * 5000])
+def test_a_registry_nested_too_deeply_is_one_line(tmp_path: Path, value: str) -> None:
+    path = _registry(tmp_path, f"a = {value}\n")
+    with pytest.raises(ElqueryError, match=rf"^{path}: not valid TOML \(nested too deeply\)$"):
+        load_registry(path)
+
+
 def test_a_registry_with_a_byte_order_mark_reads(tmp_path: Path) -> None:
     path = tmp_path / "registry.toml"
     path.write_bytes(b"\xef\xbb\xbf" + (HEAD + GOOD).encode())

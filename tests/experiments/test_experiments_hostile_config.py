@@ -60,6 +60,13 @@ def test_a_byte_order_mark_is_dropped(tmp_path: Path) -> None:
     assert read.name == "Demo KB" and dataclasses.replace(read, path=plain) == load_config(plain)
 
 
+@pytest.mark.parametrize("value", ["[" * 100_000 + "]" * 100_000, "{x = " * 5000 + "1" + "}" * 5000])
+def test_a_config_nested_too_deeply_is_one_line(tmp_path: Path, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "deep.toml"
+    config.write_text(f"name = {value}\n", encoding="utf-8")
+    assert _refused(config, tmp_path / "out", capsys) == f"{config}: not valid TOML (nested too deeply)"
+
+
 def test_a_folder_as_config_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ElqueryError, match=rf"^{tmp_path}: not a readable experiment config \(Is a directory\)$"):
         load_config(tmp_path)
