@@ -37,6 +37,7 @@ import numpy as np
 
 from elquery.kb.entity_index import EntityIndex
 from elquery.base import ElqueryError
+from elquery.formats.queries import check_unicode
 from elquery.retrieval import lucene
 from elquery.retrieval.models import (
     BM25,
@@ -110,6 +111,7 @@ class Searcher:
         lambda 0.1), best first, ties by entity id."""
         if k < 0:
             raise ElqueryError(f"k must be non-negative, got {k}")
+        check_unicode(query.text if isinstance(query, LinkedQuery) else query)  # no lone surrogate: Java takes text
         model = model or mlm()
         self.index.require_fields(model_fields(model), f"the model {model.name}")
         if isinstance(model, EntityLinkingRetrieval):

@@ -38,15 +38,25 @@ def lone_surrogate(text: str) -> str | None:
     return None if found is None else found.group()
 
 
+def check_unicode(text: str, qid: str | None = None, where: str | None = None) -> str:
+    """``text``, if it holds no lone surrogate; else the one-line error of :data:`NOT_TEXT`, as
+    :func:`check_query_text` gives it (the rule of a searcher, which ranks a blank query to nothing)."""
+    surrogate = lone_surrogate(text)
+    if surrogate is None:
+        return text
+    message = f"the query {NOT_TEXT.format(ord(surrogate))}" if qid is None else \
+        f"query {qid!r} {NOT_TEXT.format(ord(surrogate))}"
+    raise ElqueryError(message if where is None else f"{where}: {message}")
+
+
 def check_query_text(text: str, qid: str | None = None, where: str | None = None) -> str:
     """``text``, if it holds more than whitespace; else the one-line error every door gives: "the
     query is blank (...)", or "query 'QID' is blank (...)" for a query of a batch, after ``where``
     (``file:line``) when given; the same for a query holding a lone surrogate (:data:`NOT_TEXT`)."""
-    surrogate = lone_surrogate(text)
-    if text.strip() and surrogate is None:
+    check_unicode(text, qid, where)
+    if text.strip():
         return text
-    problem = BLANK if surrogate is None else NOT_TEXT.format(ord(surrogate))
-    message = f"the query {problem}" if qid is None else f"query {qid!r} {problem}"
+    message = f"the query {BLANK}" if qid is None else f"query {qid!r} {BLANK}"
     raise ElqueryError(message if where is None else f"{where}: {message}")
 
 

@@ -133,3 +133,16 @@ def test_any_bytes_give_queries_or_one_line(data: bytes, suffix: str, tmp_path: 
     for query in queries:
         assert is_qid(query.qid) and query.text.strip() == query.text != ""
         query.qid.encode("utf-8"), query.text.encode("utf-8")  # no lone surrogate: writable as UTF-8
+
+
+def test_the_searcher_refuses_a_lone_surrogate_and_ranks_a_blank_query_to_nothing(demo: tuple[Path, Path, Path]) -> None:
+    """It raised UnicodeEncodeError ('utf-16', on the way to Java)."""
+    from elquery.retrieval import Searcher, mlm
+    from elquery.retrieval.scoring import LinkedQuery
+
+    with Searcher(demo[0]) as searcher:
+        for query in ("klm \ud800", LinkedQuery("klm \ud800", ())):
+            with pytest.raises(ElqueryError) as refused:
+                searcher.rank(query, mlm(), k=3)
+            assert str(refused.value) == f"the query {SURROGATE}"
+        assert searcher.rank("  ", mlm(), k=3) == []
