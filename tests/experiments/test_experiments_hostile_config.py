@@ -185,3 +185,35 @@ def test_good_given_runs_pass_the_check(tmp_path: Path) -> None:
     config.write_text(LINKING.format(demo=DEMO, run=tmp_path / "if.run", sm_run=tmp_path / "sm.run"), encoding="utf-8")
     check_inputs(load_config(config), tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("labels", ["garbage line\n", b"q\t1\t<dbpedia:\xff>\n"])
+def test_learning_labels_of_bad_lines_are_refused_before_the_first_write(tmp_path: Path, labels: str | bytes,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """An LTR method trained on other queries (``train``): its qrels were read only once the
+    features of every query had been cached into ``--out``."""
+    pytest.importorskip("sklearn")
+    import json
+
+    queries = json.loads((DEMO / "queries.json").read_text(encoding="utf-8"))
+    qids = sorted(queries)
+    (tmp_path / "test.json").write_text(json.dumps({q: queries[q] for q in qids[:5]}), encoding="utf-8")
+    (tmp_path / "train.json").write_text(json.dumps({q: queries[q] for q in qids[5:]}), encoding="utf-8")
+    (tmp_path / "labels.txt").write_bytes(labels if isinstance(labels, bytes) else labels.encode("utf-8"))
+    config = tmp_path / "ltr.toml"
+    config.write_text(f"""knowledge_base = "demo"
+queries = "test.json"
+[crossval]
+scheme = "leave-one-out"
+[interpretation_finding]
+qrels = "{DEMO}/qrels-elq.txt"
+[[interpretation_finding.methods]]
+method = "ltr"
+gif_threshold = [0.3]
+label = "LTR-greedy"
+trees = 5
+train = {{ queries = "train.json", qrels = "labels.txt" }}
+""", encoding="utf-8")
+    line = _refused(config, tmp_path / "out", capsys)
+    assert line.startswith(f"{tmp_path / 'labels.txt'}:1: ")
+    assert line.endswith("(train.qrels of method 'LTR-greedy' of ltr.toml)")
