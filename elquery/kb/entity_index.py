@@ -53,9 +53,11 @@ from elquery.kb.jvm import java_class
 
 # pyjnius instance calls (opening and closing an index) must not run in two threads at once
 _JAVA_SETUP = threading.Lock()
-MAP_AFTER_LOOKUPS = 50_000
-"""Lucene lookups of entity ids (:meth:`EntityIndex.find_docid`) before the whole id map is read:
-about what reading it costs (rent until the rent paid equals the price of buying)."""
+LOOKUP_COST = 25
+"""What one Lucene lookup of an entity id costs, in ids read into the id map (measured over 1M
+ids: 59 us a lookup, 2.3 us an id). :meth:`EntityIndex.find_docid` asks Lucene until it has made
+as many lookups as the map would cost (the entity count / LOOKUP_COST), then reads the map: rent
+until the rent paid equals the price of buying, so the lookups never cost more than the map."""
 
 
 def _count_lines(path: Path) -> tuple[int, str]:
@@ -109,9 +111,9 @@ class EntityIndex:
         if lines != max_doc or (lines and self._stored_id(lines - 1) != last):
             raise ElqueryError(f"{self.path}: {IDS_FILE} does not match the Lucene index; rebuild it")
         self._lookups = 0
-        self._lucene_lookups = lines > 0 and self._lookup(last) == lines - 1
-        """Whether the id field answers lookups (a StringField): then :meth:`find_docid` asks Lucene
-        until :data:`MAP_AFTER_LOOKUPS` lookups have been made, and only then reads the whole map."""
+        self._map_after = lines // LOOKUP_COST if lines and self._lookup(last) == lines - 1 else 0
+        """The Lucene lookups :meth:`find_docid` makes before it reads the whole id map (none if
+        the id field answers no lookups)."""
 
     # --- entities -----------------------------------------------------------------------------
 
@@ -129,17 +131,17 @@ class EntityIndex:
         return dict(zip(self.entity_ids, range(len(self.entity_ids))))
 
     def prepare(self) -> None:
-        """Read the entity-id map now (:meth:`find_docid` would after :data:`MAP_AFTER_LOOKUPS`
-        lookups): a service does before it serves."""
+        """Read the entity-id map now (:meth:`find_docid` would after some lookups): a service
+        does before it serves."""
         _ = self._docid_of
 
     def find_docid(self, entity: str) -> int | None:
         """The docid of an entity named in any form :func:`canonical_entity_id` takes, or None.
 
-        The first :data:`MAP_AFTER_LOOKUPS` lookups ask Lucene's term dictionary of the id field
-        (one Java call each, a few microseconds); then the whole map is read into a dict (over all
-        of DBpedia about a second and several hundred MB, which a command linking one query
-        would otherwise pay in full), and it answers from then on."""
+        The first lookups ask Lucene's term dictionary of the id field (one Java call each, tens
+        of microseconds), as many as reading the whole map would cost (:data:`LOOKUP_COST`); then
+        the map is read into a dict (over all of DBpedia a few seconds and several hundred MB,
+        which a command linking one query would otherwise pay in full) and answers from then on."""
         found = self._find(entity)
         if found is None:
             canonical = canonical_entity_id(entity)
@@ -148,7 +150,7 @@ class EntityIndex:
 
     def _find(self, entity: str) -> int | None:
         docids = self.__dict__.get("_docid_of")
-        if docids is None and self._lucene_lookups and self._lookups < MAP_AFTER_LOOKUPS:
+        if docids is None and self._lookups < self._map_after:
             self._lookups += 1
             return self._lookup(entity)
         return (docids if docids is not None else self._docid_of).get(entity)

@@ -30,16 +30,19 @@ def _ids(index: Path) -> list[str]:
 
 def test_lookups_answer_from_lucene_then_from_the_map(demo_index: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ids = _ids(demo_index)
-    monkeypatch.setattr(entity_index, "MAP_AFTER_LOOKUPS", 20)
+    monkeypatch.setattr(entity_index, "LOOKUP_COST", 2)  # 54 entities: the map after 27 lookups
     with EntityIndex(demo_index) as index:
         assert "entity_ids" not in index.__dict__  # opening read no id list
         for docid, entity in enumerate(ids[:20]):
             assert index.find_docid(entity) == docid
-        assert "_docid_of" not in index.__dict__ and "entity_ids" not in index.__dict__
         title = ids[3][len("<dbpedia:"):-1]
+        # a title is looked up as given, then as its canonical id: two lookups each
         assert index.find_docid(title) == 3 == index.find_docid(f"http://dbpedia.org/resource/{title}")
         assert index.find_docid("<dbpedia:No_such_entity>") is None
-        assert "_docid_of" in index.__dict__  # the 21st lookup read the map
+        assert index.find_docid(ids[20]) == 20 and index.find_docid(ids[21]) == 21  # the 27th lookup
+        assert "_docid_of" not in index.__dict__ and "entity_ids" not in index.__dict__
+        assert index.find_docid(ids[22]) == 22
+        assert "_docid_of" in index.__dict__  # the 28th lookup read the map
         assert [index.find_docid(entity) for entity in ids] == list(range(len(ids)))
         assert index.find_docid(title.replace("_", " ")) == 3 and index.find_docid("No_such_entity") is None
 
