@@ -29,11 +29,10 @@ from elquery.base import ElqueryError
 from elquery.formats.lines import FormatError
 from elquery.kb.entities import DBPEDIA_RESOURCE, canonical_entity_id
 from elquery.mcp.arguments import ToolBody, Values
-from elquery.retrieval.models import DEFAULT_MODEL, MODELS, links_refused, parse_params
-from elquery.retrieval.scoring import LinkedQuery
+from elquery.retrieval.models import MODELS
 from elquery.serve.routes.entity import MAX_ALIASES
-from elquery.serve.routes.link import link_batch
-from elquery.serve.routes.rank import k_of, query_links
+from elquery.serve.routes.link import link_answer
+from elquery.serve.routes.rank import rank_answer
 from elquery.serve.schema import Field, link_fields, query_fields, rank_fields
 from elquery.serve.service import MAX_BODY, RequestError, Service
 
@@ -59,35 +58,13 @@ class Tool:
 
 def link(service: Service) -> ToolBody:
     async def answer(values: Values) -> dict[str, Any]:
-        pairs = service.queries(values)
-        method, linker = service.linker(values, top_ranked=True)
-        if len(pairs) == 1 and method.finders:  # as /link: one query's work is bounded by its length
-            return {"results": link_batch(linker, pairs)}
-        return {"results": await service.bounded(link_batch, linker, pairs)}
+        return await link_answer(service, values)
     return answer
 
 
 def rank(service: Service) -> ToolBody:
     async def answer(values: Values) -> dict[str, Any]:
-        pairs = service.queries(values)
-        entry = MODELS.get(values.get("model", DEFAULT_MODEL))
-        params = values.get("params", [])
-        model = entry.build(parse_params(params if isinstance(params, list) else [params]))
-        if "links" in values and not entry.needs_links:
-            raise links_refused(entry.name)
-        k = k_of(values, service.limits.max_k)
-        linker = service.linker(values)[1] if entry.needs_links and values.get("links") is None else None
-
-        def ranked() -> list[dict[str, Any]]:
-            queries: list[Any] = [text for _, text in pairs]
-            if entry.needs_links:
-                links = query_links(linker, values, pairs)
-                queries = [LinkedQuery(text, tuple(found)) for text, found in zip(queries, links)]
-            return [{"qid": qid, "query": text,
-                     "ranking": [{"rank": r.rank, "entity": r.entity, "score": r.score}
-                                 for r in service.artefacts.searcher.rank(query, model, k)]}
-                    for (qid, text), query in zip(pairs, queries)]
-        return {"results": await service.bounded(ranked)}
+        return await rank_answer(service, values)
     return answer
 
 

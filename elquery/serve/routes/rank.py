@@ -17,7 +17,7 @@ from elquery.retrieval.models import DEFAULT_K, DEFAULT_MODEL, MODELS, links_ref
 from elquery.retrieval.scoring import LinkedQuery
 from elquery.serve.routes.link import link_batch
 from elquery.serve.schema import rank_fields
-from elquery.serve.service import RequestError, Routes, parameters, service_of
+from elquery.serve.service import RequestError, Routes, Service, parameters, service_of
 
 routes = Routes()
 
@@ -25,8 +25,11 @@ routes = Routes()
 @routes.get_and_post("/rank", rank_fields)
 async def rank(request: Request) -> JSONResponse:
     """Entity retrieval over the whole index: ``q``, model, k, params as ``elquery rank``."""
-    service = service_of(request)
-    values = await parameters(request)
+    return JSONResponse(await rank_answer(service_of(request), await parameters(request)))
+
+
+async def rank_answer(service: Service, values: dict[str, Any]) -> dict[str, Any]:
+    """The answer to a rank request's ``values`` (also the MCP server's ``rank`` tool)."""
     pairs = service.queries(values)
     entry = MODELS.get(values.get("model", DEFAULT_MODEL))
     params = values.get("params", [])
@@ -48,7 +51,7 @@ async def rank(request: Request) -> JSONResponse:
             answers.append({"qid": qid, "query": text,
                             "ranking": [{"rank": r.rank, "entity": r.entity, "score": r.score} for r in ranking]})
         return answers
-    return JSONResponse({"results": await service.bounded(ranked)})
+    return {"results": await service.bounded(ranked)}
 
 
 def k_of(values: dict[str, Any], most: int) -> int:
