@@ -111,7 +111,9 @@ class Searcher:
         lambda 0.1), best first, ties by entity id."""
         if k < 0:
             raise ElqueryError(f"k must be non-negative, got {k}")
-        check_unicode(query.text if isinstance(query, LinkedQuery) else query)  # no lone surrogate: Java takes text
+        text = query.text if isinstance(query, LinkedQuery) else query
+        if isinstance(text, str):
+            check_unicode(text)  # no lone surrogate: the text goes to Java's analyzer
         model = model or mlm()
         self.index.require_fields(model_fields(model), f"the model {model.name}")
         if isinstance(model, EntityLinkingRetrieval):
