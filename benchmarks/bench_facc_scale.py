@@ -11,6 +11,8 @@ on the store (``lookup`` of forms drawn from the count files, warm): p50 / p99, 
 the RSS of the looking-up process. After several sizes, ``facc_scale_slope``: the peak RSS's
 least-squares slope in MB per million pairs (flat: about 0).
 
+``lookups``: the lookups alone, again, on the stores ``store`` left (without ``--clean``).
+
 ``raw``: for each ``--lines N``, raw FACC1 annotation lines (8 columns, gzip) of the same shape
 counted by ``elquery index facc-counts --memory MB``: lines/s, peak RSS of all processes, the
 slope over sizes, and the time projected for 11 billion lines at the largest size's rate.
@@ -72,7 +74,10 @@ def _figures(sampler: TreeSampler, wall: float) -> dict:
 
 
 def _lookups(store: Path, facc: Path, count: int) -> dict:
-    """Open time, lookup p50 / p99 (forms drawn from the count files) and RSS of this process."""
+    """Open time, p50 / p99 of ``lookup`` (forms drawn from the count files) and of
+    ``lookup_spans`` (mention detection's one query per query: queries of two drawn forms and a
+    word), and the RSS of this process."""
+    from elquery.kb.normalize import query_tokens
     from elquery.kb.surface_forms.store import SurfaceFormStore
     from harness import call_times
 
@@ -89,9 +94,14 @@ def _lookups(store: Path, facc: Path, count: int) -> dict:
         for text in texts[:1000]:
             forms.lookup(text)
         times = call_times(forms.lookup, texts)
+        queries = [query_tokens(f"{a} {b} news") for a, b in zip(texts, reversed(texts))][: count // 4]
+        spans = call_times(forms.lookup_spans, queries)
         rss = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize() / 2**20
-    return {"open_s": round(opened, 3), "n": len(times), "rss_mb": round(rss), "rss_before_mb": round(rss_before),
-            **percentiles(times, ("p50", "p99"), unit="us", digits=1, nearest_rank=True)}
+    lookup = percentiles(times, ("p50", "p99"), unit="us", digits=1, nearest_rank=True)
+    spanned = percentiles(spans, ("p50", "p99"), unit="us", digits=1, nearest_rank=True)
+    return {"open_s": round(opened, 3), "lookups": len(times), "rss_mb": round(rss), "rss_before_mb": round(rss_before),
+            **{f"lookup_{k}": v for k, v in lookup.items()}, "span_queries": len(spans),
+            **{f"spans_{k}": v for k, v in spanned.items()}}
 
 
 def _slope(kind: str, points: list[tuple[int, float]], unit: str) -> None:
@@ -131,6 +141,12 @@ def store(args: argparse.Namespace) -> None:
     _slope("store", points, "pairs")
 
 
+def lookups(args: argparse.Namespace) -> None:
+    for pairs in args.pairs:
+        folder = args.work / f"pairs-{pairs}-{args.entities}"
+        emit({"bench": "facc_scale_lookup", "pairs": pairs, **_lookups(folder / "sf.db", folder / "facc", args.lookups)})
+
+
 def raw(args: argparse.Namespace) -> None:
     points, rate = [], 0.0
     for lines in args.lines:
@@ -157,7 +173,7 @@ def raw(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("kind", choices=("store", "raw"))
+    parser.add_argument("kind", choices=("store", "lookups", "raw"), help="lookups: on the stores `store` built")
     parser.add_argument("--pairs", type=int, nargs="+", default=[3_000_000])
     parser.add_argument("--lines", type=int, nargs="+", default=[10_000_000])
     parser.add_argument("--raw-pairs", type=int, default=30_000_000, help="distinct pairs the raw lines are drawn from")
@@ -171,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clean", action="store_true", help="remove each size's data and store once measured")
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
-    store(args) if args.kind == "store" else raw(args)
+    {"store": store, "lookups": lookups, "raw": raw}[args.kind](args)
     return 0
 
 

@@ -36,8 +36,8 @@ distinct (normalized form, entity) pairs, the way FACC1's are distributed:
 - rows in a seeded random order within chunks of entities, over ``files`` files; a Freebase
   mapping (``freebase_links_en.ttl``) maps every entity, so the store has exactly ``pairs`` pairs.
 
-The same pairs as raw FACC1 annotation lines (:func:`generate_raw_annotations`): each row
-repeated by its count (capped at :data:`MAX_RAW_REPEAT`), shuffled, in the published 8-column
+The same pairs as raw FACC1 annotation lines (:func:`generate_raw_annotations`): rows drawn
+about as often as their count (capped at :data:`MAX_RAW_REPEAT`), in the published 8-column
 layout, gzip files of ``lines`` lines in all.
 
 Usage: ``python benchmarks/synthetic_facc.py OUT_DIR [--rows N] [--forms N] [--entities N]
@@ -342,8 +342,8 @@ def generate_pairs(out_dir: Path, spec: PairSpec) -> dict[str, object]:
 
 def generate_raw_annotations(out_dir: Path, spec: PairSpec, lines: int) -> dict[str, object]:
     """Write ``lines`` FACC1 annotation lines (8 columns) of ``spec``'s pairs into ``spec.files``
-    gzip files in ``out_dir``: each count row repeated by its count (at most
-    ``MAX_RAW_REPEAT``), shuffled within a chunk; stops at ``lines``."""
+    gzip files in ``out_dir``: lines drawn from a chunk's count rows, each about as often as its
+    count (at most ``MAX_RAW_REPEAT``), then from the next chunk's; stops at ``lines``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(spec.seed + 2)
     per_file = math.ceil(lines / spec.files)
@@ -351,8 +351,9 @@ def generate_raw_annotations(out_dir: Path, spec: PairSpec, lines: int) -> dict[
     handle = gzip.open(out_dir / f"{number:04d}.anns.tsv.gz", "wb", compresslevel=1)
     try:
         for texts, mids, counts in _pair_rows(spec):
-            repeat = np.repeat(np.arange(len(counts)), np.minimum(counts, MAX_RAW_REPEAT))
-            repeat = repeat[rng.permutation(len(repeat))][: lines - written]
+            weights = np.cumsum(np.minimum(counts, MAX_RAW_REPEAT))  # a row is drawn about min(count, cap) times
+            draws = min(lines - written, int(weights[-1]))
+            repeat = np.searchsorted(weights, rng.integers(0, weights[-1], draws), side="right")
             offsets = rng.integers(0, 200_000, len(repeat))
             mention = texts.take(pa.array(repeat))
             document = pc.binary_join_element_wise(

@@ -360,7 +360,7 @@ def _assemble(db_path: Path, spill_dir: Path, partitions: int, options: BuildOpt
             if report.forms == 0:
                 raise ElqueryError(f"no surface forms found in the sources given ({', '.join(options.sources) or 'none'})")
             report.entities = int(np.count_nonzero(used))
-            finish(db, np.flatnonzero(used).tolist(), names,
+            finish(db, np.flatnonzero(used), names,
                    {"sources": options.sources, "min_count": options.min_count, "report": report.to_json()})
         finally:
             db.close()

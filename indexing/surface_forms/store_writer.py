@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from elquery.indexing.surface_forms.aggregate import MergedPartition
+from elquery.indexing.surface_forms.entity_names import MappedEntityNames
 from elquery.kb.surface_forms.layout import FORMAT
 from elquery.kb.surface_forms.store import LONGEST_FORM_KEY, longest_form_tokens
 
@@ -60,6 +61,13 @@ def commonness_counts(part: MergedPartition) -> tuple[np.ndarray, np.ndarray, np
     return counts, totals, sources
 
 
+def names_of(names: Sequence[str], numbers: np.ndarray) -> list[str]:
+    """``names[n]`` for each of ``numbers``, in one pass over mapped names."""
+    if isinstance(names, MappedEntityNames):
+        return names.take(numbers)
+    return [names[n] for n in numbers.tolist()]
+
+
 def create(path: Path, cache_kib: int = SHARD_CACHE_KIB) -> sqlite3.Connection:
     """A new, empty store (or shard) at ``path``, set up for a bulk load (no journal), with a page
     cache (and memory for each sort) of ``cache_kib`` KiB."""
@@ -75,7 +83,7 @@ def write_shard(path: Path, part: MergedPartition, names: Sequence[str]) -> np.n
     order and their encoded candidates, and pairs); returns the entity numbers the pairs use."""
     counts, totals, sources = commonness_counts(part)
     used, entity_index = np.unique(part.pair_entities, return_inverse=True)
-    used_names = [names[e] for e in used.tolist()]
+    used_names = names_of(names, used)
     name_rank = np.empty(len(used_names), np.int64)
     name_rank[sorted(range(len(used_names)), key=used_names.__getitem__)] = np.arange(len(used_names))
     order = np.lexsort((name_rank[entity_index], -counts, part.pair_forms))
@@ -115,11 +123,13 @@ def append_shard(db: sqlite3.Connection, shard: Path, offset: int) -> None:
         db.execute("DETACH DATABASE shard")
 
 
-def finish(db: sqlite3.Connection, entities: Sequence[int], names: Sequence[str], meta: dict[str, object]) -> None:
-    """Write the ``entities`` used (numbers into ``names``), index the assembled store, and record
-    its format and ``meta`` (JSON values)."""
+def finish(db: sqlite3.Connection, entities: np.ndarray, names: Sequence[str], meta: dict[str, object]) -> None:
+    """Write the ``entities`` used (numbers into ``names``, ascending), index the assembled store,
+    and record its format and ``meta`` (JSON values)."""
     db.execute("BEGIN")
-    db.executemany("INSERT INTO entities VALUES (?, ?)", ((e, names[e]) for e in entities))
+    for start in range(0, len(entities), 1 << 20):
+        part = entities[start:start + (1 << 20)]
+        db.executemany("INSERT INTO entities VALUES (?, ?)", zip(part.tolist(), names_of(names, part)))
     db.execute("COMMIT")
     db.executescript(INDEXES)
     meta = {**meta, LONGEST_FORM_KEY: longest_form_tokens(db)}

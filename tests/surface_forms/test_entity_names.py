@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from elquery.indexing.surface_forms.entity_names import (
@@ -24,6 +25,7 @@ def test_every_id_back_by_its_number(tmp_path: Path) -> None:
     assert [names[n] for n in range(5)] == NAMES
     assert names[-1] == NAMES[-1] and names[1:4] == NAMES[1:4] and list(names) == NAMES
     assert (tmp_path / IDS_FILE).read_bytes() == "".join(NAMES).encode("utf-8")
+    assert names.take(np.array([4, 0, 2, 2, 1])) == [NAMES[4], NAMES[0], NAMES[2], NAMES[2], NAMES[1]]
     with pytest.raises(IndexError):
         names[5]
 
