@@ -227,7 +227,7 @@ def _decompressed(name: str, raw: io.BufferedReader) -> ByteStream:
 class Stream:
     """One stream of annotation lines: a file, or an annotation member of an archive (``member``)."""
 
-    bytes: ByteStream
+    raw: ByteStream
     member: str | None = None
 
 
@@ -415,7 +415,7 @@ def _batches(path: Path, counts: FileCounts) -> Iterator[_Batch]:
         for stream in annotation_streams(path):
             member = stream.member
             where = "line" if member is None else f"{member} line"
-            yield from _stream_batches(stream.bytes, where, counts)
+            yield from _stream_batches(stream.raw, where, counts)
     except (FileNotFoundError, PermissionError, IsADirectoryError) as exc:
         raise ElqueryError(f"{path}: cannot be read ({exc.strerror})") from None
     except (EOFError, OSError, zlib.error, tarfile.TarError) as exc:
