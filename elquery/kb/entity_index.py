@@ -60,17 +60,16 @@ as many lookups as the map would cost (the entity count / LOOKUP_COST), then rea
 until the rent paid equals the price of buying, so the lookups never cost more than the map."""
 
 
-def _count_lines(path: Path) -> tuple[int, str]:
-    """The number of lines of a text file and its last line, without decoding the others."""
-    count, tail = 0, b""
+def _last_line(path: Path) -> str | None:
+    """The last line of a text file (read from its end), or None for an empty file."""
     with path.open("rb") as lines:
-        while block := lines.read(1 << 22):
-            count += block.count(b"\n")
-            tail = (tail + block)[-4096:] if len(block) < 4096 else block[-4096:]
-    if tail and not tail.endswith(b"\n"):
-        count += 1
-    last = tail.rstrip(b"\n").rsplit(b"\n", 1)[-1] if tail else b""
-    return count, last.decode("utf-8", errors="replace")
+        size = lines.seek(0, 2)
+        tail = b""
+        while size and b"\n" not in tail.rstrip(b"\n") and len(tail) < size:
+            step = min(size, len(tail) + 4096)
+            lines.seek(size - step)
+            tail = lines.read(step)
+    return tail.rstrip(b"\n").rsplit(b"\n", 1)[-1].decode("utf-8", errors="replace") if tail.strip(b"\n") else None
 
 
 class EntityIndex:
@@ -107,11 +106,12 @@ class EntityIndex:
             self._counts = frozenset(c for c in ENTITY_COUNTS if infos.fieldInfo(count_field(c)) is not None)
         self._lengths: dict[str, np.ndarray] = {}
         self._count_arrays: dict[str, np.ndarray] = {}
-        lines, last = _count_lines(self.path / IDS_FILE)
-        if lines != max_doc or (lines and self._stored_id(lines - 1) != last):
-            raise ElqueryError(f"{self.path}: {IDS_FILE} does not match the Lucene index; rebuild it")
+        self._max_doc = max_doc
+        last = _last_line(self.path / IDS_FILE)
+        if (last is None) != (max_doc == 0) or (last is not None and self._stored_id(max_doc - 1) != last):
+            raise self._mismatch()
         self._lookups = 0
-        self._map_after = lines // LOOKUP_COST if lines and self._lookup(last) == lines - 1 else 0
+        self._map_after = max_doc // LOOKUP_COST if last is not None and self._lookup(last) == max_doc - 1 else 0
         """The Lucene lookups :meth:`find_docid` makes before it reads the whole id map (none if
         the id field answers no lookups)."""
 
@@ -121,10 +121,17 @@ class EntityIndex:
     def num_entities(self) -> int:
         return self._num_entities
 
+    def _mismatch(self) -> ElqueryError:
+        return ElqueryError(f"{self.path}: {IDS_FILE} does not match the Lucene index; rebuild it")
+
     @cached_property
     def entity_ids(self) -> list[str]:
-        """Entity ids in docid order (read on first use: 4.6M of them take about a second)."""
-        return (self.path / IDS_FILE).read_text(encoding="utf-8").splitlines()
+        """Entity ids in docid order, read on first use (4.6M of them take about a second; opening
+        the index checks the file's last line only, this its length)."""
+        ids = (self.path / IDS_FILE).read_text(encoding="utf-8").splitlines()
+        if len(ids) != self._max_doc:
+            raise self._mismatch()
+        return ids
 
     @cached_property
     def _docid_of(self) -> dict[str, int]:

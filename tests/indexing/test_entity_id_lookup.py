@@ -53,17 +53,30 @@ def test_prepare_reads_the_map(demo_index: Path) -> None:
         assert index.__dict__["_docid_of"] == {entity: docid for docid, entity in enumerate(_ids(demo_index))}
 
 
-@pytest.mark.parametrize("change", ["one more", "one fewer", "last two swapped", "no final newline"])
+@pytest.mark.parametrize("change", ["one more", "one fewer", "last two swapped", "empty", "no final newline"])
 def test_an_id_file_that_does_not_match_is_refused(demo_index: Path, tmp_path: Path, change: str) -> None:
     copy = tmp_path / "index"
     shutil.copytree(demo_index, copy, ignore=shutil.ignore_patterns("write.lock"))
     ids = _ids(demo_index)
-    changed = {"one more": [*ids, "<dbpedia:Extra>"], "one fewer": ids[:-1],
+    changed = {"one more": [*ids, "<dbpedia:Extra>"], "one fewer": ids[:-1], "empty": [],
                "last two swapped": [*ids[:-2], ids[-1], ids[-2]], "no final newline": ids}[change]
-    (copy / IDS_FILE).write_text("\n".join(changed) + ("" if change == "no final newline" else "\n"), encoding="utf-8")
+    text = "\n".join(changed) + ("\n" if changed and change != "no final newline" else "")
+    (copy / IDS_FILE).write_text(text, encoding="utf-8")
     if change == "no final newline":
         with EntityIndex(copy) as index:
             assert index.find_docid(ids[-1]) == len(ids) - 1 and index.entity(len(ids) - 1) == ids[-1]
         return
     with pytest.raises(ElqueryError, match=f"{IDS_FILE} does not match the Lucene index; rebuild it"):
         EntityIndex(copy)
+
+
+def test_a_line_more_inside_the_id_file_is_refused_when_the_ids_are_read(demo_index: Path, tmp_path: Path) -> None:
+    """Opening reads the file's last line only; the ids in docid order are checked when read."""
+    copy = tmp_path / "index"
+    shutil.copytree(demo_index, copy, ignore=shutil.ignore_patterns("write.lock"))
+    ids = _ids(demo_index)
+    (copy / IDS_FILE).write_text("\n".join([*ids[:10], "<dbpedia:Extra>", *ids[10:]]) + "\n", encoding="utf-8")
+    with EntityIndex(copy) as index:
+        assert index.find_docid(ids[20]) == 20  # Lucene's id field answers
+        with pytest.raises(ElqueryError, match=f"{IDS_FILE} does not match the Lucene index; rebuild it"):
+            index.entity(0)
