@@ -15,7 +15,9 @@ least-squares slope in MB per million pairs (flat: about 0).
 
 ``raw``: for each ``--lines N``, raw FACC1 annotation lines (8 columns, gzip) of the same shape
 counted by ``elquery index facc-counts --memory MB``: lines/s, peak RSS of all processes, the
-slope over sizes, and the time projected for 11 billion lines at the largest size's rate.
+slope over sizes, and the time projected for 11 billion lines at the largest size's rate (wall)
+and at its rate per CPU second on two busy cores (the machine may be shared: then only the CPU
+rate says what the code does).
 
 Usage: ``python benchmarks/bench_facc_scale.py store --pairs 3000000 30000000 [--entities 4600000]
 [--memory 512] [--workers 2] [--work /work/bigdata]``; ``... raw --lines 10000000 30000000``.
@@ -132,7 +134,8 @@ def store(args: argparse.Namespace) -> None:
         points.append((pairs, figures["peak_rss_mb"]))
         emit({"bench": "facc_scale_store", "pairs": pairs, "rows": data["rows"], "entities": args.entities,
               "memory_mb": args.memory, "workers": args.workers, **figures,
-              "pairs_per_s": round(pairs / wall), "store_gb": round(out.stat().st_size / 2**30, 2),
+              "pairs_per_s": round(pairs / wall), "pairs_per_cpu_s": round(pairs / max(figures["cpu_s"], 0.1)),
+              "store_gb": round(out.stat().st_size / 2**30, 2),
               "store_bytes_per_pair": round(out.stat().st_size / pairs, 1), "report": stored[-1] if stored else None,
               "process_peaks_mb": sampler.process_peaks_mb(), "load_avg_1m": load_avg_1m()})
         emit({"bench": "facc_scale_lookup", "pairs": pairs, **_lookups(out, folder / "facc", args.lookups)})
@@ -162,9 +165,11 @@ def raw(args: argparse.Namespace) -> None:
         rate = lines / wall
         points.append((lines, figures["peak_rss_mb"]))
         summary = [line for line in err.splitlines() if line.startswith("facc annotations:")]
+        per_cpu_s = lines / max(figures["cpu_s"], 0.1)
         emit({"bench": "facc_scale_raw", "lines": lines, "gz_gb": round(data["bytes"] / 2**30, 2),
               "memory_mb": args.memory, "workers": args.workers, **figures, "lines_per_s": round(rate),
-              "projected_hours_11b_lines": round(FACC1_LINES / rate / 3600, 1),
+              "lines_per_cpu_s": round(per_cpu_s), "projected_hours_11b_lines": round(FACC1_LINES / rate / 3600, 1),
+              "projected_hours_11b_lines_2_busy_cores": round(FACC1_LINES / (2 * per_cpu_s) / 3600, 1),
               "report": summary[-1] if summary else None, "load_avg_1m": load_avg_1m()})
         if args.clean:
             shutil.rmtree(folder)

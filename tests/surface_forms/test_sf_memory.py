@@ -101,3 +101,18 @@ def test_memory_below_one_mb_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ElqueryError, match=r"^--memory must be at least 1 \(MB\), not 0$"):
         build_store(tmp_path / "sf.db", BuildOptions(dumps=(dumps,), facc=tuple(files), memory_mb=0))
     assert not (tmp_path / "sf.db").exists()
+
+
+@pytest.mark.parametrize("command", [["index", "surface-forms", "--dumps", "{dir}", "--out", "{dir}/sf.db"],
+                                     ["index", "facc-counts", "{dir}", "--out", "{dir}/counts.tsv"],
+                                     ["build", "--data", "{dir}", "--out", "{dir}/artefacts"]])
+@pytest.mark.parametrize("memory", ["0", "-5", "1.5"])
+def test_memory_option_is_refused_in_one_line_by_every_command(command: list[str], memory: str, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from elquery.cli import main as elquery
+
+    with pytest.raises(SystemExit) as exit_info:
+        elquery([*(part.format(dir=tmp_path) for part in command), "--memory", memory])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and "argument --memory:" in err
+    assert not any(tmp_path.iterdir())
