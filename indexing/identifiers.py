@@ -6,11 +6,13 @@ Inputs, chosen by file name among the dumps:
 
 * ``page_ids_*``: ``<resource> dbo:wikiPageID "12345"^^xsd:integer``;
 * ``freebase_links_*``: ``<resource> owl:sameAs <http://rdf.freebase.com/ns/m.0abc>``;
-* Wikidata links, any file whose name starts with ``interlanguage_links_`` or holds ``wikidata``:
+* Wikidata links, any file whose name starts with ``interlanguage_links_`` or holds ``wikidata`` or
+  ``sameas-all-wikis``:
   ``<resource> owl:sameAs <http://wikidata.dbpedia.org/resource/Q42>`` (DBpedia 2015-10's
   ``interlanguage_links_en``), ``<http://www.wikidata.org/entity/Q42>`` as the object, or either
   Wikidata IRI as the subject and the DBpedia resource as the object (the Wikidata release's
-  ``wikidatawiki-*-sameas-all-wikis``). Only English DBpedia resources are kept.
+  ``wikidatawiki-*-sameas-all-wikis``, the Databus's ``sameas-all-wikis``). Only English DBpedia
+  resources are kept.
 
 Tables (SQLite): ``entities(entity, page_id, freebase, wikidata)``, the first value of each
 scheme an entity has in file order (files sorted, lines in order), and ``lookup(scheme, value,
@@ -52,15 +54,15 @@ def identifier_files(dumps: Sequence[Path | str]) -> list[Path]:
     """The dump files among ``dumps`` (folders expanded) the identifiers come from, by name."""
     return [path for path in dump_files(dumps)
             if path.name.startswith(("page_ids_", "freebase_links_", "interlanguage_links_"))
-            or "wikidata" in path.name]
+            or "wikidata" in path.name or "sameas-all-wikis" in path.name]
 
 
 def identifiers_plan(dumps: Sequence[Path | str]) -> BuildPlan:
     """What a build of the table reads; refuses dumps holding none of its inputs."""
     files = identifier_files(dumps)
     if not files:
-        raise ElqueryError("no page_ids_, freebase_links_, interlanguage_links_ or Wikidata links dump "
-                           "to take identifiers from")
+        raise ElqueryError("no page_ids_, freebase_links_, interlanguage_links_ or Wikidata links (*wikidata*, "
+                           "*sameas-all-wikis*) dump to take identifiers from")
     return BuildPlan(KIND, tuple(files), {"format": FORMAT})
 
 

@@ -185,7 +185,7 @@ def _link(args: argparse.Namespace) -> int:
         texts = _counting(texts, lambda text: unmapped(text, args.format, args.entity_ids), kept)
         count = write_texts(texts, args.out, args.format, metadata)
         if kept[0]:
-            print(f"elquery link: {kept[0]} entities have no {args.entity_ids} id and were written with their "
+            print(f"elquery link: {kept[0]} of the entities written have no {args.entity_ids} id; they keep their "
                   "DBpedia id", file=sys.stderr)
         shown = [name for name in method.tuned if not (args.top_ranked and name == method.score_threshold)]
         described = f"{linker.describe()} [{values.origins(shown)}]"

@@ -27,6 +27,7 @@ from elquery.kb.surface_forms.store import SurfaceFormStore
 from elquery.experiments.config import ExperimentConfig
 from elquery.experiments.sweep import Fixed, Progress, file_identity
 from elquery.kb.normalize import query_tokens
+from elquery.kb.identifiers import table_of_index
 from elquery.linking.mentions import detect, read_whitelist
 from elquery.linking.methods import METHODS, LinkOptions
 from elquery.linking.types import Candidate, LinkResult
@@ -47,7 +48,7 @@ class LinkerBackend:
     def __init__(self, config: ExperimentConfig, workers: int = 1) -> None:
         self.config = config
         self.workers = workers
-        self.whitelist = None if config.whitelist is None else read_whitelist(config.whitelist)
+        self.whitelist = None if config.whitelist is None else read_whitelist(config.whitelist, table_of_index(config.index))
 
     def artefacts(self, method: str) -> dict[str, Path]:
         """The config's artefacts ``method`` reads (``"candidates"``: mention detection)."""

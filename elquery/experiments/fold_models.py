@@ -55,6 +55,7 @@ from elquery.linking.ltr.feature_file import read_ground_truth
 from elquery.linking.ltr.features import FEATURES, FeatureExtractor
 from elquery.linking.ltr.model import (LtrModel, artefact_ids, model_bytes, new_info, require_extra, train_forest,
                                        write_model)
+from elquery.kb.identifiers import table_of_index
 from elquery.linking.mentions import read_whitelist
 from elquery.linking.methods import METHODS
 from elquery.linking.output import write_results
@@ -109,7 +110,7 @@ class FoldLearning:
         self.store = store
         self.folds = tuple(folds)
         self.workers = workers
-        self.whitelist = None if config.whitelist is None else read_whitelist(config.whitelist)
+        self.whitelist = None if config.whitelist is None else read_whitelist(config.whitelist, table_of_index(config.index))
         self.artefacts = {"index": config.index, "surface_forms": config.surface_forms}
         self._features: dict[tuple[float, TrainingQueries | None], FeatureSet] = {}
         self._truth: dict[Path, dict[str, frozenset[str]]] = {}

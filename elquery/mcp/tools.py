@@ -4,8 +4,8 @@ the functions those build it with, within the same :class:`~elquery.serve.servic
 
 * ``link``: ``/link`` (``elquery link --format jsonl`` records), one query or a batch;
 * ``rank``: ``/rank`` (``elquery rank``'s rankings);
-* ``entity``: ``/entity/ID`` (names, aliases with count and commonness), with the short abstract
-  and the identifiers the artefacts know;
+* ``entity``: ``/entity/ID`` (names, aliases with count and commonness, ``ids``: every identifier
+  the artefacts know, docs/identifiers.md), with the short abstract;
 * ``surface_form``: ``elquery surface-forms lookup`` (the entities a text may name, by commonness);
 * ``artefacts``: ``/stats`` without its request counters (the served artefacts, their provenance,
   the LTR model, limits, thresholds and where each comes from), with the methods and models served;
@@ -23,21 +23,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
 
 from elquery.base import ElqueryError
 from elquery.formats.lines import FormatError
-from elquery.kb.entities import DBPEDIA_RESOURCE, canonical_entity_id
 from elquery.mcp.arguments import ToolBody, Values
 from elquery.retrieval.models import MODELS
-from elquery.serve.routes.entity import MAX_ALIASES
+from elquery.serve.routes.entity import entity_answer
 from elquery.serve.routes.link import link_answer
 from elquery.serve.routes.rank import rank_answer
 from elquery.serve.schema import Field, link_fields, query_fields, rank_fields
 from elquery.serve.service import MAX_BODY, RequestError, Service
 
-WIKIPEDIA = "https://en.wikipedia.org/wiki/"
-DBPEDIA_PREFIX = "<dbpedia:"
 EVALUATIONS = ("elq", "rank")
 DEFAULT_RANK_METRICS = "map@100,p@10,ndcg@10,mrr"
 """``elquery evaluate rank``'s default ``--metrics``."""
@@ -82,37 +78,14 @@ def entity(service: Service) -> ToolBody:
 
 
 def entity_record(service: Service, given: str) -> dict[str, Any]:
-    """``/entity/ID``'s answer for ``given`` (any entity form), with ``abstract`` (the short
-    abstract, where the index stores it: an index with the LTR fields) and ``identifiers``."""
+    """``/entity/ID``'s answer for ``given`` (any spelling of docs/identifiers.md: its ``ids``
+    too), with ``abstract`` (the short abstract, where the index stores it: an index with the LTR
+    fields)."""
     artefacts = service.artefacts
-    canonical = canonical_entity_id(given)
-    document = artefacts.entity_index.document(canonical) if canonical else None
-    if canonical is None or document is None:
-        raise RequestError(404, f"entity {given!r} is not in the index")
-    aliases = [{"form": a.form, "count": a.count, "commonness": a.commonness, "sources": list(a.sources)}
-               for a in artefacts.store.aliases(canonical)[:MAX_ALIASES]]
-    abstract = document["short_abstract"] if "short_abstract" in artefacts.entity_index.text_fields else None
-    return {"entity": canonical, "names": document["names"].split("\n"), "aliases": aliases,
-            "abstract": abstract or None, "identifiers": identifiers(service, canonical)}
-
-
-def identifiers(service: Service, entity: str) -> dict[str, Any]:
-    """The identifiers of ``entity`` (``<dbpedia:Title>``) known without looking anything up
-    online: its DBpedia URI, its Wikipedia title and URL (DBpedia's resource names are English
-    Wikipedia's page titles), and the Wikipedia page id where the served TAGME artefact holds it
-    (``page_ids``; None otherwise)."""
-    name = entity[len(DBPEDIA_PREFIX):-1]
-    page_id = None
-    if service.artefacts.tagme is not None:
-        from elquery.linking.methods.tagme import TAGME
-
-        dictionary = service.artefacts.linker(TAGME).artefact.dictionary  # type: ignore[attr-defined]
-        node = dictionary.node(entity)
-        page_id = None if node is None else dictionary.page_id(node)
-    return {"dbpedia": entity, "dbpedia_uri": DBPEDIA_RESOURCE + name,
-            "wikipedia_title": unquote(name).replace("_", " "),
-            "wikipedia_url": WIKIPEDIA + quote(unquote(name), safe="/:_(),'!*-.~"),
-            "wikipedia_page_id": page_id}
+    answer = entity_answer(artefacts, given)
+    document = artefacts.entity_index.document(answer["entity"]) or {}
+    abstract = document.get("short_abstract") if "short_abstract" in artefacts.entity_index.text_fields else None
+    return {**answer, "abstract": abstract or None}
 
 
 def surface_form(service: Service) -> ToolBody:
@@ -143,7 +116,8 @@ def surface_form_fields(service: Service) -> list[Field]:
 
 
 def entity_fields(service: Service) -> list[Field]:
-    return [Field("entity", {"type": "string"}, "the entity: <dbpedia:Title>, Title or its DBpedia URI")]
+    return [Field("entity", {"type": "string"}, "the entity: <dbpedia:Title>, Title, its DBpedia URI or Wikipedia "
+                  "URL, wikipedia:Title, a Wikidata QID (Q42), a Freebase mid (/m/0abc) or curid:PAGEID")]
 
 
 # --- artefacts: /stats ---------------------------------------------------------------------------
@@ -320,8 +294,9 @@ TOOLS = (
          rank_tool_fields, rank),
     Tool("entity", "Look up an entity",
          "An entity of the index, as the service's /entity/ID: its names, its aliases (surface forms with count, "
-         "commonness and sources), its short abstract (where the index stores it) and identifiers (DBpedia URI, "
-         "Wikipedia title, URL and page id).", entity_fields, entity),
+         "commonness and sources), its ids (DBpedia id and URI, Wikipedia title, URL and page id, Freebase mid, "
+         "Wikidata QID; null where the artefacts lack one) and its short abstract (where the index stores it).",
+         entity_fields, entity),
     Tool("surface_form", "Look up a surface form",
          "The entities a surface form may name, by commonness, as `elquery surface-forms lookup`: the normalized "
          "form and its candidates (entity, count, commonness, sources).", surface_form_fields, surface_form),

@@ -32,7 +32,7 @@ SURFACE_FORM_INPUTS = {"anchor_text_en.ttl.bz2", "labels_en.ttl.bz2", "persondat
                        "transitive_redirects_en.ttl.bz2"}
 TAGME_INPUTS = {"anchor_text_en.ttl.bz2", "page_links_en.ttl.bz2", "long_abstracts_en.ttl.bz2", "labels_en.ttl.bz2",
                 "transitive_redirects_en.ttl.bz2", "page_ids_en.ttl.bz2"}
-STAGES = ("index", "surface-forms", "tagme")
+STAGES = ("index", "identifiers", "surface-forms", "tagme")
 QUERY = "rome airport"
 
 
@@ -90,7 +90,7 @@ def test_a_second_run_skips_every_stage(built: Path, data: Path, capsys: pytest.
     before = {p: p.stat().st_mtime_ns for p in built.rglob("*")}
     assert elquery(["build", "--data", str(data), "--out", str(built), "--workers", "1"]) == 0
     captured = capsys.readouterr()
-    assert captured.out == f"0 of 3 stages built -> {built}\n"
+    assert captured.out == f"0 of 4 stages built -> {built}\n"
     assert [line.split(":")[0] for line in captured.err.splitlines()] == list(STAGES)
     assert all("up to date (id " in line for line in captured.err.splitlines())
     assert {p: p.stat().st_mtime_ns for p in built.rglob("*")} == before
@@ -98,21 +98,21 @@ def test_a_second_run_skips_every_stage(built: Path, data: Path, capsys: pytest.
 
 def test_an_option_or_an_input_rebuilds_only_the_stages_that_use_it(data: Path, tmp_path: Path) -> None:
     out = tmp_path / "artefacts"
-    assert _build(data, out) == {"index": True, "surface-forms": True, "tagme": True}
+    assert _build(data, out) == {"index": True, "identifiers": True, "surface-forms": True, "tagme": True}
     ids = {name: read_provenance(out / name).id for name in ("index", "surface-forms.db", "tagme")}  # type: ignore[union-attr]
-    assert _build(data, out, tagme=TagmeBuildParams(max_tokens=5)) == {"index": False, "surface-forms": False, "tagme": True}
+    assert _build(data, out, tagme=TagmeBuildParams(max_tokens=5)) == {"index": False, "identifiers": False, "surface-forms": False, "tagme": True}
     assert read_provenance(out / "tagme").options["max_tokens"] == 5  # type: ignore[union-attr]
     assert _build(data, out, tagme=TagmeBuildParams(max_tokens=5), min_count=2) == {
-        "index": False, "surface-forms": True, "tagme": False}
-    assert _build(data, out) == {"index": False, "surface-forms": True, "tagme": True}  # back to the defaults
+        "index": False, "identifiers": False, "surface-forms": True, "tagme": False}
+    assert _build(data, out) == {"index": False, "identifiers": False, "surface-forms": True, "tagme": True}  # back to the defaults
     assert {name: read_provenance(out / name).id for name in ids} == ids  # type: ignore[union-attr]
     os.utime(data / "labels_en.ttl.bz2")  # touched, same content: same checksum
-    assert _build(data, out) == {"index": False, "surface-forms": False, "tagme": False}
+    assert _build(data, out) == {"index": False, "identifiers": False, "surface-forms": False, "tagme": False}
     page_ids = data / "page_ids_en.ttl.bz2"
     saved = page_ids.read_bytes()
     try:
-        _rewrite(page_ids, 1)  # read by TAGME only
-        assert _build(data, out) == {"index": False, "surface-forms": False, "tagme": True}
+        _rewrite(page_ids, 1)  # read by TAGME and the identifiers only
+        assert _build(data, out) == {"index": False, "identifiers": True, "surface-forms": False, "tagme": True}
         record = read_provenance(out / "tagme")
         assert record is not None and record.id != ids["tagme"]
         assert {f.name: f.sha256 for f in record.inputs}["page_ids_en.ttl.bz2"] == _sha256(page_ids)
@@ -122,7 +122,7 @@ def test_an_option_or_an_input_rebuilds_only_the_stages_that_use_it(data: Path, 
     saved = labels.read_bytes()
     try:
         _rewrite(labels, 1)  # read by every stage
-        assert _build(data, out) == {"index": True, "surface-forms": True, "tagme": True}
+        assert _build(data, out) == {"index": True, "identifiers": True, "surface-forms": True, "tagme": True}
     finally:
         labels.write_bytes(saved)
 
@@ -134,14 +134,14 @@ def test_facc_counts_go_into_the_surface_forms_only(data: Path, tmp_path: Path) 
     facc.write_text("".join(f"web form {n}\t/m/{mid}\t{n + 1}\n" for n, mid in enumerate(mids)), encoding="utf-8")
     out = tmp_path / "artefacts"
     _build(data, out)
-    assert _build(data, out, facc=(facc,)) == {"index": False, "surface-forms": True, "tagme": False}
+    assert _build(data, out, facc=(facc,)) == {"index": False, "identifiers": False, "surface-forms": True, "tagme": False}
     record = read_provenance(out / "surface-forms.db")
     assert record is not None and record.options["sources"] == ["kb", "facc", "anchors"]
     assert {f.name for f in record.inputs} == SURFACE_FORM_INPUTS | {"freebase_links_en.ttl.bz2", "facc.tsv"}
     assert record.report["facc"]["mapped_rows"] == 5
-    assert _build(data, out, facc=(facc,)) == {"index": False, "surface-forms": False, "tagme": False}
+    assert _build(data, out, facc=(facc,)) == {"index": False, "identifiers": False, "surface-forms": False, "tagme": False}
     facc.write_text(facc.read_text() + f"another form\t/m/{mids[0]}\t2\n", encoding="utf-8")
-    assert _build(data, out, facc=(facc,)) == {"index": False, "surface-forms": True, "tagme": False}
+    assert _build(data, out, facc=(facc,)) == {"index": False, "identifiers": False, "surface-forms": True, "tagme": False}
 
 
 def test_an_interrupted_build_resumes_with_the_stage_it_was_in(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -173,10 +173,10 @@ def test_a_changed_elquery_version_or_a_missing_record_rebuilds(built: Path, dat
     out = tmp_path / "artefacts"
     shutil.copytree(built, out)
     (out / "tagme" / "provenance.json").unlink()
-    assert _build(data, out) == {"index": False, "surface-forms": False, "tagme": True}
+    assert _build(data, out) == {"index": False, "identifiers": False, "surface-forms": False, "tagme": True}
     monkeypatch.setattr(provenance, "elquery_version", lambda: "99.0")
     results = build_all(out, BuildAllOptions((data,), workers=1, progress=False), log=lambda line: None)
-    assert [r.built for r in results] == [True, True, True]
+    assert [r.built for r in results] == [True, True, True, True]
     assert results[0].reason.startswith("built by elquery ") and results[0].reason.endswith("this is 99.0")
 
 

@@ -65,7 +65,7 @@ def test_dumps_without_tagme_inputs_build_what_they_allow(kb: Path, tmp_path: Pa
     are built (without anchors), TAGME is skipped in one line."""
     out, facc = tmp_path / "art", facc_files()[0]
     stdout, err = _run(["build", "--data", str(kb), "--facc", str(facc), "--out", str(out), "--workers", "1"], capsys)
-    assert stdout == f"2 of 2 stages built -> {out}\n"
+    assert stdout == f"3 of 3 stages built -> {out}\n"
     assert [line for line in err if line.startswith("skipped")] == [TAGME_SKIPPED]
     assert err[0] == TAGME_SKIPPED
     assert sorted(p.name for p in out.iterdir()) == ["index", "surface-forms.db"]
@@ -84,7 +84,8 @@ def test_dumps_without_tagme_inputs_build_what_they_allow(kb: Path, tmp_path: Pa
 
 
 def _assert_same_index(one: Path, two: Path) -> None:
-    names = sorted(p.name for p in one.iterdir())
+    """The same index; ``one`` (built by ``elquery build``) holds the identifiers table too."""
+    names = sorted(p.name for p in one.iterdir() if p.name != "identifiers.db")
     assert names == sorted(p.name for p in two.iterdir())
     assert (one / "entity_ids.txt").read_bytes() == (two / "entity_ids.txt").read_bytes()
     assert json.loads((one / "elquery.json").read_text()) == json.loads((two / "elquery.json").read_text())
@@ -108,8 +109,8 @@ def test_stages_chooses_the_stages(kb: Path, tmp_path: Path, capsys: pytest.Capt
 
 
 @pytest.mark.parametrize(("stages", "message"), [
-    ("bogus", "--stages: no stage 'bogus' (choose from index, surface-forms, tagme)"),
-    ("index,,tagme", "--stages: no stage '' (choose from index, surface-forms, tagme)"),
+    ("bogus", "--stages: no stage 'bogus' (choose from index, identifiers, surface-forms, tagme)"),
+    ("index,,tagme", "--stages: no stage '' (choose from index, identifiers, surface-forms, tagme)"),
     ("tagme", "--stages tagme: no anchor_text_en.ttl, page_links_en.ttl, long_abstracts_en.ttl"),
 ])
 def test_stages_errors(kb: Path, tmp_path: Path, stages: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -141,7 +142,8 @@ def test_index_options_through_build(kb: Path, tmp_path: Path, capsys: pytest.Ca
     common = ["build", "--data", str(kb), "--out", str(out), "--workers", "1"]
     _run(common, capsys)
     stdout, err = _run([*common, "--relations"], capsys)
-    assert stdout == f"1 of 2 stages built -> {out}\n" and "index: building (options changed: relations)" in err
+    assert stdout == f"2 of 3 stages built -> {out}\n" and "index: building (options changed: relations)" in err
+    assert "identifiers: building (not built yet)" in err  # the index replaced, with the table in it
     _run(["index", "dbpedia", "--dumps", str(kb), "--out", str(tmp_path / "index"), "--threads", "1",
           "--relations"], capsys)
     _assert_same_index(out / "index", tmp_path / "index")
@@ -176,7 +178,7 @@ def test_surface_form_options_through_build(kb: Path, tmp_path: Path, capsys: py
     assert built is not None and alone is not None and built.id == alone.id and built.report == alone.report
     assert built.options == {"sources": ["facc"], "min_count": 2, "min_posterior": 0.0}
     _, err = _run([*common, "--no-kb-aliases", "--min-count", "2"], capsys)  # --memory: memory only
-    assert [line.split(":")[0] for line in err if "up to date" in line] == ["index", "surface-forms"]
+    assert [line.split(":")[0] for line in err if "up to date" in line] == ["index", "identifiers", "surface-forms"]
     _, err = _run([*common, "--anchors"], capsys)
     assert "surface-forms: building (options changed: min_count, sources)" in err
     record = read_provenance(out / "surface-forms.db")

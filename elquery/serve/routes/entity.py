@@ -27,18 +27,33 @@ def entity_of(artefacts: Any, given: str) -> tuple[str, dict[str, Any]]:
 
 
 def entity_ids(artefacts: Any, entity: str) -> dict[str, Any]:
-    """The ``ids`` of ``entity``: from the index's identifiers table, or (without one) the
-    Wikipedia title and URL alone, the other ids null."""
+    """The ``ids`` of ``entity``: from the index's identifiers table; without one, the Wikipedia
+    title and URL, the page id where the served TAGME artefact holds it (``page_ids``), the
+    other ids null."""
     table = artefacts.identifiers
-    return (identifiers_without_table(entity) if table is None else table.of(entity)).as_dict()
+    if table is not None:
+        return table.of(entity).as_dict()
+    ids = identifiers_without_table(entity).as_dict()
+    if artefacts.tagme is not None:
+        from elquery.linking.methods.tagme import TAGME
+
+        dictionary = artefacts.linker(TAGME).artefact.dictionary
+        node = dictionary.node(entity)
+        ids["wikipedia_page_id"] = None if node is None else dictionary.page_id(node)
+    return ids
+
+
+def entity_answer(artefacts: Any, given: str) -> dict[str, Any]:
+    """``/entity/ID``'s answer: the entity ``given`` names (any spelling), its names (as
+    indexed), aliases with commonness and ``ids``; 404 when the index lacks it."""
+    canonical, document = entity_of(artefacts, given)
+    aliases = [{"form": a.form, "count": a.count, "commonness": a.commonness, "sources": list(a.sources)}
+               for a in artefacts.store.aliases(canonical)[:MAX_ALIASES]]
+    return {"entity": canonical, "names": document["names"].split("\n"), "aliases": aliases,
+            "ids": entity_ids(artefacts, canonical)}
 
 
 @routes.route("/entity/{entity:path}", "GET")
 async def entity(entity: str, request: Request) -> JSONResponse:
     """An entity's names (as indexed), aliases with commonness and identifiers; any entity spelling."""
-    artefacts = service_of(request).artefacts
-    canonical, document = entity_of(artefacts, entity)
-    aliases = [{"form": a.form, "count": a.count, "commonness": a.commonness, "sources": list(a.sources)}
-               for a in artefacts.store.aliases(canonical)[:MAX_ALIASES]]
-    return JSONResponse({"entity": canonical, "names": document["names"].split("\n"), "aliases": aliases,
-                         "ids": entity_ids(artefacts, canonical)})
+    return JSONResponse(entity_answer(service_of(request).artefacts, entity))

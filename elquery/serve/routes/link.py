@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
-from elquery.formats.link_output import jsonl_record
+from elquery.formats.link_output import EntityIds, jsonl_record
 from elquery.linking.deadline import check_deadline
 from elquery.serve.schema import link_fields
 from elquery.serve.service import Routes, Service, parameters, service_of
@@ -15,12 +15,12 @@ from elquery.serve.service import Routes, Service, parameters, service_of
 routes = Routes()
 
 
-def link_batch(linker: Any, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+def link_batch(linker: Any, pairs: list[tuple[str, str]], ids: EntityIds | None = None) -> list[dict[str, Any]]:
     """The records of a batch; the work stops at the request's deadline (checked between queries)."""
     records = []
     for qid, text in pairs:
         check_deadline()
-        records.append(jsonl_record(linker.result(text, qid)))
+        records.append(jsonl_record(linker.result(text, qid), ids))
     return records
 
 
@@ -31,8 +31,8 @@ async def link_answer(service: Service, values: dict[str, Any]) -> dict[str, Any
     if len(pairs) == 1 and method.finders:
         # The Linker pipeline's work on one query is bounded by its length (a few ms at the limit):
         # doing it here costs less than the hand-off to a thread, which took most of a request's CPU.
-        return {"results": link_batch(linker, pairs)}
-    return {"results": await service.bounded(link_batch, linker, pairs)}
+        return {"results": link_batch(linker, pairs, service.artefacts.entity_ids)}
+    return {"results": await service.bounded(link_batch, linker, pairs, service.artefacts.entity_ids)}
 
 
 @routes.get_and_post("/link", link_fields)

@@ -5,11 +5,13 @@ request's links or the service's own linking."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
+from elquery.formats.link_output import EntityIds
 from elquery.formats.links import record_links
 from elquery.linking.batch import ResultLinker
 from elquery.linking.deadline import check_deadline
@@ -49,9 +51,20 @@ async def rank_answer(service: Service, values: dict[str, Any]) -> dict[str, Any
             check_deadline()  # the work stops at the request's deadline
             ranking = service.artefacts.searcher.rank(query, model, k)
             answers.append({"qid": qid, "query": text,
-                            "ranking": [{"rank": r.rank, "entity": r.entity, "score": r.score} for r in ranking]})
+                            "ranking": ranked_entries(service.artefacts.entity_ids, ranking)})
         return answers
     return {"results": await service.bounded(ranked)}
+
+
+def ranked_entries(ids: EntityIds | None, ranking: Sequence[Any]) -> list[dict[str, Any]]:
+    """A ranking's ``{"rank", "entity", "score"}`` entries, each with its entity's ``ids`` given
+    ``ids`` (an index with the identifiers table, docs/identifiers.md)."""
+    entries = [{"rank": r.rank, "entity": r.entity, "score": r.score} for r in ranking]
+    if ids is not None:
+        found = ids([r.entity for r in ranking])
+        for entry in entries:
+            entry["ids"] = found[entry["entity"]].as_dict()
+    return entries
 
 
 def k_of(values: dict[str, Any], most: int) -> int:
