@@ -272,6 +272,14 @@ class _Batch:
     first: int  # the number of the block's first line
     skipped: list[tuple[int, str, str]]  # (index in the block, reason, line shown) of the lines not rows
     lines: int  # lines of the block
+    data: bytes | bytearray  # the block's lines
+
+    def line(self, index: int) -> bytes:
+        """The line at ``index`` in the block, without its line end (for the quoted examples)."""
+        start = 0
+        for _ in range(index):
+            start = self.data.index(b"\n", start) + 1
+        return bytes(self.data[start:self.data.index(b"\n", start)])
 
     def line_indices(self, rows: list[int]) -> list[int]:
         """The indices in the block of the lines of ``rows``."""
@@ -291,12 +299,13 @@ def _stream_batches(stream: ByteStream, where: str, counts: FileCounts) -> Itera
     limit = MAX_LINE_BYTES
     buffer = bytearray()  # whole lines up to ``complete``, then the start of a line not yet ended
     complete = 0
+    carriage = False  # whether the buffer may hold a carriage return
     number = 0  # lines of the stream before the buffer's first
     skipping = False  # inside an over-long line
 
     def parsed(lines: bytes | bytearray) -> _Batch:
         nonlocal number
-        batch = _rows(lines, where, number + 1)
+        batch = _rows(lines, where, number + 1, carriage)
         number += batch.lines
         counts.lines += batch.lines
         return batch
@@ -318,7 +327,7 @@ def _stream_batches(stream: ByteStream, where: str, counts: FileCounts) -> Itera
             if complete:
                 yield parsed(buffer[:complete])
             over_long()
-            buffer, complete = bytearray(), 0
+            buffer, complete, carriage = bytearray(), 0, False
             if end < 0:
                 skipping = True
                 continue
@@ -327,11 +336,12 @@ def _stream_batches(stream: ByteStream, where: str, counts: FileCounts) -> Itera
         if last >= 0:
             complete = len(buffer) + last + 1
         buffer += chunk
+        carriage = carriage or b"\r" in chunk
         if complete >= BLOCK_BYTES:
             rest = buffer[complete:]
             del buffer[complete:]
             yield parsed(buffer)
-            buffer, complete = rest, 0
+            buffer, complete, carriage = rest, 0, b"\r" in rest
     if len(buffer) > complete and not skipping:
         buffer += b"\n"
         complete = len(buffer)
@@ -343,28 +353,29 @@ def _shown(line: bytes | bytearray) -> str:
     return repr(line[:200].decode("utf-8", "replace"))
 
 
-def _rows(lines: bytes | bytearray, where: str, first: int) -> _Batch:
-    """The rows of whole ``lines`` (the first numbered ``first``), parsed by pyarrow's CSV reader
+def _rows(lines: bytes | bytearray, where: str, first: int, carriage: bool = True) -> _Batch:
+    """The rows of whole ``lines`` (the first numbered ``first``; ``carriage``: they may hold a
+    carriage return), parsed by pyarrow's CSV reader
     (tab-separated, no quoting); a line that is not eight columns is skipped (and listed). Fast
     path: all at once, pyarrow handing over the lines without eight columns; lines it cannot read
-    that way (such a line that is not UTF-8, a carriage return inside a line, an empty line) are
-    read line by line (:func:`_rows_by_line`)."""
-    if not lines.startswith(b"\n") and b"\n\n" not in lines:
-        invalid: list[tuple[int, str, str]] = []
+    that way (such a line that is not UTF-8, a carriage return inside a line) are read line by
+    line (:func:`_rows_by_line`). An empty line is a row of eight empty fields to pyarrow, which
+    the field checks find malformed."""
+    invalid: list[tuple[int, str, str]] = []
 
-        def skip(row: pa_csv.InvalidRow) -> str:
-            invalid.append(((row.number or 0) - 1, f"{row.actual_columns} column(s), not {COLUMNS}", repr(row.text[:200])))
-            return "skip"
+    def skip(row: pa_csv.InvalidRow) -> str:
+        invalid.append(((row.number or 0) - 1, f"{row.actual_columns} column(s), not {COLUMNS}", repr(row.text[:200])))
+        return "skip"
 
-        try:
-            with _quiet_invalid_rows():
-                table = pa_csv.read_csv(pa.py_buffer(lines), _READ, _parse_options(skip), _CONVERT)
-        except pa.ArrowInvalid:  # a row pyarrow could not hand to skip (not UTF-8)
-            pass
-        else:  # pyarrow also ends a line at a lone carriage return: then rows and lines differ
-            count = table.num_rows + len(invalid)
-            if (b"\r" not in lines or count == lines.count(b"\n")) and all(index >= 0 for index, _, _ in invalid):
-                return _Batch(table, where, first, invalid, count)
+    try:
+        with _quiet_invalid_rows():
+            table = pa_csv.read_csv(pa.py_buffer(lines), _READ, _parse_options(skip), _CONVERT)
+    except pa.ArrowInvalid:  # a row pyarrow could not hand to skip (not UTF-8)
+        pass
+    else:  # pyarrow also ends a line at a lone carriage return: then rows and lines differ
+        count = table.num_rows + len(invalid)
+        if (not carriage or count == lines.count(b"\n")) and all(index >= 0 for index, _, _ in invalid):
+            return _Batch(table, where, first, invalid, count, lines)
     return _rows_by_line(bytes(lines), where, first)
 
 
@@ -383,10 +394,11 @@ def _rows_by_line(lines: bytes, where: str, first: int) -> _Batch:
         else:
             good.append(line)
     if not good:
-        return _Batch(pa.table({name: pa.array([], pa.binary()) for name in _NAMES}), where, first, skipped, len(split))
+        return _Batch(pa.table({name: pa.array([], pa.binary()) for name in _NAMES}), where, first, skipped, len(split),
+                      lines)
     good.append(b"")
     table = pa_csv.read_csv(pa.py_buffer(b"\n".join(good)), _READ, _parse_options(), _CONVERT)
-    return _Batch(table, where, first, skipped, len(split))
+    return _Batch(table, where, first, skipped, len(split), lines)
 
 
 @contextmanager
@@ -496,11 +508,14 @@ def count_file(path: Path, min_posterior: float, memory_mb: int, directory: Path
         malformed = block.skipped
         if pc.any(bad).as_py():
             rows_bad = pc.indices_nonzero(bad).to_pylist()
-            malformed = sorted(malformed + [(index, "offsets, posterior or mid malformed", row) for index, row
-                                            in zip(block.line_indices(rows_bad), rows_bad)], key=lambda item: item[0])
+            malformed = sorted(malformed + [(index, "", "") for index in block.line_indices(rows_bad)],
+                               key=lambda item: item[0])
         for index, reason, shown in malformed:  # in line order
-            if isinstance(shown, int):  # a row: shown only if quoted
-                shown = _shown(b"\t".join(batch.column(n)[shown].as_py() for n in _NAMES)) if counts.quotes() else ""
+            if not reason and counts.quotes():  # a row the checks refused, quoted: read from its line
+                line = block.line(index)
+                columns = line.count(b"\t") + 1
+                reason = "offsets, posterior or mid malformed" if columns == COLUMNS else f"{columns} column(s), not {COLUMNS}"
+                shown = _shown(line)
             counts.malformed_line(f"{block.where} {block.first + index}", reason, shown)
         kept = pc.and_(ok, pc.greater_equal(posterior, min_posterior))
         counts.below_posterior += pc.sum(pc.and_(ok, pc.invert(kept))).as_py() or 0
