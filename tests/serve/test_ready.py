@@ -53,8 +53,9 @@ def test_ready_is_503_until_the_warm_up_has_run(demo: tuple[Path, Path, str]) ->
     # 600 s is more than the demo's queries take: every entity's title was linked, then it stopped
     assert body["ready"] is True and warmed["queries"] == len(_entity_lines(index)) == 54
     assert 0 < warmed["seconds"] < 600 and warmed["first_ms"] > 0 and warmed["last_ms"] > 0 and warmed["prepare_s"] > 0
-    # what the warm-up prepared: the entity-id map, the searcher's tie order
+    # what the warm-up prepared: the entity-id map, the searcher's tie order, the page's example
     assert "_docid_of" in artefacts.entity_index.__dict__ and "_id_rank" in artefacts.searcher.__dict__
+    assert artefacts._example is not None
 
 
 def test_no_warm_up_is_ready_at_once(demo: tuple[Path, Path, str]) -> None:
