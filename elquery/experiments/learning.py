@@ -84,9 +84,9 @@ def parse_learning(table: _Table) -> LearningSpec:
     """The learning keys of a method's config entry (:data:`KEYS`), each checked; one line naming
     the key for a bad value."""
     from elquery.linking.ltr.features import FEATURES
-    from elquery.linking.ltr.model import DEFAULT_MAX_FEATURES, DEFAULT_SEED, DEFAULT_TREES
+    from elquery.linking.ltr.model import DEFAULT_MAX_FEATURES, DEFAULT_SEED, DEFAULT_TREES, MAX_TREES
 
-    trees = _whole(table, "trees", DEFAULT_TREES, 1, None, "a number of trees")
+    trees = _whole(table, "trees", DEFAULT_TREES, 1, MAX_TREES, "a number of trees")
     max_features = _whole(table, "max_features", DEFAULT_MAX_FEATURES, 1, len(FEATURES), "features tried per split")
     seed = _whole(table, "seed", DEFAULT_SEED, 0, MAX_SEED, "a random seed")
     labels = table.path("labels", required=False)

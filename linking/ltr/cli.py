@@ -130,9 +130,11 @@ def _train(args: argparse.Namespace) -> int:
     from elquery.formats.run_metadata import read_sidecar
     from elquery.linking.ltr.feature_file import read_features
     from elquery.linking.ltr.features import FEATURES
-    from elquery.linking.ltr.model import model_bytes, new_info, train_forest, write_model
+    from elquery.linking.ltr.model import MAX_TREES, model_bytes, new_info, train_forest, write_model
 
     started = time.monotonic()
+    if args.trees > MAX_TREES:
+        raise ElqueryError(f"--trees must be at most {MAX_TREES}, got {args.trees}")
     if args.max_features > len(FEATURES):
         raise ElqueryError(f"--max-features must be at most {len(FEATURES)} (the features), got {args.max_features}")
     check_input(args.features, "features file")

@@ -34,6 +34,9 @@ from elquery.linking.ltr.forest import (ENGINES, CompiledEngine, OnnxRuntimeEngi
 FORMAT = "elquery-ltr-model/1"
 METADATA_KEY = "elquery-ltr"
 DEFAULT_TREES = 1000
+MAX_TREES = 10_000
+"""The most trees a forest may have (ten times the paper's): a bound on training time, model size
+and the work of every scored pair."""
 DEFAULT_MAX_FEATURES = 3
 DEFAULT_SEED = 1
 AUTO = "auto"
@@ -205,8 +208,8 @@ def train_forest(matrix: np.ndarray, labels: np.ndarray, trees: int = DEFAULT_TR
     fold may hold no positive pair: its forest then scores every pair with that label)."""
     RandomForestRegressor = require_extra("sklearn.ensemble").RandomForestRegressor
 
-    if trees < 1:
-        raise ElqueryError(f"the forest needs at least one tree, got {trees}")
+    if not 1 <= trees <= MAX_TREES:
+        raise ElqueryError(f"the forest's trees must be between 1 and {MAX_TREES}, got {trees}")
     if not 1 <= max_features <= matrix.shape[1]:
         raise ElqueryError(f"max features must be between 1 and {matrix.shape[1]}, got {max_features}")
     if len(set(labels.tolist())) < 2 and not one_label:

@@ -274,8 +274,9 @@ def test_a_model_trained_on_other_queries_scores_every_query(demo_kb: tuple[Path
 
 
 @pytest.mark.parametrize(("learning", "message"), [
-    ("trees = 0", "ltr_method.trees: expected a number of trees >= 1, got 0"),
-    ("trees = -5", "ltr_method.trees: expected a number of trees >= 1, got -5"),
+    ("trees = 0", "ltr_method.trees: expected a number of trees between 1 and 10000, got 0"),
+    ("trees = -5", "ltr_method.trees: expected a number of trees between 1 and 10000, got -5"),
+    ("trees = 100000000000", "ltr_method.trees: expected a number of trees between 1 and 10000, got 100000000000"),
     ("trees = 1.5", "ltr_method.trees: expected int, got float 1.5"),
     ('trees = "many"', "ltr_method.trees: expected int, got str 'many'"),
     ("trees = true", "ltr_method.trees: expected int, got bool True"),

@@ -157,6 +157,8 @@ def test_without_qrels_the_labels_are_empty(sample_link_artefacts: tuple[Path, P
     one_error_line(capsys, ["ltr", "train", "--features", str(out), "--out", str(tmp_path / "m.onnx"),
                             "--max-features", str(len(FEATURES) + 1)],
                    f"--max-features must be at most {len(FEATURES)} (the features), got {len(FEATURES) + 1}")
+    one_error_line(capsys, ["ltr", "train", "--features", str(out), "--out", str(tmp_path / "m.onnx"),
+                            "--trees", "10001"], "--trees must be at most 10000, got 10001")
 
 
 # --- the model ---------------------------------------------------------------------------------------
