@@ -81,10 +81,10 @@ class LinkedQuery:
     def __post_init__(self) -> None:
         links = []
         for entity, score in self.links:
-            canonical = canonical_entity_id(entity)
+            canonical = canonical_entity_id(entity) if isinstance(entity, str) else None
             if canonical is None:
                 raise ElqueryError(f"linked entity {entity!r} is not a DBpedia entity id")
-            if not (isinstance(score, int | float) and score > 0 and math.isfinite(score)):
+            if isinstance(score, bool) or not (isinstance(score, int | float) and score > 0 and math.isfinite(score)):
                 raise ElqueryError(f"linked entity {canonical}: score must be positive, got {score!r}")
             links.append((canonical, float(score)))
         if len({e for e, _ in links}) != len(links):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from elquery.serve.schema import LINKING_PARAMETERS
 
-from served_http import Answer, Connection, Served  # tests/serve, on the path as pytest loads it
+from served_http import Answer, Connection, Served, served  # noqa: F401  # served: the fixture (tests/serve is on the path)
 
 TEXT = st.text(st.characters() | st.characters(categories=["Cs"]), max_size=20)  # lone surrogates too
 NUMBERS = st.integers() | st.floats() | st.sampled_from([0, 1, 2, 1000, 1001, -1, 0.5, 1e400, 2**63, 10**30])

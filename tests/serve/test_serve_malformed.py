@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from elquery.indexing.demo import demo_knowledge_base
 from elquery.serve.app import Artefacts, Limits, create_app
 
-from served_http import Connection, Served  # tests/serve, on the path as pytest loads it
+from served_http import Connection, Served, served  # noqa: F401  # served: the fixture (tests/serve is on the path)
 
 NESTED = "[" * 100_000
 
@@ -41,6 +41,10 @@ SCENARIOS = [
     ("POST", "/link", NESTED, 400, "the JSON body is nested too deeply"),
     ("POST", "/link", '{"q": ' + NESTED, 400, "the JSON body is nested too deeply"),
     ("POST", "/link", '{"q": "klm", "qid": ["x"]}', 422, "qid: expected a string, got ['x']"),
+    ("POST", "/rank", '{"q": "obama", "model": "mlm-elr", "links": [{"entity": ["x"], "score": 1}]}', 422,
+     "linked entity ['x'] is not a DBpedia entity id"),
+    ("POST", "/rank", '{"q": "obama", "model": "mlm-elr", "links": [{"entity": "Barack_Obama", "score": true}]}',
+     422, "linked entity <dbpedia:Barack_Obama>: score must be positive, got True"),
     ("POST", "/tag", '{"text": "klm", "lang": [1]}', 422, "lang: expected a string, got [1]"),
     ("POST", "/link", '{"q": "obama", "commonness_threshold": 2}', 422,
      "commonness_threshold must be 0 <= commonness_threshold <= 1, got 2"),

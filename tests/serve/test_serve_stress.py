@@ -11,7 +11,7 @@ import random
 import threading
 from urllib.parse import quote
 
-from served_http import Connection, Served  # tests/serve, on the path as pytest loads it
+from served_http import Connection, Served, served  # noqa: F401  # served: the fixture (tests/serve is on the path)
 
 VALID = [
     ("GET", "/link?q=new+york+pizza+manhattan", None),
