@@ -4,8 +4,10 @@ answer after ready is the command line's."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+from collections.abc import Iterator
 import socket
 import subprocess
 import sys
@@ -33,6 +35,14 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     return index, surface_forms, cache
 
 
+@pytest.fixture(autouse=True)
+def _unfreeze() -> Iterator[None]:
+    """The warm-up freezes the objects of the process it runs in (gc.freeze): give the test
+    session's back to the collector."""
+    yield
+    gc.unfreeze()
+
+
 def _entity_lines(index: Path) -> list[str]:
     return (index / "entity_ids.txt").read_text(encoding="utf-8").splitlines()
 
@@ -56,6 +66,7 @@ def test_ready_is_503_until_the_warm_up_has_run(demo: tuple[Path, Path, str]) ->
     # what the warm-up prepared: the entity-id map, the searcher's tie order, the page's example
     assert "_docid_of" in artefacts.entity_index.__dict__ and "_id_rank" in artefacts.searcher.__dict__
     assert artefacts._example is not None
+    assert gc.get_freeze_count() > 0  # the objects alive after the warm-up are out of the collector's walks
 
 
 def test_no_warm_up_is_ready_at_once(demo: tuple[Path, Path, str]) -> None:
