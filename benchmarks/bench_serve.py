@@ -8,7 +8,9 @@ to every worker listening (N sockets on the port) and ``/ready``. Then, with no 
 wrk's ``--clients`` connections send GET /link requests one after another (closed loop), first for
 ``--first`` seconds (``window: first``), then for ``--seconds`` more (``window: next``; new
 connections). Each record: requests/s, p50/p90/p99/max latency, errors, and the peak RSS of the
-server's processes (all of them, and the largest).
+server's processes (all of them, and the largest); ``serve_ready`` also gives the requests each
+worker answered in all (``requests_per_worker``, from its ``/stats``: how the kernel spread the
+connections).
 
 Queries: the requests walk a list of distinct queries once before any repeats (the counter is
 shared by the connections): with ``--index``/``--surface-forms`` (e.g. the 1M-entity synthetic ones
@@ -108,6 +110,21 @@ def wait_ready(server: subprocess.Popen[bytes], port: int, workers: int) -> list
     return [{"worker": pid, **warmed} for pid, warmed in sorted(answers.items())]
 
 
+def worker_requests(port: int, workers: int) -> dict[int, int]:
+    """The requests each worker has answered (its ``/stats``), asked over new connections until
+    every worker has answered (at most 20 tries per worker)."""
+    import httpx
+
+    counts: dict[int, int] = {}
+    for _ in range(20 * workers):
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            stats = client.get("/stats").json()
+        counts[stats["worker"]] = sum(stats["requests"].values())
+        if len(counts) == workers:
+            break
+    return dict(sorted(counts.items()))
+
+
 def served_queries(index: Path | None, kb_count: int) -> list[str]:
     """The distinct queries the load walks (see the module's docstring)."""
     if index is None:
@@ -152,6 +169,7 @@ def serve(command: list[str], workers: int, windows: list[tuple[str, float]], cl
             offset = (offset + figures["requests"]) % len(queries)
             measured.append({"window": name, "seconds": seconds, **figures})
         peaks = list(peak_rss_mb([server.pid, *descendants(server.pid)]).values())
+        ready["requests_per_worker"] = list(worker_requests(port, workers).values())
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -184,7 +202,7 @@ def main() -> int:
     windows = [("first", args.first), ("next", args.seconds)]
     for workers in args.workers:
         ready, measured, peaks = serve(command, workers, windows, args.clients, queries)
-        emit({"bench": "serve_ready", "workers": workers, **ready})
+        emit({"bench": "serve_ready", "workers": workers, **ready})  # after the windows: requests_per_worker
         for figures in measured:
             emit({"bench": "serve", "artefacts": str(index), "workers": workers, "clients": args.clients,
                   "distinct_queries": len(queries), "load_generator": "wrk", **figures,
