@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from elquery.base import ElqueryError, add_workers_argument, workers_of
 from elquery.files import check_output, is_stdio
+from elquery.formats.link_output import ENTITY_SCHEMES
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, check_artefact, resolve_artefact_args
 from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
 from elquery.retrieval.models import DEFAULT_K, DEFAULT_MODEL, MODELS
@@ -41,6 +42,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                       help="model parameter, repeatable (see the model list above)")
     rank.add_argument("--out", required=True, help="TREC run file to write; - writes standard output")
     rank.add_argument("--tag", default=None, help="run tag (default elquery-MODEL)")
+    rank.add_argument("--entity-ids", choices=ENTITY_SCHEMES, default="dbpedia", metavar="SCHEME",
+                      help="the ids the run writes entities as: dbpedia (default), wikipedia (title), wikidata (QID), "
+                      "freebase (mid) or pageid (Wikipedia page id), from the index's identifiers table (elquery "
+                      "build); an entity without one keeps its DBpedia id, counted on stderr (docs/identifiers.md)")
     rank.add_argument("--links", metavar="FILE", default=None,
                       help=f"linked entities of the queries for the ELR models ({', '.join(_link_takers())}): TSV "
                       "qid<TAB>entity<TAB>score, JSON lines {qid, links}, or `elquery link --format jsonl` output")
@@ -62,7 +67,8 @@ def _rank(args: argparse.Namespace) -> int:
     from elquery.retrieval.batch import rank_many
     from elquery.retrieval.models import parse_params
     from elquery.formats.queries import read_queries
-    from elquery.formats.trec_run import write_run
+    from elquery.formats.trec_run import in_scheme, write_run
+    from elquery.kb.identifiers import entity_ids_of
 
     started = time.monotonic()
     entry = MODELS.get(args.model)
@@ -81,6 +87,10 @@ def _rank(args: argparse.Namespace) -> int:
     check_engine(args.engine, args.master)
     limit = check_query_limit(args.max_query_tokens)
     check_output(args.out)
+    ids = entity_ids_of(args.index)
+    if args.entity_ids != "dbpedia" and ids is None:
+        raise ElqueryError(f"--entity-ids {args.entity_ids}: the entity index has no identifiers table (build it "
+                           "with `elquery build`, stage identifiers)")
     queries = read_queries(args.queries)
     for query in queries:  # all of them before any work
         check_query_length(query.text, limit, query.qid)
@@ -95,7 +105,16 @@ def _rank(args: argparse.Namespace) -> int:
             ranked = rank_spark(args.index, queries, model, args.k, args.master, progress.update)
         else:
             ranked = rank_many(args.index, queries, model, args.k, workers_of(args), progress.update)
+        missing = [0]
+        if args.entity_ids != "dbpedia":
+            assert ids is not None
+            scheme = args.entity_ids
+            ranked = in_scheme(ranked, lambda entities: {e: i.scheme(scheme) for e, i in ids(entities).items()},
+                               missing)
         lines = write_run(args.out, ranked, args.tag or f"elquery-{args.model}")
+    if missing[0]:
+        print(f"elquery rank: {missing[0]} of the entities written have no {args.entity_ids} id; they keep their "
+              "DBpedia id", file=sys.stderr)
     if not is_stdio(args.out):
         from elquery.formats.run_metadata import write_sidecar
         from elquery.indexing.provenance import run_metadata

@@ -14,7 +14,7 @@ checked but ignored, a score a decimal number as C's strtod reads it whole.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from elquery.base import ElqueryError
@@ -51,6 +51,22 @@ def run_lines(qid: str, ranking: Iterable[Ranked], tag: str) -> list[str]:
             raise ElqueryError(f"entity id {entity!r} holds whitespace and cannot go into a TREC run")
         lines.append(f"{qid} Q0 {entity} {rank} {score!r} {tag}\n")
     return lines
+
+
+def in_scheme(rankings: Iterable[tuple[str, Iterable[Ranked]]],
+              written: Callable[[Sequence[str]], Mapping[str, str | None]],
+              missing: list[int]) -> Iterator[tuple[str, list[Ranked]]]:
+    """``rankings`` with each entity as ``written`` gives it (``--entity-ids``, docs/identifiers.md);
+    an entity it gives None keeps its DBpedia id and is counted in ``missing[0]``."""
+    for qid, ranking in rankings:
+        hits = list(ranking)
+        found = written([entity for _, entity, _ in hits])
+        mapped = []
+        for rank, entity, score in hits:
+            other = found.get(entity)
+            missing[0] += other is None
+            mapped.append((rank, other or entity, score))
+        yield qid, mapped
 
 
 def write_run(path: Path | str, rankings: Iterable[tuple[str, Iterable[Ranked]]], tag: str) -> int:

@@ -196,3 +196,25 @@ def test_mcp_entity_tool_gives_and_takes_every_id(client: TestClient, dumps: dic
     assert by_qid["entity"] == "<dbpedia:KLM>" and by_qid["ids"] == _ids("<dbpedia:KLM>", dumps)
     assert {k: v for k, v in by_qid.items() if k != "abstract"} == client.get("/entity/KLM").json()
     assert entity_record(service, dumps["freebase"]["KLM"]) == by_qid == entity_record(service, "curid:16882")
+
+
+def test_rank_writes_the_scheme_asked_for(artefacts: Path, dumps: dict[str, dict[str, str]], tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("a\tbritish airways\nb\tklm rome\n", encoding="utf-8")
+    rank = ["rank", "--artefacts", str(artefacts), "--queries", str(queries), "--k", "4", "--out", "-"]
+    capsys.readouterr()
+    assert elquery(rank) == 0
+    plain = [line.split(" ") for line in capsys.readouterr().out.splitlines()]
+    for scheme in ("wikidata", "freebase", "pageid"):
+        assert elquery([*rank, "--entity-ids", scheme]) == 0
+        captured = capsys.readouterr()
+        written = [line.split(" ") for line in captured.out.splitlines()]
+        expected, kept = [], 0
+        for fields in plain:
+            other = _ids(fields[2], dumps)[{"pageid": "wikipedia_page_id"}.get(scheme, scheme)]
+            kept += other is None
+            expected.append([*fields[:2], fields[2] if other is None else str(other), *fields[3:]])
+        assert written == expected and kept < len(plain)
+        assert [line for line in captured.err.splitlines() if "keep their DBpedia id" in line] == (
+            [f"elquery rank: {kept} of the entities written have no {scheme} id; they keep their DBpedia id"] if kept else [])
