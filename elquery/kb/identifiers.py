@@ -243,22 +243,26 @@ def table_path(index: Path | str) -> Path:
     return Path(index) / FILE_NAME
 
 
-_opened: dict[Path, IdentifierTable] = {}
+_opened: dict[tuple[Path, int, int], IdentifierTable] = {}
 _opened_lock = threading.Lock()
 
 
 def table_of_index(index: Path | str | None) -> IdentifierTable | None:
-    """The identifiers table of the entity index ``index`` (opened once per process), or None
-    when it has none (an index built by ``elquery index dbpedia`` alone) or no index is given."""
+    """The identifiers table of the entity index ``index`` (opened once per process and version
+    of the file: a rebuilt table is opened anew), or None when it has none (an index built by
+    ``elquery index dbpedia`` alone) or no index is given."""
     if index is None:
         return None
     path = table_path(index).resolve()
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    key = (path, status.st_ino, status.st_mtime_ns)
     with _opened_lock:
-        table = _opened.get(path)
+        table = _opened.get(key)
         if table is None:
-            if not path.is_file():
-                return None
-            table = _opened[path] = IdentifierTable(path)
+            table = _opened[key] = IdentifierTable(path)
         return table
 
 
