@@ -53,10 +53,7 @@ def atomic_output(path: Path | str | None) -> Iterator[IO[str]]:
         sys.stdout.flush()
         return
     path = Path(path)
-    check_output(path)
-    for line in remove_stale_temporaries(path):
-        print(line, file=sys.stderr)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
+    temporary = _temporary_beside(path)
     try:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
         with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as stream:
@@ -65,6 +62,30 @@ def atomic_output(path: Path | str | None) -> Iterator[IO[str]]:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def write_bytes_atomically(path: Path | str, data: bytes) -> None:
+    """Write ``data`` to ``path`` as :func:`atomic_output` writes text: a new file beside it,
+    renamed to ``path`` when complete, removed when the write fails."""
+    path = Path(path)
+    temporary = _temporary_beside(path)
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(descriptor, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _temporary_beside(path: Path) -> Path:
+    """A new temporary file's name beside the output ``path`` (``.NAME.PID-XXXXXXXX.tmp``), once
+    ``path`` is checked and the temporaries of killed processes beside it are removed."""
+    check_output(path)
+    for line in remove_stale_temporaries(path):
+        print(line, file=sys.stderr)
+    return path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
 
 
 def remove_stale_temporaries(path: Path) -> list[str]:

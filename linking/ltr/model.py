@@ -17,7 +17,6 @@ predictions for the rows of a feature matrix.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from elquery.base import ElqueryError
+from elquery.files import write_bytes_atomically
 from elquery.indexing.provenance import elquery_version, read_provenance
 from elquery.linking.ltr.features import FEATURES
 from elquery.linking.ltr.forest import (ENGINES, CompiledEngine, OnnxRuntimeEngine, compiled_available, from_onnx,
@@ -246,12 +246,5 @@ def new_info(forest: Any, training: Mapping[str, Any], artefacts: Mapping[str, s
 
 
 def write_model(path: Path | str, data: bytes) -> None:
-    """Write the model file atomically (a temporary file beside it, renamed when complete)."""
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
-    try:
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    """Write the model file atomically (:func:`~elquery.files.write_bytes_atomically`)."""
+    write_bytes_atomically(path, data)

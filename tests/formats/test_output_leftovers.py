@@ -89,3 +89,21 @@ def test_a_builds_old_work_folder_of_a_dead_process_goes_and_a_running_ones_stay
     assert sorted(lines) == sorted(f"removed {folder}, left by an earlier build (process {dead}) that did not finish"
                                    for folder in stale)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([running.name, "idx"])
+
+
+def test_a_model_write_removes_the_temporaries_of_dead_processes_and_leaves_none_of_its_own(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``elquery ltr train``'s model file is written by write_bytes_atomically, the byte twin of
+    atomic_output: a killed writer's temporary is removed by the next write; a failed write
+    leaves neither the model nor a temporary."""
+    from elquery.files import write_bytes_atomically
+
+    model, dead = tmp_path / "m.onnx", dead_pid()
+    stale = tmp_path / f".m.onnx.{dead}-0123abcd.tmp"
+    stale.write_bytes(b"half a model")
+    write_bytes_atomically(model, b"\x08\x07onnx")
+    assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"] and model.read_bytes() == b"\x08\x07onnx"
+    assert f"removed {stale}, left by an earlier command (process {dead})" in capsys.readouterr().err
+    with pytest.raises(TypeError):
+        write_bytes_atomically(tmp_path / "other.onnx", "text, not bytes")  # type: ignore[arg-type]
+    assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
