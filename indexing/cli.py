@@ -180,6 +180,10 @@ def _info(args: argparse.Namespace) -> int:
 
     if is_artefacts_dir(args.artefact):
         named = {path.name: path for _, _, path in ArtefactPaths.of(args.artefact).items() if path.exists()}
+        identifiers = ArtefactPaths.of(args.artefact).index / "identifiers.db"
+        if KINDS["identifiers table"](identifiers):  # the identifiers table inside the index (docs/identifiers.md)
+            named = {**{k: v for k, v in named.items() if k == "index"}, "index/identifiers.db": identifiers,
+                     **{k: v for k, v in named.items() if k != "index"}}
     elif any(is_kind(args.artefact) for is_kind in KINDS.values()):
         named = {args.artefact.name: args.artefact}
     elif args.artefact.exists():

@@ -198,7 +198,7 @@ def test_build_errors(data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_info_prints_the_records(built: Path, data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert elquery(["info", str(built)]) == 0
     out = capsys.readouterr().out
-    for name in ("index", "surface-forms.db", "tagme"):
+    for name in ("index", "index/identifiers.db", "surface-forms.db", "tagme"):
         record = read_provenance(built / name)
         assert record is not None
         assert f"== {built / name}\nkind: {record.kind}\nid: {record.id}\n" in out
@@ -207,7 +207,7 @@ def test_info_prints_the_records(built: Path, data: Path, capsys: pytest.Capture
     assert elquery(["info", "--json", str(built)]) == 0
     records = json.loads(capsys.readouterr().out)
     assert records == {name: read_provenance(built / name).to_json()  # type: ignore[union-attr]
-                       for name in ("index", "surface-forms.db", "tagme")}
+                       for name in ("index", "index/identifiers.db", "surface-forms.db", "tagme")}
     assert records["tagme"]["format"] == "elquery-provenance/1"
     assert elquery(["info", str(built / "surface-forms.db")]) == 0
     assert capsys.readouterr().out.startswith(f"== {built / 'surface-forms.db'}\nkind: surface-form store\n")
