@@ -24,7 +24,7 @@ WIKIDATA = {"British_Airways": "Q8691", "KLM": "Q181912", "Rome": "Q220"}
 
 def _dump(path: Path, pattern: str) -> dict[str, str]:
     """Title -> the value ``pattern`` (subject title, value) finds on each line of a dump."""
-    found = {}
+    found: dict[str, str] = {}
     for line in bz2.open(path, "rt", encoding="utf-8"):
         match = re.fullmatch(pattern, line.rstrip("\n"))
         assert match is not None, line
