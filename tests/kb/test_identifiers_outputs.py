@@ -50,7 +50,7 @@ def artefacts(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) ->
         f"<http://dbpedia.org/resource/{title}> <http://www.w3.org/2002/07/owl#sameAs> "
         f"<http://wikidata.dbpedia.org/resource/{qid}> .\n" for title, qid in WIKIDATA.items()), encoding="utf-8")
     assert elquery(["build", "--data", str(data), "--out", str(root / "art"), "--workers", "1",
-                    "--stages", "index,identifiers,surface-forms"]) == 0
+                    "--min-link", "1"]) == 0
     return root / "art"
 
 
@@ -167,7 +167,8 @@ def test_surface_forms_aliases_by_any_id(artefacts: Path, dumps: dict[str, dict[
 
 @pytest.fixture(scope="module")
 def client(artefacts: Path) -> TestClient:
-    return TestClient(create_app(Artefacts(artefacts / "index", artefacts / "surface-forms.db"), Limits(max_batch=5)))
+    return TestClient(create_app(Artefacts(artefacts / "index", artefacts / "surface-forms.db", artefacts / "tagme"),
+                                 Limits(max_batch=5)))
 
 
 def test_service_entity_link_and_rank_give_and_take_every_id(client: TestClient, artefacts: Path,
@@ -218,3 +219,11 @@ def test_rank_writes_the_scheme_asked_for(artefacts: Path, dumps: dict[str, dict
         assert written == expected and kept < len(plain)
         assert [line for line in captured.err.splitlines() if "keep their DBpedia id" in line] == (
             [f"elquery rank: {kept} of the entities written have no {scheme} id; they keep their DBpedia id"] if kept else [])
+
+
+def test_tag_gives_each_annotation_its_ids(client: TestClient, dumps: dict[str, dict[str, str]]) -> None:
+    annotations = client.get("/tag", params={"text": "british airways and klm fly to rome"}).json()["annotations"]
+    assert {a["dbpedia_id"] for a in annotations} >= {"<dbpedia:British_Airways>", "<dbpedia:KLM>"}
+    for annotation in annotations:
+        assert annotation["ids"] == _ids(annotation["dbpedia_id"], dumps)
+        assert annotation["id"] == annotation["ids"]["wikipedia_page_id"]  # TAGME's page id: the same dump

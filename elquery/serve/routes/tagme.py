@@ -44,10 +44,14 @@ def tagme_answer(key: str, items: list[dict[str, Any]], values: dict[str, Any], 
 @routes.get_and_post("/tag")
 async def tag(request: Request) -> JSONResponse:
     """TAGME's REST answer: annotations with spot, start, end (character offsets), rho, title,
-    id (the Wikipedia page id, where the artefact knows it from DBpedia's page_ids)."""
+    id (the Wikipedia page id, where the artefact knows it from DBpedia's page_ids); with the
+    index's identifiers table, each annotation's ``ids`` too (docs/identifiers.md)."""
     tagme, text, values = await tagme_request(request)
     started = time.perf_counter()
-    result = await service_of(request).bounded(tagme.result, text, "tag")
+    service = service_of(request)
+    result = await service.bounded(tagme.result, text, "tag")
+    ids = service.artefacts.entity_ids
+    found = None if ids is None else ids([triple.entity for triple in result.scored])
     dictionary = tagme.artefact.dictionary
     annotations = []
     for triple in result.scored:
@@ -57,7 +61,8 @@ async def tag(request: Request) -> JSONResponse:
         page_id = None if node is None else dictionary.page_id(node)
         annotations.append({"spot": text[start:end], "start": start, "end": end, "rho": triple.score,
                             "title": title, "dbpedia_id": triple.entity,
-                            **({} if page_id is None else {"id": page_id})})
+                            **({} if page_id is None else {"id": page_id}),
+                            **({} if found is None else {"ids": found[triple.entity].as_dict()})})
     return tagme_answer("annotations", annotations, values, started)
 
 
