@@ -227,3 +227,22 @@ def test_tag_gives_each_annotation_its_ids(client: TestClient, dumps: dict[str, 
     for annotation in annotations:
         assert annotation["ids"] == _ids(annotation["dbpedia_id"], dumps)
         assert annotation["id"] == annotation["ids"]["wikipedia_page_id"]  # TAGME's page id: the same dump
+
+
+def test_the_identifiers_stage_alone(artefacts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = artefacts.parent / "dumps"
+    capsys.readouterr()
+    assert elquery(["build", "--data", str(data), "--out", str(tmp_path / "new"), "--stages", "identifiers"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "the identifiers go into the entity index" in err, err
+    assert not (tmp_path / "new").exists()
+    out = tmp_path / "art"
+    shutil.copytree(artefacts, out)
+    assert elquery(["build", "--data", str(data), "--out", str(out), "--stages", "identifiers"]) == 0
+    assert capsys.readouterr().out == f"0 of 1 stages built -> {out}\n"  # up to date
+    (out / "index" / "identifiers.db").unlink()
+    assert elquery(["build", "--data", str(data), "--out", str(out), "--stages", "identifiers"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == f"1 of 1 stages built -> {out}\n"
+    assert "identifiers: 98 entities with identifiers (98 pageid, 95 freebase, 3 wikidata); 0 malformed lines" in captured.err
+    assert sorted(p.name for p in (out / "index").iterdir() if p.name.startswith((".", "identifiers"))) == ["identifiers.db"]
