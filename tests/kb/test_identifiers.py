@@ -177,3 +177,14 @@ def test_wikipedia_title_and_url_round_trip(entity: str, title: str, url: str) -
     assert dbpedia_of_title(url[len("https://en.wikipedia.org/wiki/"):]) == entity
     assert dbpedia_of_title(title) == entity
     assert parse_identifier(url) == Named("wikipedia", entity)
+
+
+def test_a_truncated_dump_is_one_error_and_leaves_nothing(dbpedia_sample: Path, tmp_path: Path) -> None:
+    data, index = tmp_path / "dumps", tmp_path / "index"
+    data.mkdir()
+    index.mkdir()
+    whole = (dbpedia_sample / "page_ids_en.ttl.bz2").read_bytes()
+    (data / "page_ids_en.ttl.bz2").write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(ElqueryError, match="page_ids_en.ttl.bz2: truncated or corrupt file"):
+        build_identifiers([data], index)
+    assert list(index.iterdir()) == []
