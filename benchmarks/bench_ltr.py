@@ -11,9 +11,9 @@ over the engine's) and ``speedup_wall_p50``, and ``max_abs_diff`` from scikit-le
 (:class:`harness.Timer`); every repetition scores another query's rows, so a batch finds no tree
 path warm in the caches from the previous call.
 
-Batches: the per-query batches the linker will see, whole queries of 10, 30 and 100 candidate
-pairs (``--batches`` of each size), held out from training; and one large batch, every training
-row (``--large-repeats`` times).
+Batches: the per-query batches the linker will see, whole queries of 10, 30, 100 and 300
+candidate pairs (``--batches`` of each size), held out from training; and one large batch, every
+training row (``--large-repeats`` times).
 
 Data: a real features file (``--features``, as ``elquery ltr features --qrels`` writes), or a
 synthetic one shaped like Y-ERD's (``--queries`` queries, default 2,400, log-normal candidates
@@ -48,7 +48,7 @@ from elquery.linking.ltr.feature_file import KEY_COLUMNS, number_text, read_feat
 from elquery.linking.ltr.features import FEATURES  # noqa: E402
 from elquery.linking.ltr.model import LtrModel, model_bytes, new_info, train_forest, write_model  # noqa: E402
 
-BATCH_SIZES = (10, 30, 100)
+BATCH_SIZES = (10, 30, 100, 300)
 
 
 def synthetic_query(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:

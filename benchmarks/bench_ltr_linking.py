@@ -8,9 +8,10 @@ with its extras: page links, anchor texts; plus long abstracts made from the sho
 ``bench_full_scale.py`` makes them), built by ``elquery build --stages index,surface-forms`` into
 ``--work`` (reused); or existing ``--index`` and ``--surface-forms`` with ``--model``.
 
-Queries: distinct synthetic queries made of the index's own entity titles (one or two titles,
-lower-cased, qualifiers dropped, a third with one more word of another title; as
-``bench_linking.kb_queries``), so every query has candidates. The first ``--train-queries`` train
+Queries: distinct synthetic queries made of the index's own entity titles (``--titles``: one or
+two titles by default, lower-cased, qualifiers dropped, a third with one more word of another
+title; as ``bench_linking.kb_queries``), so every query has candidates; more titles a query give
+more candidate pairs (the ``ltr_breakdown`` rows), as Y-ERD's about 10. The first ``--train-queries`` train
 the model; the next ``--queries`` (other queries) are timed.
 
 Labels (synthetic): the entities whose titles a query was made of are its one ground-truth
@@ -45,7 +46,7 @@ JSON lines:
 
 Usage: ``python benchmarks/bench_ltr_linking.py [--work DIR] [--entities N] [--train-queries N]
 [--queries N] [--trees N] [--label-noise P] [--workers N] [--clients N] [--seconds S] [--warmup S]
-[--parts latency,breakdown,cold,serve]``
+[--titles 1,2] [--parts latency,breakdown,cold,serve]``
 """
 
 from __future__ import annotations
@@ -100,9 +101,11 @@ def build_artefacts(work: Path, entities: int, workers: int) -> tuple[Path, Path
     return index, surface_forms
 
 
-def labelled_queries(index: Path, count: int, seed: int) -> list[tuple[str, str, list[str]]]:
-    """``count`` distinct (qid, query, entities) made of one or two entity titles of the index,
-    a third with one more word of another title; ``entities``: those whose titles made it."""
+def labelled_queries(index: Path, count: int, seed: int,
+                     titles: tuple[int, ...] = (1, 2)) -> list[tuple[str, str, list[str]]]:
+    """``count`` distinct (qid, query, entities) made of ``titles`` entity titles of the index (a
+    count drawn uniformly from them per query), a third with one more word of another title;
+    ``entities``: those whose titles made it."""
     ids = (index / "entity_ids.txt").read_text(encoding="utf-8").splitlines()
     rng = random.Random(seed)
 
@@ -113,7 +116,7 @@ def labelled_queries(index: Path, count: int, seed: int) -> list[tuple[str, str,
     queries: list[tuple[str, str, list[str]]] = []
     seen: set[str] = set()
     while len(queries) < count:
-        drawn = [title() for _ in range(rng.choice((1, 2)))]
+        drawn = [title() for _ in range(rng.choice(titles))]
         words = [text for _, text in drawn]
         if rng.random() < 1 / 3:
             words.append(rng.choice(title()[1].split()))
@@ -335,8 +338,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=60.0, help="seconds of load before each served measure")
     parser.add_argument("--serve-queries", type=int, default=1000)
     parser.add_argument("--parts", default=",".join(PARTS), help=f"what to measure, of {','.join(PARTS)}")
+    parser.add_argument("--titles", default="1,2",
+                        help="entity titles a query is made of, a count drawn per query from this list (more "
+                             "titles, more candidate pairs: Y-ERD has about 10 a query)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    titles = tuple(int(n) for n in args.titles.split(","))
     parts = set(args.parts.split(","))
     if not parts <= set(PARTS):
         parser.error(f"--parts: unknown {', '.join(sorted(parts - set(PARTS)))}")
@@ -346,11 +353,12 @@ def main(argv: list[str] | None = None) -> int:
         index, surface_forms = build_artefacts(args.work, args.entities, args.workers)
     else:
         index, surface_forms = args.index, args.surface_forms
-    queries = labelled_queries(index, args.train_queries + args.queries, args.seed)
+    queries = labelled_queries(index, args.train_queries + args.queries, args.seed, titles)
     model = args.model
     if model is None:
         noisy = f"-noise{args.label_noise:g}" if args.label_noise else ""
-        model = args.work / f"model-{args.entities}-{args.train_queries}-{args.trees}{noisy}.onnx"
+        shape = "" if titles == (1, 2) else "-titles" + "_".join(map(str, titles))
+        model = args.work / f"model-{args.entities}-{args.train_queries}-{args.trees}{noisy}{shape}.onnx"
         if not model.exists():
             train_model(index, surface_forms, queries[:args.train_queries], model, args.trees, args.workers,
                         args.label_noise)

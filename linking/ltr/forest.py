@@ -9,11 +9,13 @@ scikit-learn's to the last bits of the sum.
 
 Engines (:data:`ENGINES`), both with scikit-learn's answers:
 
-* ``compiled``: a numba kernel over a compact copy of the trees (8 bytes a split: the threshold as
+* ``compiled``: a numba kernel over a compact copy of the trees (8 bytes a node: the threshold as
   the largest float32 not above it, which decides ``float32(x) <= t`` exactly, and the feature and
-  the offset of the right child packed in an int32; the left child is the next node), traversing
-  tree by tree with the batch's rows in lockstep, so a tree is read once for all rows and the
-  rows' memory reads overlap. Needs numba (the ``ltr`` extra).
+  the offset of the right child packed in an int32; the left child is the next node; a leaf holds
+  the number of its value among the forest's distinct leaf values), traversing the trees in blocks
+  of about :data:`LANES` / rows trees with every (tree, row) pair of a block in lockstep, so a
+  tree is read once for all rows and the memory reads overlap even for a query of one or two
+  candidates. Needs numba (the ``ltr`` extra).
 * ``onnxruntime``: the ONNX file in an onnxruntime session (one thread).
 
 ``benchmarks/bench_ltr.py`` measures both against scikit-learn's own ``predict``.
@@ -34,6 +36,8 @@ INPUT, OUTPUT = "features", "score"
 ML_DOMAIN = "ai.onnx.ml"
 MAX_FEATURES = 255
 """At most this many features (the compact layout packs a feature number in 8 bits)."""
+LANES = 64
+"""The compiled engine's (tree, row) pairs walked in lockstep: trees in blocks of LANES / rows."""
 
 
 @dataclass(frozen=True)
@@ -184,16 +188,17 @@ class CompiledEngine:
             raise ElqueryError(f"the compiled engine takes at most {MAX_FEATURES} features, not {arrays.features}")
         kernels = _kernels()
         thresholds = _float32_at_most(arrays.split_thresholds)
-        self._nodes, self._values, self._roots = kernels.compact(
+        self._values, slots = np.unique(arrays.leaf_values, return_inverse=True)
+        self._nodes, self._roots = kernels.compact(
             arrays.roots, arrays.split_features.astype(np.int32), thresholds.view(np.int32),
             arrays.true_ids, arrays.true_leaf.astype(np.bool_), arrays.false_ids, arrays.false_leaf.astype(np.bool_),
-            arrays.leaf_values)
+            slots.astype(np.int32))
         self._thresholds = self._nodes.view(np.float32)
         self._predict = kernels.predict
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
         return self._predict(self._nodes, self._thresholds, self._values, self._roots,
-                             np.ascontiguousarray(rows, dtype=np.float32))
+                             np.ascontiguousarray(rows, dtype=np.float32), LANES)
 
 
 def _float32_at_most(values: np.ndarray) -> np.ndarray:

@@ -2,7 +2,9 @@
 
 Compact layout, one int32 pair per node in depth-first order (a split's left child is the next
 node): ``nodes[i, 0]`` the bits of the float32 threshold, ``nodes[i, 1]`` = (offset of the right
-child) << 8 | feature, or :data:`LEAF` for a leaf, whose value is ``values[i]``.
+child) << 8 | feature; a leaf has :data:`LEAF` in ``nodes[i, 1]`` and in ``nodes[i, 0]`` the
+number of its value in ``values``, the forest's distinct leaf values (a fully grown forest over
+0/1 labels has few), so reaching a leaf reads no other memory than its node.
 """
 
 from __future__ import annotations
@@ -14,12 +16,11 @@ LEAF = 255
 
 
 @njit(cache=True, nogil=True)
-def compact(roots, features, threshold_bits, true_ids, true_leaf, false_ids, false_leaf, leaf_values):
-    """The compact layout of a forest given as ONNX TreeEnsemble arrays: (nodes, values, the
-    position of each tree's root)."""
+def compact(roots, features, threshold_bits, true_ids, true_leaf, false_ids, false_leaf, leaf_slots):
+    """The compact layout of a forest given as ONNX TreeEnsemble arrays, ``leaf_slots`` the number
+    of each leaf's value among the distinct values: (nodes, the position of each tree's root)."""
     total = 2 * features.shape[0] + roots.shape[0]  # a tree of s splits has s + 1 leaves (a leaf may be two children)
     nodes = np.zeros((total, 2), dtype=np.int32)
-    values = np.zeros(total, dtype=np.float64)
     positions = np.empty(roots.shape[0], dtype=np.int32)
     stack_ids = np.empty(64, dtype=np.int64)
     stack_leaf = np.empty(64, dtype=np.bool_)
@@ -38,8 +39,8 @@ def compact(roots, features, threshold_bits, true_ids, true_leaf, false_ids, fal
                     raise ValueError("a tree is too large for the compact layout")
                 nodes[parent, 1] |= offset << 8
             if leaf:
+                nodes[at, 0] = leaf_slots[node]
                 nodes[at, 1] = LEAF
-                values[at] = leaf_values[node]
             else:
                 if top + 2 > stack_ids.shape[0]:  # depth-first: the stack grows with the depth only
                     stack_ids = np.concatenate((stack_ids, np.empty_like(stack_ids)))
@@ -51,33 +52,48 @@ def compact(roots, features, threshold_bits, true_ids, true_leaf, false_ids, fal
                 stack_ids[top + 1], stack_leaf[top + 1], stack_parent[top + 1] = true_ids[node], true_leaf[node], -1
                 top += 2
             at += 1
-    return nodes, values, positions
+    return nodes[:at].copy(), positions
 
 
 @njit(cache=True, nogil=True)
-def predict(nodes, thresholds, values, roots, rows):
+def predict(nodes, thresholds, values, roots, rows, lanes):
     """Mean over the trees of each row's leaf value, trees summed in order as scikit-learn does
-    (``thresholds`` is ``nodes`` viewed as float32; ``rows`` float32). Tree by tree, every row
-    steps one level per pass, so the reads of the rows overlap."""
+    (``thresholds`` is ``nodes`` viewed as float32; ``rows`` float32). The trees are taken in
+    blocks of about ``lanes`` / rows trees; in a block every (tree, row) pair not yet at a leaf
+    steps one level per pass, so their memory reads overlap even for a query of a few rows."""
     count = rows.shape[0]
+    trees = roots.shape[0]
+    block = max(1, min(trees, lanes // count))
     total = np.zeros(count, dtype=np.float64)
-    current = np.empty(count, dtype=np.int64)
-    for tree in range(roots.shape[0]):
-        for row in range(count):
-            current[row] = roots[tree]
-        moving = count
+    current = np.empty(block * count, dtype=np.int64)
+    active = np.empty(block * count, dtype=np.int64)
+    reached = np.empty(block * count, dtype=np.float64)
+    lane_row = np.empty(block * count, dtype=np.int64)
+    for lane in range(block * count):
+        lane_row[lane] = lane % count
+    for first in range(0, trees, block):
+        size = min(block, trees - first)
+        moving = size * count
+        for lane in range(moving):
+            current[lane] = roots[first + lane // count]
+            active[lane] = lane
         while moving > 0:
-            moving = 0
-            for row in range(count):
-                node = current[row]
+            kept = 0
+            for at in range(moving):
+                lane = active[at]
+                node = current[lane]
                 packed = nodes[node, 1]
                 feature = packed & 255
-                if feature != LEAF:
-                    if rows[row, feature] <= thresholds[node, 0]:
-                        current[row] = node + 1
+                if feature == LEAF:
+                    reached[lane] = values[nodes[node, 0]]
+                else:
+                    if rows[lane_row[lane], feature] <= thresholds[node, 0]:
+                        current[lane] = node + 1
                     else:
-                        current[row] = node + (packed >> 8)
-                    moving += 1
-        for row in range(count):
-            total[row] += values[current[row]]
-    return total / roots.shape[0]
+                        current[lane] = node + (packed >> 8)
+                    active[kept] = lane
+                    kept += 1
+            moving = kept
+        for lane in range(size * count):  # tree by tree, in order
+            total[lane_row[lane]] += reached[lane]
+    return total / trees

@@ -50,3 +50,21 @@ def test_rows_on_and_next_to_float32_thresholds_take_scikit_learns_branch(engine
     assert np.any(thresholds.astype(np.float32).astype(np.float64) != thresholds)  # not float32 values
     assert np.array_equal(model.score(matrix), forest.predict(matrix))
     assert forest.predict(matrix).min() < 0.5 < forest.predict(matrix).max()
+
+
+def test_compiled_engine_gives_scikit_learns_scores_for_every_batch_size(tmp_path: Path) -> None:
+    """The compiled engine walks the trees in blocks of about LANES / rows trees: one row (a block
+    of 64 trees), a few rows, a block that does not divide the forest, and more rows than lanes,
+    each the same numbers as scikit-learn's predict, from leaves of many distinct values."""
+    from elquery.linking.ltr.forest import LANES
+
+    rng = np.random.default_rng(11)
+    matrix = rng.random((400, len(FEATURES)))
+    labels = (matrix[:, 0] + 0.3 * rng.random(400) > 0.6).astype(np.int8)
+    forest = train_forest(matrix, labels, trees=101, seed=3)  # 101 trees: no block size divides it
+    model = LtrModel.load(saved(forest, tmp_path / "m.onnx"), engine="compiled")
+    assert len(np.unique(np.concatenate([e.tree_.value.ravel() for e in forest.estimators_]))) > 2
+    probes = rng.random((LANES + 37, len(FEATURES)))
+    for size in (1, 2, 3, 7, 30, LANES, LANES + 37):
+        rows = probes[:size]
+        assert np.array_equal(model.score(rows), forest.predict(rows)), size
