@@ -328,9 +328,12 @@ def _unmap_names() -> None:
 
 
 def _shard_task(task: tuple[list[Path], int, Path]) -> tuple[Path, int, int, np.ndarray]:
-    """Merge one partition and write it as a shard: (shard, forms, pairs, entities used)."""
+    """Merge one partition and write it as a shard: (shard, forms, pairs, entities used); its
+    spill files are removed once merged (temporary disk: the spills not yet merged and the store)."""
     spills, min_count, shard = task
     part = merge_partition(spills, min_count)
+    for spill in spills:
+        spill.unlink()
     used = write_shard(shard, part, _names)
     return shard, len(part.forms), len(part.pair_forms), used
 
