@@ -16,7 +16,8 @@ full-scale issue, printed beside the figures: whole build <= 2 h, peak RSS <= 12
 <= 2 GB RSS, load <= 5 s, p50 <= 0.5 ms, p99 <= 5 ms.
 
 Usage: ``python benchmarks/bench_full_scale.py [--entities 4600000] [--facc-pairs 30000000]
-[--work /tmp/elquery-full-scale] [--workers 2]``
+[--work /tmp/elquery-full-scale] [--workers 2] [--memory 512]``; FACC1 at real size (hundreds of
+millions of pairs) is ``benchmarks/bench_facc_scale.py``.
 """
 
 from __future__ import annotations
@@ -91,9 +92,9 @@ def long_abstracts(data: Path) -> None:
     temporary.replace(target)
 
 
-def build(data: Path, facc: Path, out: Path, workers: int) -> None:
+def build(data: Path, facc: Path, out: Path, workers: int, memory: int) -> None:
     command = [sys.executable, "-m", "elquery", "build", "--data", str(data), "--facc", str(facc),
-               "--out", str(out), "--workers", str(workers)]
+               "--out", str(out), "--workers", str(workers), "--memory", str(memory)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     sampler = TreeSampler(process.pid, 0.5, out).start()
     began, stages, started, lines = time.monotonic(), {}, {}, []
@@ -151,6 +152,7 @@ def main() -> int:
     parser.add_argument("--facc-pairs", type=int, default=30_000_000)
     parser.add_argument("--work", type=Path, default=Path("/tmp/elquery-full-scale"))
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--memory", type=int, default=512, help="the build's --memory (MB per process)")
     args = parser.parse_args()
     started = time.monotonic()
     dumps = synthetic_dbpedia.generate(args.work / f"dumps-{args.entities}", args.entities, extras=True, reuse=True)
@@ -162,7 +164,7 @@ def main() -> int:
           "facc_gb": round(facc.stat().st_size / 2**30, 2), "triples": dumps.triples,
           "seconds": round(time.monotonic() - started, 1)})
     out = args.work / f"artefacts-{args.entities}"
-    build(data, facc, out, args.workers)
+    build(data, facc, out, args.workers, args.memory)
     link(out)
     return 0
 
