@@ -3,6 +3,7 @@
 the tests that write an index of their own.
 
 * ``entity_ids.txt``: the entity ids in docid order;
+* ``entity_id_rank.npy``: per docid, its position in entity-id order (:func:`id_rank`), int32;
 * ``<field>_length.npy``: the exact lengths |e_f| of every field written (the text fields, and
   ``relations`` in an index with relations), int32 in docid order;
 * ``<name>_count.npy``: the per-entity counts of an index with the LTR fields;
@@ -26,6 +27,7 @@ from elquery.kb.index_format import (
     ANALYZER_NAME,
     FORMAT_VERSION,
     IDS_FILE,
+    ID_RANK_FILE,
     LTR_FIELDS,
     METADATA_FILE,
     RELATIONS_FIELD,
@@ -40,6 +42,7 @@ def write_index_files(index: Path, written: WrittenDocuments, content_predicates
     (enough for :class:`~elquery.kb.entity_index.EntityIndex` to open it); returns the metadata
     written."""
     (index / IDS_FILE).write_text("".join(e + "\n" for e in written.entities), encoding="utf-8")
+    np.save(index / ID_RANK_FILE, id_rank(written.entities))
     for name, lengths in written.lengths.items():
         np.save(index / length_file(name), np.asarray(lengths, dtype=np.int32))
     for name, counts in written.counts.items():
@@ -49,6 +52,7 @@ def write_index_files(index: Path, written: WrittenDocuments, content_predicates
         "analyzer": ANALYZER_NAME,
         "entities": len(written.entities),
         "content_predicates": list(content_predicates),
+        "entity_id_rank": True,
     }
     if RELATIONS_FIELD in written.lengths:
         metadata["relations"] = True
@@ -60,6 +64,15 @@ def write_index_files(index: Path, written: WrittenDocuments, content_predicates
         }
     _write_metadata(index, metadata)
     return metadata
+
+
+def id_rank(entities: Sequence[str]) -> np.ndarray:
+    """Per docid (position in ``entities``), its position when the ids are sorted (Python's
+    string order: by code point), as int32: the tie order of every ranking."""
+    by_id = np.array(sorted(range(len(entities)), key=entities.__getitem__), dtype=np.int32)
+    rank = np.empty(len(entities), dtype=np.int32)
+    rank[by_id] = np.arange(len(entities), dtype=np.int32)
+    return rank
 
 
 def index_statistics(index: Path) -> dict[str, Any]:

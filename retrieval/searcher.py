@@ -35,7 +35,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from elquery.indexing.index_files import id_rank
 from elquery.kb.entity_index import EntityIndex
+from elquery.kb.index_format import ID_RANK_FILE
 from elquery.base import ElqueryError
 from elquery.formats.queries import check_unicode
 from elquery.retrieval import lucene
@@ -92,12 +94,26 @@ class Searcher:
 
     @cached_property
     def _id_rank(self) -> np.ndarray:
-        """Position of every docid in entity-id order; also given to the Java helper."""
-        ids = self.index.entity_ids
-        by_id = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int32)
+        """Position of every docid in entity-id order (the tie order): the index's
+        ``entity_id_rank.npy``, memory-mapped (the Java scorer maps it too), so opening costs the
+        same at any index size; an index built without it has it computed here from the ids
+        (sorting them all) and given to the Java helper."""
+        if self.index.metadata.get("entity_id_rank"):
+            return self._mapped_id_rank()
+        rank = id_rank(self.index.entity_ids)
+        by_id = np.empty_like(rank)
+        by_id[rank] = np.arange(len(rank), dtype=np.int32)
         lucene.install(self.index.leaf, by_id)
-        rank = np.empty(len(ids), dtype=np.int64)
-        rank[by_id] = np.arange(len(ids))
+        return rank
+
+    def _mapped_id_rank(self) -> np.ndarray:
+        path = self.index.path / ID_RANK_FILE
+        try:
+            rank = np.load(path, mmap_mode="r")
+        except (OSError, ValueError):
+            rank = None
+        if rank is None or rank.dtype != np.dtype("<i4") or rank.shape != (int(self.index.leaf.maxDoc()),):
+            raise ElqueryError(f"{self.index.path}: {ID_RANK_FILE} does not match the Lucene index; rebuild it")
         return rank
 
     def prepare(self) -> None:

@@ -8,7 +8,14 @@ the fields ``id`` (entity id, stored, not analyzed), ``names`` and ``content`` (
 * ``elquery.json``: format version, analyzer, entity count, per-field token and term counts,
   the predicates indexed into ``content``;
 * ``entity_ids.txt``: entity ids in Lucene docid order;
-* ``names_length.npy`` / ``content_length.npy``: exact field lengths |e_f| in docid order.
+* ``names_length.npy`` / ``content_length.npy``: exact field lengths |e_f| in docid order;
+* ``entity_id_rank.npy`` (:data:`ID_RANK_FILE`; indexes built since it exists, which record
+  ``"entity_id_rank": true``): per docid, its position in entity-id order (the tie order of every
+  ranking), so that no reader sorts the ids. An index without it is still served: the order is
+  then computed from ``entity_ids.txt`` on first use.
+
+The ``.npy`` files are little-endian int32 arrays of one value per docid; the Java scorer
+memory-maps the lengths and the id ranks rather than reading them.
 
 An index built with ``--relations`` also holds two keyword fields (ELR, methods.md §4):
 :data:`RELATIONS_FIELD`, per entity the distinct ids ``<dbpedia:Title>`` of the DBpedia resources
@@ -58,6 +65,8 @@ TYPED_RELATIONS_FIELD = "typed_relations"
 """The keyword field of (related entity id, predicate) pairs and predicates, beside :data:`RELATIONS_FIELD`."""
 METADATA_FILE = "elquery.json"
 IDS_FILE = "entity_ids.txt"
+ID_RANK_FILE = "entity_id_rank.npy"
+"""Per docid its position in entity-id order (int32); the Java scorer opens it by this name."""
 ANALYZER_NAME = "standard-english-stopwords"
 
 

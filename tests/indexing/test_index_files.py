@@ -20,6 +20,7 @@ from elquery.kb.index_format import (
     ENTITY_COUNTS,
     FORMAT_VERSION,
     IDS_FILE,
+    ID_RANK_FILE,
     LTR_FIELDS,
     METADATA_FILE,
     RELATIONS_FIELD,
@@ -67,6 +68,22 @@ def test_ids_lengths_and_counts_in_docid_order(finished: Path) -> None:
         assert np.load(finished / count_file(name)).tolist() == [getattr(d, name) for d in DOCUMENTS]
 
 
+def test_entity_id_rank_is_each_docids_place_in_id_order(finished: Path) -> None:
+    # docids 0, 1, 2 are Zeta, Alpha, Beta: in id order Alpha (1), Beta (2), Zeta (0)
+    rank = np.load(finished / ID_RANK_FILE)
+    assert rank.dtype == np.dtype("<i4") and rank.tolist() == [2, 0, 1]
+
+
+def test_entity_id_rank_orders_by_code_point(tmp_path: Path) -> None:
+    """Python's string order (code points: upper case before lower, 'Z' before 'a', 'é' after
+    'z'), not a collation; ids that are prefixes of others come first."""
+    ids = ["<dbpedia:b>", "<dbpedia:a_(x)>", "<dbpedia:é>", "<dbpedia:Z>", "<dbpedia:a>", "<dbpedia:z>"]
+    from elquery.indexing.index_files import id_rank
+
+    # in code-point order: Z (90) < a < a_(x) < b < z < é (233)
+    assert id_rank(ids).tolist() == [3, 2, 5, 0, 1, 4]
+
+
 def test_metadata_with_the_statistics_of_the_lucene_index(finished: Path) -> None:
     fields = {field: {"tokens": sum(len(_tokens(d, field)) for d in DOCUMENTS),
                       "terms": len({t for d in DOCUMENTS for t in _tokens(d, field)})} for field in TEXT_FIELDS}
@@ -75,6 +92,7 @@ def test_metadata_with_the_statistics_of_the_lucene_index(finished: Path) -> Non
         "analyzer": ANALYZER_NAME,
         "entities": 3,
         "content_predicates": ["http://example.org/p"],
+        "entity_id_rank": True,
         "relations": True,
         "ltr_fields": True,
         "entity_counts": {"redirects": {"sum": 3, "entities": 2}, "links": {"sum": 4, "entities": 2}},
@@ -96,8 +114,8 @@ def test_an_index_without_relations_or_ltr_fields_says_so(tmp_path: Path) -> Non
     writer.close(merge=True)
     finish_index(out, writer.written)
     metadata = json.loads((out / METADATA_FILE).read_text(encoding="utf-8"))
-    assert sorted(metadata) == ["analyzer", "content_predicates", "entities", "fields", "format"]
-    assert sorted(p.name for p in out.glob("*.npy")) == ["content_length.npy", "names_length.npy"]
+    assert sorted(metadata) == ["analyzer", "content_predicates", "entities", "entity_id_rank", "fields", "format"]
+    assert sorted(p.name for p in out.glob("*.npy")) == ["content_length.npy", "entity_id_rank.npy", "names_length.npy"]
     assert not any(field in metadata["fields"] for field in LTR_FIELDS)
 
 
@@ -105,7 +123,7 @@ def test_no_other_code_writes_the_files_beside_an_index() -> None:
     """Every writer of the ids file, the length and count arrays and ``elquery.json`` of an index (a
     module naming them through :mod:`elquery.kb.index_format`) is :mod:`elquery.indexing.index_files`,
     but for a test that writes a broken ``elquery.json`` on purpose."""
-    writes = re.compile(r"(IDS_FILE|METADATA_FILE)\)\.write_|np\.save\([^)]*(length_file|count_file)\(")
+    writes = re.compile(r"(IDS_FILE|METADATA_FILE)\)\.write_|np\.save\([^)]*(length_file\(|count_file\(|ID_RANK_FILE)")
     sources = [p for part in ("indexing", "retrieval", "linking", "elquery", "benchmarks", "tests")
                for p in (REPO / part).rglob("*.py") if p.name != Path(__file__).name]
     writers = sorted(str(p.relative_to(REPO)) for p in sources

@@ -2,6 +2,7 @@ package org.elquery.retrieval;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.IntBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -220,7 +221,7 @@ final class DependenceModel {
    * the collection sums need them all), then one document-at-a-time pass over the terms'
    * postings that scores each entity.
    */
-  byte[] run(LeafReader leaf, int[][] lengths, FieldValues[] values, int[] idRank) throws IOException {
+  byte[] run(LeafReader leaf, IntBuffer[] lengths, FieldValues[] values, IntBuffer idRank) throws IOException {
     int nf = fields.length;
     int n = tokens.length;
     double[] collectionLength = new double[nf];
@@ -341,7 +342,7 @@ final class DependenceModel {
         continue;
       }
       for (int f = 0; f < nf; f++) {
-        denominator[f] = lengths[f][doc] + mu[f];
+        denominator[f] = lengths[f].get(doc) + mu[f];
       }
       if (single != null) {
         double score = single.score(doc, freqs, windows, denominator[0]);
@@ -556,7 +557,7 @@ final class DependenceModel {
 
     /** Whether e scores below {@code worst} by more than a margin (never for an entity with a window row;
      * entities come in ascending order): B at length 0 first, then B at e's length buckets. */
-    boolean below(int doc, int[] freqs, int[][] lengths, double worst) {
+    boolean below(int doc, int[] freqs, IntBuffer[] lengths, double worst) {
       while (nextWindow < windowDocs.length && windowDocs[nextWindow] < doc) {
         nextWindow++;
       }
@@ -585,9 +586,9 @@ final class DependenceModel {
       if (highest + bonus + margin < worst) {
         return true;
       }
-      int key = bucket(lengths[0][doc]);
+      int key = bucket(lengths[0].get(doc));
       if (nf == 2) {
-        key = key * BUCKETS + bucket(lengths[1][doc]);
+        key = key * BUCKETS + bucket(lengths[1].get(doc));
       }
       double base = this.base[key];
       if (base != base) {

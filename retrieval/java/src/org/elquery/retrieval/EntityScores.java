@@ -3,6 +3,7 @@ package org.elquery.retrieval;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.IntBuffer;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
@@ -87,7 +88,7 @@ public final class EntityScores {
   }
 
   private static byte[] score(LeafReader leaf, LanguageModel model) throws IOException {
-    int[][] lengths = state(leaf).lengths(leaf, model.fields);
+    IntBuffer[] lengths = state(leaf).lengths(leaf, model.fields);
     int[] docids = model.docids;
     if (docids == null) {
       docids = new int[leaf.maxDoc()];
@@ -134,7 +135,7 @@ public final class EntityScores {
     for (int f = 0; f < fields.length; f++) {
       values[f] = gapped ? FieldValues.NONE : state.values(leaf, analyzer, fields[f]);
     }
-    return model.run(leaf, state.lengths(leaf, fields), values, model.docids == null ? state.idRank() : null);
+    return model.run(leaf, state.lengths(leaf, fields), values, model.docids == null ? state.idRank(leaf) : null);
   }
 
   /** Query tokens with their position steps ({@link DependenceModel#tokens}). */
@@ -159,11 +160,11 @@ public final class EntityScores {
   public static byte[] top(LeafReader leaf, String request) throws IOException {
     LanguageModel model = LanguageModel.parse(leaf, request);
     IndexState state = state(leaf);
-    TopEntities top = new TopEntities(Math.min(model.k, leaf.maxDoc()), state.idRank());
+    TopEntities top = new TopEntities(Math.min(model.k, leaf.maxDoc()), state.idRank(leaf));
     if (model.terms.length == 0 || model.k == 0) {
       return top.toBytes(model.terms.length);
     }
-    int[][] lengths = state.lengths(leaf, model.fields);
+    IntBuffer[] lengths = state.lengths(leaf, model.fields);
     if (model.termAtATime() && model.terms.length > 1 && postingsCost(leaf, model) >= leaf.maxDoc() / 8
         && state.normsBoundLengths(leaf, model, lengths)) {
       rankPruned(leaf, model, lengths, top);
@@ -210,7 +211,7 @@ public final class EntityScores {
    * postings), the others after the pass. They add the same numbers in the same order as
    * {@link LanguageModel#score}, so ranking and candidate scoring agree to the last bit.
    */
-  private static void rankJelinekMercer(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top)
+  private static void rankJelinekMercer(LeafReader leaf, LanguageModel model, IntBuffer[] lengths, TopEntities top)
       throws IOException {
     Scratch scratch = SCRATCH.get().sized(leaf.maxDoc());
     double[] foreground = scratch.foreground;
@@ -233,7 +234,7 @@ public final class EntityScores {
           if (postings == null) {
             continue;
           }
-          int[] length = lengths[f];
+          IntBuffer length = lengths[f];
           if (f < last) {
             for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
               if (!pendingSet.getAndSet(doc)) {
@@ -242,7 +243,7 @@ public final class EntityScores {
                 }
                 pending[pendingSize++] = doc;
               }
-              foreground[doc] += model.foreground(t, f, postings.freq(), length[doc]);
+              foreground[doc] += model.foreground(t, f, postings.freq(), length.get(doc));
             }
             continue;
           }
@@ -254,18 +255,18 @@ public final class EntityScores {
           for (int doc = postings.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = postings.nextDoc()) {
             int freq = postings.freq();
             if (pendingSize > 0 && pendingSet.get(doc)) {
-              foreground[doc] += model.foreground(t, f, freq, length[doc]);
+              foreground[doc] += model.foreground(t, f, freq, length.get(doc));
               continue;
             }
             double delta;
-            if (memo != null && freq < MEMO_FREQS && length[doc] < MEMO_LENGTHS) {
-              int slot = freq * MEMO_LENGTHS + length[doc];
+            if (memo != null && freq < MEMO_FREQS && length.get(doc) < MEMO_LENGTHS) {
+              int slot = freq * MEMO_LENGTHS + length.get(doc);
               delta = memo[slot];
               if (delta != delta) {
-                delta = memo[slot] = model.delta(t, model.foreground(t, f, freq, length[doc]));
+                delta = memo[slot] = model.delta(t, model.foreground(t, f, freq, length.get(doc)));
               }
             } else {
-              delta = model.delta(t, model.foreground(t, f, freq, length[doc]));
+              delta = model.delta(t, model.foreground(t, f, freq, length.get(doc)));
             }
             if (!matched.getAndSet(doc)) {
               union[unionSize++] = doc;
@@ -332,7 +333,7 @@ public final class EntityScores {
    * scored exactly as {@link LanguageModel#score} does (foregrounds in field order, deltas in term
    * order); an entity skipped scores below the k-th score.
    */
-  private static void rankPruned(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top)
+  private static void rankPruned(LeafReader leaf, LanguageModel model, IntBuffer[] lengths, TopEntities top)
       throws IOException {
     int nt = model.terms.length;
     int nf = model.fields.length;
@@ -497,7 +498,7 @@ public final class EntityScores {
                   }
                   freqs[t][f][slot] = p != null && p.docID() == doc ? p.freq() : 0;
                   if (freqs[t][f][slot] > 0) {
-                    r += scale[t][f] * freqs[t][f][slot] / lengths[f][doc];
+                    r += scale[t][f] * freqs[t][f][slot] / lengths[f].get(doc);
                   }
                 }
                 growth *= model.growth(t, r);
@@ -514,7 +515,7 @@ public final class EntityScores {
               // a term not read: its frequency was just taken from its postings, above
               int freq = read[t] ? (int) (held[t][f][word] >>> bit & 1) * freqs[t][f][slot] : freqs[t][f][slot];
               if (freq > 0) {
-                g += model.foreground(t, f, freq, lengths[f][doc]);
+                g += model.foreground(t, f, freq, lengths[f].get(doc));
               }
             }
             if (g > 0) {
@@ -537,7 +538,7 @@ public final class EntityScores {
   /** Reads a term's postings of docids lo to hi - 1, field by field: which entities hold it
    * ({@code held}), with what frequency, and the sum of scale n(t,e_f) / |e_f| over the fields
    * ({@code ratio}, by docid - lo). */
-  private static void readPairs(PostingsEnum[] postings, int[][] lengths, double[] scale, int lo, int hi,
+  private static void readPairs(PostingsEnum[] postings, IntBuffer[] lengths, double[] scale, int lo, int hi,
       long[][] held, int[][] freqs, double[] ratio) throws IOException {
     for (int f = 0; f < postings.length; f++) {
       PostingsEnum p = postings[f];
@@ -548,7 +549,7 @@ public final class EntityScores {
       if (doc < lo) {
         doc = p.advance(lo);
       }
-      int[] length = lengths[f];
+      IntBuffer length = lengths[f];
       long[] bits = held[f];
       int[] pairFreqs = freqs[f];
       double k = scale[f];
@@ -557,7 +558,7 @@ public final class EntityScores {
         int freq = p.freq();
         bits[slot >>> 6] |= 1L << slot;
         pairFreqs[slot] = freq;
-        ratio[slot] += k * freq / length[doc];
+        ratio[slot] += k * freq / length.get(doc);
       }
     }
   }
@@ -641,7 +642,7 @@ public final class EntityScores {
 
   /** Other models: offers every entity holding a query term in a field the model reads to {@code
    * top}, scoring one document at a time over the union of those (term, field) postings. */
-  private static void documentAtATime(LeafReader leaf, LanguageModel model, int[][] lengths, TopEntities top)
+  private static void documentAtATime(LeafReader leaf, LanguageModel model, IntBuffer[] lengths, TopEntities top)
       throws IOException {
     int pairs = model.terms.length * model.fields.length;
     PostingsEnum[] postings = new PostingsEnum[pairs];
@@ -708,7 +709,7 @@ public final class EntityScores {
     IndexSearcher searcher = new IndexSearcher(leaf);
     searcher.setSimilarity(new BM25Similarity(
         Float.parseFloat(similarity[combined ? 1 : 2]), Float.parseFloat(similarity[combined ? 2 : 3])));
-    TopEntities top = new TopEntities(Math.min(k, leaf.maxDoc()), state(leaf).idRank());
+    TopEntities top = new TopEntities(Math.min(k, leaf.maxDoc()), state(leaf).idRank(leaf));
     if (terms > 0 && k > 0) {
       searcher.search(builder.build(), new TopCollector(top));
     }
@@ -766,13 +767,14 @@ public final class EntityScores {
     return ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
   }
 
-  /** What is cached per index segment (weakly keyed by it): exact field lengths (from the
-   * {@code FIELD_length} doc values) and, once installed, the entity-id order. */
+  /** What is cached per index segment (weakly keyed by it): exact field lengths and the
+   * entity-id order, memory-mapped from the index's side files ({@link SideFiles}); an index
+   * without a field's {@code FIELD_length.npy} has its lengths read from the {@code FIELD_length}
+   * doc values, one without {@code entity_id_rank.npy} has its order given by {@link #install}. */
   private static final class IndexState {
     private final int maxDoc;
-    private int[] byId;
-    private int[] idRank;
-    private final Map<String, int[]> lengths = new HashMap<>();
+    private IntBuffer idRank;
+    private final Map<String, IntBuffer> lengths = new HashMap<>();
     private final Map<String, Boolean> normsBound = new HashMap<>();
     private final Map<String, FieldValues> values = new HashMap<>();
 
@@ -784,39 +786,42 @@ public final class EntityScores {
       if (order.length != maxDoc) {
         throw new IllegalArgumentException("entity order has " + order.length + " docids, the index " + maxDoc);
       }
-      byId = order;
-      idRank = new int[order.length];
+      int[] rank = new int[order.length];
       for (int i = 0; i < order.length; i++) {
-        idRank[order[i]] = i;
+        rank[order[i]] = i;
       }
+      idRank = IntBuffer.wrap(rank);
     }
 
-    synchronized int[] byId() {
-      if (byId == null) {
-        throw new IllegalStateException("entity order not installed");
+    /** Each docid's position in entity-id order: installed, or else {@code entity_id_rank.npy}. */
+    synchronized IntBuffer idRank(LeafReader leaf) throws IOException {
+      if (idRank == null) {
+        idRank = SideFiles.map(leaf, "entity_id_rank.npy", maxDoc);
+        if (idRank == null) {
+          throw new IllegalStateException("entity order not installed");
+        }
       }
-      return byId;
-    }
-
-    synchronized int[] idRank() {
-      byId();
       return idRank;
     }
 
-    synchronized int[][] lengths(LeafReader leaf, String[] fields) throws IOException {
-      int[][] result = new int[fields.length][];
+    synchronized IntBuffer[] lengths(LeafReader leaf, String[] fields) throws IOException {
+      IntBuffer[] result = new IntBuffer[fields.length];
       for (int f = 0; f < fields.length; f++) {
-        int[] cached = lengths.get(fields[f]);
+        IntBuffer cached = lengths.get(fields[f]);
         if (cached == null) {
-          cached = new int[maxDoc];
+          cached = SideFiles.map(leaf, fields[f] + "_length.npy", maxDoc);
+        }
+        if (cached == null) {
+          int[] read = new int[maxDoc];
           NumericDocValues values = leaf.getNumericDocValues(fields[f] + "_length");
           if (values != null) {
             for (int doc = values.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = values.nextDoc()) {
-              cached[doc] = (int) values.longValue();
+              read[doc] = (int) values.longValue();
             }
           }
-          lengths.put(fields[f], cached);
+          cached = IntBuffer.wrap(read);
         }
+        lengths.put(fields[f], cached);
         result[f] = cached;
       }
       return result;
@@ -834,7 +839,7 @@ public final class EntityScores {
     /** Whether, for every field that can add to the foreground, Lucene's norms decode (BM25
      * length encoding) to no more than the exact length of any entity with a non-empty field:
      * then impacts bound n(t,e_f)/|e_f| from above. */
-    synchronized boolean normsBoundLengths(LeafReader leaf, LanguageModel model, int[][] lengths) throws IOException {
+    synchronized boolean normsBoundLengths(LeafReader leaf, LanguageModel model, IntBuffer[] lengths) throws IOException {
       for (int f = 0; f < model.fields.length; f++) {
         if (!model.hasForeground(f)) {
           continue;
@@ -843,12 +848,12 @@ public final class EntityScores {
         if (ok == null) {
           ok = true;
           NumericDocValues norms = leaf.getNormValues(model.fields[f]);
-          int[] length = lengths[f];
+          IntBuffer length = lengths[f];
           if (norms == null) {
             ok = leaf.terms(model.fields[f]) == null;
           } else {
             for (int doc = norms.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS && ok; doc = norms.nextDoc()) {
-              ok = length[doc] == 0 || SmallFloat.byte4ToInt((byte) norms.longValue()) <= length[doc];
+              ok = length.get(doc) == 0 || SmallFloat.byte4ToInt((byte) norms.longValue()) <= length.get(doc);
             }
           }
           normsBound.put(model.fields[f], ok);

@@ -1,6 +1,7 @@
 package org.elquery.retrieval;
 
 import java.io.IOException;
+import java.nio.IntBuffer;
 import java.util.Arrays;
 import java.util.Set;
 import org.apache.lucene.analysis.Analyzer;
@@ -33,13 +34,13 @@ final class FieldValues {
 
   /** Reads the boundaries from the stored text; a field holding tokens but no stored text is an
    * error (its values cannot be told apart). */
-  static FieldValues read(LeafReader leaf, Analyzer analyzer, String field, int[] lengths) throws IOException {
+  static FieldValues read(LeafReader leaf, Analyzer analyzer, String field, IntBuffer lengths) throws IOException {
     int[][] boundaries = new int[leaf.maxDoc()][];
     StoredFields stored = leaf.storedFields();
     Set<String> only = Set.of(field);
     for (int doc = 0; doc < boundaries.length; doc++) {
       String text = stored.document(doc, only).get(field);
-      if (text == null && lengths[doc] > 0) {
+      if (text == null && lengths.get(doc) > 0) {
         throw new IllegalStateException("field " + field + " is not stored and its values are indexed with no "
             + "position gap, so windows cannot be kept within a value: rebuild the index with this version of elquery "
             + "(it leaves a gap between values)");

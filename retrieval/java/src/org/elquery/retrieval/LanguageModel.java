@@ -1,6 +1,7 @@
 package org.elquery.retrieval;
 
 import java.io.IOException;
+import java.nio.IntBuffer;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -283,8 +284,8 @@ final class LanguageModel {
   }
 
   /** log score(e, q) (Eq. 16) from the entity's term frequencies n(t, e_f) at {@code freqs[t *
-   * fields + f]} and its field lengths {@code lengths[f][doc]}. */
-  double score(int doc, int[] freqs, int[][] lengths) {
+   * fields + f]} and its field lengths {@code lengths[f].get(doc)}. */
+  double score(int doc, int[] freqs, IntBuffer[] lengths) {
     int nf = fields.length;
     if (jelinekMercer) {
       double sum = 0;
@@ -292,7 +293,7 @@ final class LanguageModel {
         double g = 0;
         for (int f = 0; f < nf; f++) {
           if (hasForeground(t, f) && freqs[t * nf + f] > 0) {
-            g += foreground(t, f, freqs[t * nf + f], lengths[f][doc]);
+            g += foreground(t, f, freqs[t * nf + f], lengths[f].get(doc));
           }
         }
         if (g > 0) {
@@ -305,7 +306,7 @@ final class LanguageModel {
     for (int t = 0; t < terms.length; t++) {
       double mixture = 0;
       for (int f = 0; f < nf; f++) {
-        mixture += fieldWeights[t][f] * fieldProbability(t, f, freqs[t * nf + f], lengths[f][doc]);
+        mixture += fieldWeights[t][f] * fieldProbability(t, f, freqs[t * nf + f], lengths[f].get(doc));
       }
       score += queryWeights[t] * (Math.log(mixture) - logCollection[t]);
     }

@@ -1,17 +1,18 @@
 package org.elquery.retrieval;
 
 import java.nio.ByteBuffer;
+import java.nio.IntBuffer;
 
 /** The best k entities offered so far, ordered by score descending, then entity id: a bounded
  * heap whose root is the worst entity kept. */
 final class TopEntities {
   private final int capacity;
-  private final int[] idRank;
+  private final IntBuffer idRank;
   private final int[] docs;
   private final double[] scores;
   private int size;
 
-  TopEntities(int capacity, int[] idRank) {
+  TopEntities(int capacity, IntBuffer idRank) {
     this.capacity = capacity;
     this.idRank = idRank;
     this.docs = new int[capacity];
@@ -28,7 +29,7 @@ final class TopEntities {
 
   /** Whether entity a ranks below entity b. */
   private boolean worse(double scoreA, int docA, double scoreB, int docB) {
-    return scoreA < scoreB || (scoreA == scoreB && idRank[docA] > idRank[docB]);
+    return scoreA < scoreB || (scoreA == scoreB && idRank.get(docA) > idRank.get(docB));
   }
 
   /** Keeps (doc, score) if it ranks among the best k so far; returns whether it was kept. */
