@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from elquery.base import ElqueryError, add_workers_argument, workers_of
 from elquery.files import check_output, is_stdio
@@ -67,7 +67,7 @@ def _rank(args: argparse.Namespace) -> int:
     from elquery.retrieval.batch import rank_many
     from elquery.retrieval.models import parse_params
     from elquery.formats.queries import read_queries
-    from elquery.formats.trec_run import in_scheme, write_run
+    from elquery.formats.trec_run import Ranked, in_scheme, write_run
     from elquery.kb.identifiers import entity_ids_of
 
     started = time.monotonic()
@@ -99,6 +99,7 @@ def _rank(args: argparse.Namespace) -> int:
 
         queries = with_links(queries, args.links, args.index)
     with tqdm(total=len(queries), desc="ranking", unit="query", disable=None) as progress:
+        ranked: Iterable[tuple[str, Iterable[Ranked]]]
         if args.engine == "spark":
             from elquery.retrieval.spark import rank_spark
 
