@@ -337,6 +337,8 @@ def stage_decompress(dumps: Path) -> dict[str, Any]:
     to ``/dev/null``: the CPU of decompressing the build's input (children's CPU, ``getrusage``)."""
     from elquery.indexing.build_index import index_plan
 
+    if shutil.which("bzip2") is None:
+        raise SystemExit("the decompression baseline needs the bzip2 command")
     files = list(index_plan([dumps]).inputs)
     started = time.monotonic()
     decompressed = 0
