@@ -93,6 +93,11 @@ def install(leaf: Any, docids_by_entity_id: np.ndarray) -> None:
     _call("install", leaf, encode_docids(docids_by_entity_id))
 
 
+def stored(leaf: Any, field: str, docids: np.ndarray) -> list[str]:
+    """The stored value of ``field`` of each docid, in order (one Java call)."""
+    return str(_helper().stored(leaf, field, encode_docids(docids))).split("\n")[:-1] if len(docids) else []
+
+
 @dataclass(frozen=True)
 class Scores:
     """Log scores of the requested docids, in request order."""

@@ -8,7 +8,8 @@
   every such entity is scored and its log prior added). A query with no term in the collection
   ranks nothing.
 * BM25 / BM25F: Lucene's IndexSearcher with BM25Similarity; docids map to entity ids through the
-  index's id list, no stored document is loaded, and tied scores are not rounded.
+  index's id list (or Lucene's stored ids, see :meth:`Searcher._names`), and tied scores are
+  not rounded.
 * PRMS: a language model whose field weights are each term's P(f|t), ranked as above (a field
   holding the term has P(f|t) > 0).
 * SDM / FSDM: every entity holding a query term in a weighted field is scored exactly (term and
@@ -37,7 +38,7 @@ import numpy as np
 
 from elquery.indexing.index_files import id_rank
 from elquery.kb.entity_index import EntityIndex
-from elquery.kb.index_format import ID_RANK_FILE
+from elquery.kb.index_format import ID_FIELD, ID_RANK_FILE
 from elquery.base import ElqueryError
 from elquery.formats.queries import check_unicode
 from elquery.retrieval import lucene
@@ -56,6 +57,12 @@ from elquery.retrieval.models import (
     model_fields,
 )
 from elquery.retrieval.scoring import AnalyzedQuery, EntityPrior, EntityScorer, LinkedQuery, Query, analyze
+
+
+STORED_NAME_COST = 150
+"""What naming one entity from Lucene's stored id costs, in entities of the id list read: over
+1M entities on a busy machine a stored id took 65-200 us (1000 random docids in one call), the
+list 0.53 us an id."""
 
 
 class RankedEntity(NamedTuple):
@@ -89,6 +96,8 @@ class Searcher:
     def __init__(self, index: EntityIndex | Path | str) -> None:
         self._owned = not isinstance(index, EntityIndex)
         self.index: EntityIndex = index if isinstance(index, EntityIndex) else EntityIndex(index)
+        self._stored_names = 0
+        """Entities named from Lucene's stored ids so far (:meth:`_names`)."""
 
     # --- tie order ----------------------------------------------------------------------------
 
@@ -155,9 +164,21 @@ class Searcher:
         return self._ranking(docids, scores)
 
     def _ranking(self, docids: np.ndarray, scores: np.ndarray) -> list[RankedEntity]:
-        entities = self.index.entity_ids
-        names = [entities[d] for d in docids.tolist()]
+        names = self._names(docids)
         return list(map(RankedEntity._make, zip(range(1, len(names) + 1), names, scores.tolist())))
+
+    def _names(self, docids: np.ndarray) -> list[str]:
+        """The entity ids of ``docids``: from the index's id list once it is read, or else from
+        Lucene's stored ids (one Java call), until this searcher has named as many entities that
+        way as reading the list costs (the entity count / :data:`STORED_NAME_COST`, the rent rule
+        of ``EntityIndex.find_docid``): a command ranking one query does not read all of DBpedia's
+        ids, a batch reads them once."""
+        entities = self.index.__dict__.get("entity_ids")  # the list, if read (a cached_property)
+        if entities is None and self._stored_names + len(docids) <= int(self.index.leaf.maxDoc()) // STORED_NAME_COST:
+            self._stored_names += len(docids)
+            return lucene.stored(self.index.leaf, ID_FIELD, docids)
+        entities = self.index.entity_ids
+        return [entities[d] for d in docids.tolist()]
 
     def score(
         self, query: Query, entity_ids: Iterable[str], model: ExactModel | None = None, prior: EntityPrior | None = None

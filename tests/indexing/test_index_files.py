@@ -122,10 +122,12 @@ def test_an_index_without_relations_or_ltr_fields_says_so(tmp_path: Path) -> Non
 def test_no_other_code_writes_the_files_beside_an_index() -> None:
     """Every writer of the ids file, the length and count arrays and ``elquery.json`` of an index (a
     module naming them through :mod:`elquery.kb.index_format`) is :mod:`elquery.indexing.index_files`,
-    but for a test that writes a broken ``elquery.json`` on purpose."""
+    but for the tests that damage a copy of an index on purpose (a broken ``elquery.json``, an id
+    file out of step, side files that do not match)."""
     writes = re.compile(r"(IDS_FILE|METADATA_FILE)\)\.write_|np\.save\([^)]*(length_file\(|count_file\(|ID_RANK_FILE)")
     sources = [p for part in ("indexing", "retrieval", "linking", "elquery", "benchmarks", "tests")
                for p in (REPO / part).rglob("*.py") if p.name != Path(__file__).name]
     writers = sorted(str(p.relative_to(REPO)) for p in sources
                      if "index_format import" in (text := p.read_text(encoding="utf-8")) and writes.search(text))
-    assert writers == ["indexing/index_files.py", "tests/test_paths_before_work.py"]
+    assert writers == ["indexing/index_files.py", "tests/indexing/test_entity_id_lookup.py",
+                       "tests/retrieval/test_retrieval_side_files.py", "tests/test_paths_before_work.py"]

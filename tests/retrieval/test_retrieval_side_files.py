@@ -17,6 +17,7 @@ from elquery.indexing.build_index import build_dbpedia_index
 from elquery.kb.entity_index import EntityIndex
 from elquery.kb.index_format import ID_RANK_FILE, METADATA_FILE, length_file
 from elquery.retrieval.models import BM25, Model, fsdm, lm, mlm, sdm
+from elquery.retrieval import searcher as searcher_module
 from elquery.retrieval.searcher import Searcher
 from test_retrieval_scoring import write_synthetic_dumps  # pytest puts this folder on sys.path
 
@@ -134,3 +135,18 @@ def test_opening_does_not_read_the_ids(built: Path) -> None:
     with Searcher(built) as searcher:
         searcher.prepare()
         assert "entity_ids" not in searcher.index.__dict__
+
+
+def test_a_first_ranking_names_its_entities_from_lucene_then_from_the_id_list(
+        built: Path, reference: list[object], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh searcher names ranked docids by Lucene's stored ids, without reading the id list,
+    until it has named the entity count / STORED_NAME_COST of them; then it reads the list. The
+    names are the list's either way (the reference read it first)."""
+    monkeypatch.setattr(searcher_module, "STORED_NAME_COST", 20)  # 60 entities: 3 named from Lucene
+    expected, _ = reference[0]
+    assert len(expected) > 3
+    with Searcher(built) as searcher:
+        assert searcher.rank(QUERIES[0], MODELS[0], 3) == expected[:3]
+        assert "entity_ids" not in searcher.index.__dict__
+        assert searcher.rank(QUERIES[0], MODELS[0], 100) == expected
+        assert "entity_ids" in searcher.index.__dict__

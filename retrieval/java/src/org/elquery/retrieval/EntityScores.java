@@ -7,6 +7,7 @@ import java.nio.IntBuffer;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.WeakHashMap;
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.index.Impact;
@@ -16,6 +17,7 @@ import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.NumericDocValues;
 import org.apache.lucene.index.PostingsEnum;
+import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.sandbox.search.CombinedFieldQuery;
@@ -55,6 +57,18 @@ public final class EntityScores {
   /** Registers the entity-id order of an index segment (docids, base64 little-endian int32). */
   public static void install(LeafReader leaf, String docidsByEntityId) {
     state(leaf).setOrder(LanguageModel.ints(docidsByEntityId));
+  }
+
+  /** The stored value of {@code field} of each docid (base64 little-endian int32), one per line:
+   * the entity ids of a ranking, for an index whose id list has not been read. */
+  public static String stored(LeafReader leaf, String field, String docids) throws IOException {
+    StoredFields stored = leaf.storedFields();
+    Set<String> only = Set.of(field);
+    StringBuilder out = new StringBuilder();
+    for (int doc : LanguageModel.ints(docids)) {
+      out.append(stored.document(doc, only).get(field)).append('\n');
+    }
+    return out.toString();
   }
 
   private static IndexState state(LeafReader leaf) {
