@@ -6,10 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import socket
-import threading
-import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,9 +16,8 @@ from fastapi.testclient import TestClient
 
 from elquery.indexing.demo import demo_artefacts
 from elquery.serve.app import Artefacts, create_app
+from in_browser import chromium, needs_chromium, serving  # tests/serve is on the path
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DRIVER = shutil.which("chromedriver")
 METHODS = ("get", "post", "put", "delete", "patch")
 
 
@@ -77,40 +72,18 @@ def test_the_docs_page_names_only_assets_it_serves_itself(artefacts: Artefacts) 
 
 @pytest.fixture()
 def server(artefacts: Artefacts) -> Iterator[str]:
-    import uvicorn
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    running = uvicorn.Server(uvicorn.Config(create_app(artefacts), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=running.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not running.started:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    running.should_exit = True
-    thread.join(timeout=10)
+    with serving(create_app(artefacts)) as url:
+        yield url
 
 
-@pytest.mark.skipif(CHROMIUM is None or DRIVER is None,
-                    reason="no Chromium and chromedriver (apt-get install chromium chromium-driver)")
+@needs_chromium
 def test_docs_renders_every_operation_offline_in_chromium(server: str, artefacts: Artefacts, tmp_path: Path) -> None:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM  # type: ignore[assignment]
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,2400",
-                     # offline: no host name resolves but the loopback address
-                     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    browser = webdriver.Chrome(service=Service(DRIVER), options=options)
-    try:
+    # offline: no host name resolves but the loopback address
+    with chromium("1200,2400", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+                  performance_log=True) as browser:
         browser.get(server + "/docs")
         WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, ".opblock"))
         rendered = {(block.find_element(By.CSS_SELECTOR, ".opblock-summary-method").text,
@@ -121,8 +94,6 @@ def test_docs_renders_every_operation_offline_in_chromium(server: str, artefacts
         browser.save_screenshot(str(tmp_path / "docs.png"))
         requested = [json.loads(entry["message"])["message"] for entry in browser.get_log("performance")]
         urls = [m["params"]["request"]["url"] for m in requested if m["method"] == "Network.requestWillBeSent"]
-    finally:
-        browser.quit()
     assert any(url.endswith("/openapi.json") for url in urls)
     left = [url for url in urls if urlsplit(url).scheme not in ("data", "blob")
             and not url.startswith(server + "/")]

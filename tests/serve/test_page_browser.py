@@ -4,58 +4,31 @@ temporary files."""
 
 from __future__ import annotations
 
-import shutil
-import socket
-import threading
-import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from elquery.indexing.demo import demo_artefacts
 from elquery.serve.app import Artefacts, create_app
+from in_browser import chromium, needs_chromium, serving  # tests/serve is on the path
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DRIVER = shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(CHROMIUM is None or DRIVER is None,
-                                reason="no Chromium and chromedriver (apt-get install chromium chromium-driver)")
+pytestmark = needs_chromium
 
 
 @pytest.fixture()
-def server(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    import uvicorn
-
+def server(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setenv("ELQUERY_CACHE", str(tmp_path_factory.mktemp("elquery-cache-page")))
     index, surface_forms = demo_artefacts()
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(Artefacts(index, surface_forms, demo_thresholds=True)), host="127.0.0.1",
-                            port=port, log_level="warning")
-    running = uvicorn.Server(config)
-    thread = threading.Thread(target=running.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not running.started:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/"
-    running.should_exit = True
-    thread.join(timeout=10)
+    with serving(create_app(Artefacts(index, surface_forms, demo_thresholds=True))) as url:
+        yield url + "/"
 
 
 def test_typing_a_query_highlights_the_linked_entities(server: str, tmp_path: Path) -> None:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM  # type: ignore[assignment]
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1000,700"):
-        options.add_argument(argument)
-    browser = webdriver.Chrome(service=Service(DRIVER), options=options)
-    try:
+    with chromium("1000,700") as browser:
         browser.get(server)
         box = browser.find_element(By.ID, "q")
         box.clear()
@@ -74,5 +47,3 @@ def test_typing_a_query_highlights_the_linked_entities(server: str, tmp_path: Pa
         assert browser.find_elements(By.CSS_SELECTOR, "#ranking tr")
         browser.save_screenshot(str(tmp_path / "page.png"))
         assert (tmp_path / "page.png").stat().st_size > 1000
-    finally:
-        browser.quit()

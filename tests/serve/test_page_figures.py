@@ -7,10 +7,6 @@ from its own folder, offline."""
 
 from __future__ import annotations
 
-import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,11 +18,8 @@ from elquery.experiments import run_experiment
 from elquery.indexing.demo import demo_artefacts
 from elquery.linking.params import load_params
 from elquery.serve.app import Artefacts, create_app
+from in_browser import chromium, needs_chromium, serving  # tests/serve is on the path
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DRIVER = shutil.which("chromedriver")
-browser_only = pytest.mark.skipif(CHROMIUM is None or DRIVER is None,
-                                  reason="no Chromium and chromedriver (apt-get install chromium chromium-driver)")
 CONFIG = Path(__file__).resolve().parents[2] / "elquery" / "experiments" / "configs" / "demo.toml"
 TUNED = ["sweep-if-GIF-CMNS", "sweep-if-GIF-MLMcg"]  # the demo's GIF methods, in params.json
 
@@ -84,38 +77,17 @@ def test_without_params_no_figure(run_dir: Path) -> None:
 
 @pytest.fixture()
 def server(artefacts: Artefacts) -> Iterator[str]:
-    import uvicorn
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    running = uvicorn.Server(uvicorn.Config(create_app(artefacts), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=running.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not running.started:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/"
-    running.should_exit = True
-    thread.join(timeout=10)
+    with serving(create_app(artefacts)) as url:
+        yield url + "/"
 
 
 @pytest.fixture()
 def browser() -> Iterator[object]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM  # type: ignore[assignment]
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1000,1400"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    yield driver
-    driver.quit()
+    with chromium("1000,1400") as driver:
+        yield driver
 
 
-@browser_only
+@needs_chromium
 def test_chromium_draws_the_figures_on_the_page(server: str, browser: Any, run_dir: Path, tmp_path: Path) -> None:
     import json
 
@@ -140,7 +112,7 @@ def test_chromium_draws_the_figures_on_the_page(server: str, browser: Any, run_d
     assert (tmp_path / "page-figures.png").stat().st_size > 1000
 
 
-@browser_only
+@needs_chromium
 def test_chromium_opens_the_html_report_offline(browser: Any, run_dir: Path, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
 
