@@ -43,11 +43,16 @@ def _is_index(path: Path) -> bool:
 def _is_surface_forms(path: Path) -> bool:
     from elquery.kb.surface_forms.layout import FORMAT
 
+    return _sqlite_of_format(path, FORMAT)
+
+
+def _sqlite_of_format(path: Path, format_name: str) -> bool:
+    """True for an SQLite file whose ``meta`` table names ``format_name`` as its format."""
     if not path.is_file():
         return False
     try:
         with sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True) as db:
-            return db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() == (FORMAT,)
+            return db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() == (format_name,)
     except sqlite3.DatabaseError:
         return False
 
@@ -64,13 +69,7 @@ def _is_tagme(path: Path) -> bool:
 def _is_identifiers(path: Path) -> bool:
     from elquery.kb.identifiers import FORMAT
 
-    if not path.is_file():
-        return False
-    try:
-        with sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True) as db:
-            return db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() == (FORMAT,)
-    except sqlite3.DatabaseError:
-        return False
+    return _sqlite_of_format(path, FORMAT)
 
 
 KINDS: dict[str, Callable[[Path], bool]] = {
