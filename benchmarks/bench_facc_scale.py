@@ -159,7 +159,7 @@ def raw(args: argparse.Namespace) -> None:
         spec = PairSpec(args.raw_pairs, args.entities, args.files, args.seed)
         data = _generated(folder, lambda f: generate_raw_annotations(f, spec, lines))
         emit({"bench": "facc_scale_raw_data", **data})
-        out = folder / "counts.tsv"
+        out = args.work / f"raw-{lines}.counts.tsv"  # beside the input folder: not read as an input the next time
         command = [sys.executable, "-m", "elquery", "index", "facc-counts", str(folder), "--out", str(out),
                    "--workers", str(args.workers), "--memory", str(args.memory)]
         sampler, wall, err = _sampled(command, folder)
@@ -173,6 +173,7 @@ def raw(args: argparse.Namespace) -> None:
               "lines_per_cpu_s": round(per_cpu_s), "projected_hours_11b_lines": round(FACC1_LINES / rate / 3600, 1),
               "projected_hours_11b_lines_2_busy_cores": round(FACC1_LINES / (2 * per_cpu_s) / 3600, 1),
               "report": summary[-1] if summary else None, "load_avg_1m": load_avg_1m()})
+        out.unlink()
         if args.clean:
             shutil.rmtree(folder)
     _slope("raw", points, "lines")
