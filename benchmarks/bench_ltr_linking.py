@@ -42,7 +42,8 @@ JSON lines:
   measured for ``--seconds`` after ``--warmup`` seconds of the same load (a fresh worker's JVM
   compiles LTR's Java path over its first few thousand queries: on one worker of a busy machine,
   sequential requests took 16 ms at first, 7 ms after 1,000 and 4 ms after 2,800, GIF-MLMcg's
-  1.4-1.7 ms).
+  1.4-1.7 ms), with the CPU seconds the server's processes spent meanwhile
+  (``requests_per_server_cpu_s``: the rate per busy core, whatever else the machine runs).
 
 Usage: ``python benchmarks/bench_ltr_linking.py [--work DIR] [--entities N] [--train-queries N]
 [--queries N] [--trees N] [--label-noise P] [--workers N] [--clients N] [--seconds S] [--warmup S]
@@ -275,7 +276,12 @@ def serve(index: Path, surface_forms: Path, model: Path, texts: list[str], worke
     """``elquery serve --model`` under wrk: /link?method=ltr, then method=mlmcg, same server."""
     import httpx
     from bench_serve import WRK_SCRIPT
-    from process_tree import descendants, peak_rss_mb
+    from process_tree import descendants, peak_rss_mb, stat
+
+    def server_cpu() -> float:
+        """CPU seconds of the server and its workers so far."""
+        tree = [stat(server.pid), *descendants(server.pid).values()]
+        return sum(figures.own_cpu for figures in tree if figures is not None)
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -307,12 +313,15 @@ def serve(index: Path, surface_forms: Path, model: Path, texts: list[str], worke
                     return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
                 run(warmup)  # a fresh worker's JVM compiles LTR's Java path over its first thousands of queries
+                cpu = server_cpu()
                 measured = run(seconds)
+                cpu = server_cpu() - cpu
             emit({"bench": "ltr_serve", "method": method, "workers": workers, "clients": clients,
                   "seconds": seconds, "requests": measured["requests"],
                   "requests_per_s": round(measured["requests"] / measured["seconds"], 1),
                   "p50_ms": measured["p50_us"] / 1000, "p99_ms": measured["p99_us"] / 1000,
-                  "errors": measured["errors"], "load_avg_1m": load_avg_1m()})
+                  "errors": measured["errors"], "server_cpu_s": round(cpu, 1),
+                  "requests_per_server_cpu_s": round(measured["requests"] / cpu, 1), "load_avg_1m": load_avg_1m()})
         peaks = list(peak_rss_mb([server.pid, *descendants(server.pid)]).values())
         emit({"bench": "ltr_serve_memory", "server_peak_rss_mb": round(sum(peaks), 1)})
     finally:
