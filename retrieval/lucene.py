@@ -131,6 +131,19 @@ def score_each(leaf: Any, requests: list[str]) -> list[Scores]:
     return answers
 
 
+def score_grid(leaf: Any, requests: list[str], count: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`score_each` of requests that all score the same ``count`` docids, read at once: the
+    known terms of each request (int32, one per request) and its log scores (float64, one row per
+    request, one column per docid; read-only, a view of the answer)."""
+    if not requests:
+        return np.zeros(0, dtype=np.int32), np.zeros((0, count))
+    answer = np.dtype([("known", "<i4"), ("count", "<i4"), ("scores", "<f8", (count,))])
+    records = np.frombuffer(_call("scoreEach", leaf, _analyzer(), requests), dtype=answer, count=len(requests))
+    if not np.all(records["count"] == count):
+        raise ValueError(f"score_grid: answers of other than {count} scores")
+    return records["known"], records["scores"]
+
+
 def _scores(raw: bytes, offset: int = 0) -> Scores:
     known, n = np.frombuffer(raw, dtype="<i4", count=2, offset=offset)
     return Scores(int(known), np.frombuffer(raw, dtype="<f8", count=n, offset=offset + 8))

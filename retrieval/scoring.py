@@ -14,8 +14,9 @@ outranks a query with content (docs/methods.md §4).
 
 This is the linking hot path: the candidates' term frequencies are read in Java by advancing
 each query term's postings over the sorted candidate docids (``retrieval/java``). :func:`score_each`
-scores several (language model, text, candidates) at once, in one Java call (the LTR features'
-single-field scores of a query and its mentions, methods.md §9).
+scores several (language model, text, candidates) at once, in one Java call; :func:`score_grid`
+several (language model, text) over one candidate list, sorted and encoded once (the LTR features'
+scores of a query and its mentions, methods.md §9).
 """
 
 from __future__ import annotations
@@ -278,6 +279,27 @@ def score_each(index: EntityIndex, scorings: Sequence[CandidateScoring]) -> list
             _no_evidence(scores)
         results.append(lucene.Scores(result.known_terms, scores))
     return results
+
+
+def score_grid(index: EntityIndex, scorings: Sequence[tuple[LanguageModel, str]], docids: np.ndarray) -> np.ndarray:
+    """Log scores (Eq. 16) of the same candidates ``docids`` (any order, no repeats) for each
+    (language model, query text) of ``scorings``: a float64 matrix of one row per scoring and one
+    column per docid, the rows :func:`score_each` gives for those scorings (a text with no term in
+    the collection: -inf), in ONE Java call. The candidates are sorted and encoded once, each
+    model's and each text's request lines made once: the LTR features' language-model scores of a
+    query and its mentions (methods.md §9) over one candidate list."""
+    models = {id(model): model for model, _ in scorings}
+    index.require_fields(sorted({name for model in models.values() for name in model_fields(model)}),
+                         "the language models scored")
+    model_lines = {key: "\n".join(model.request_lines()) for key, model in models.items()}
+    text_lines = {text: "text\t" + _LINE_ENDS.sub(" ", text) for text in {text for _, text in scorings}}
+    order, candidates = _candidates(np.asarray(docids, dtype=np.int32))
+    requests = [f"{model_lines[id(model)]}\n{text_lines[text]}\n{candidates}" for model, text in scorings]
+    known, sorted_scores = lucene.score_grid(index.leaf, requests, len(order))
+    scores = np.empty(sorted_scores.shape, dtype=np.float64)
+    scores[:, order] = sorted_scores
+    scores[known == 0] = -math.inf  # no evidence, as _no_evidence
+    return scores
 
 
 class MLMScorer(EntityScorer):

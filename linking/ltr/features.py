@@ -7,8 +7,9 @@ entity is not in the index are left out, as the linker leaves them out.
 
 Per query, :meth:`FeatureExtractor.extract` makes one SQLite lookup (the surface forms of every
 query span, :meth:`SurfaceFormStore.lookup_spans`) and two Java calls: every language-model
-score of the query and its mentions for every candidate (:func:`elquery.retrieval.score_each`,
-the retrieval layer's Eq. 16, texts analyzed there), and the stored titles and short abstracts
+score of the query and its mentions for every candidate (the retrieval layer's Eq. 16,
+:func:`elquery.retrieval.scoring.score_grid`: the candidate list sorted and encoded once, texts
+analyzed there), and the stored titles and short abstracts
 (:func:`~elquery.linking.ltr.stored.stored_values`); the rest is string tests and arrays.
 
 The features, in :data:`FEATURES` order (m the mention, e the entity, q the query):
@@ -63,7 +64,8 @@ from elquery.linking.ltr.stored import stored_values
 from elquery.linking.mentions import (DEFAULT_MAX_QUERY_TOKENS, FormEntityLike, check_query_length,
                                       check_query_limit, detect)
 from elquery.linking.types import Mention
-from elquery.retrieval import CandidateScoring, LanguageModel, lm, mlm, score_each
+from elquery.retrieval import LanguageModel, lm, mlm
+from elquery.retrieval.scoring import score_grid
 
 FEATURES = (
     "len", "ntem", "smil", "matches", "len_ratio",
@@ -226,9 +228,9 @@ class FeatureExtractor:
         the query under MLM (n), of each mention per single field (6 x n each); one Java call."""
         texts = [query, *(query[a:b] for a, b in char_spans)]
         models: list[LanguageModel] = [*SINGLE_FIELD_MODELS, MLM_TC]
-        scorings = [CandidateScoring(model, text.replace("\t", " "), columns)
+        scorings = [(model, text.replace("\t", " "))
                     for number, text in enumerate(texts) for model in (models if number == 0 else SINGLE_FIELD_MODELS)]
-        scores = np.exp([result.scores for result in score_each(self.index, scorings)])
+        scores = np.exp(score_grid(self.index, scorings, columns))
         single = len(SINGLE_FIELD_MODELS)
         mentions = [scores[len(models) + n * single:len(models) + (n + 1) * single] for n in range(len(char_spans))]
         return scores[:single], scores[single], mentions

@@ -359,9 +359,9 @@ def test_a_query_costs_one_scoring_call_and_one_stored_fields_call(extractor: Fe
             return function(*args, **kwargs)
         return wrapper
 
-    monkeypatch.setattr(features, "score_each", counted("score_each", features.score_each))
+    monkeypatch.setattr(features, "score_grid", counted("score_grid", features.score_grid))
     monkeypatch.setattr(features, "stored_values", counted("stored_values", features.stored_values))
     pairs, _ = extractor.extract(QUERIES["named-1"])
     assert len({(p.start, p.end) for p in pairs}) >= 3
-    assert calls == {"score_each": 1, "stored_values": 1}
-    assert extractor.extract("zzzz qqqq")[0] == [] and calls == {"score_each": 1, "stored_values": 1}
+    assert calls == {"score_grid": 1, "stored_values": 1}
+    assert extractor.extract("zzzz qqqq")[0] == [] and calls == {"score_grid": 1, "stored_values": 1}
