@@ -52,7 +52,7 @@ REFERENCE: dict[str, Any] = {'summary': [97, 13, 4623, 0],
             'persondata_en.ttl.bz2: 32 triples, 0 malformed lines',
             'short_abstracts_en.ttl.bz2: 97 triples, 0 malformed lines'],
  'entity_ids': '6d04e8db3e02e2fd323c01f4729d7bccb3eba66f746280ec88da5e91c7026728',
- 'metadata': 'fe1c9799f85dd48f774eb8c87733b67fc337ae1f32493316e964e2ef9f20b379',
+ 'metadata': 'a4877a0b5514b20260cd3eba109da2de163a81ecf35dbd023c1c32de7250b947',  # with "entity_id_rank": true (the only change)
  'entities': 97,
  'field_statistics': {'names': {'tokens': 436, 'terms': 230}, 'content': {'tokens': 23211, 'terms': 5604}},
  'max_doc': 97,
@@ -73,7 +73,7 @@ REFERENCE: dict[str, Any] = {'summary': [97, 13, 4623, 0],
 
 RELATIONS_REFERENCE: dict[str, Any] = {
     **REFERENCE,
-    'metadata': '26dd48240a8c4b4d3dc585faf678a9ecbed0457bad4d4a9b0d458cc8182c21a1',
+    'metadata': '5c6495bbcb1408df6c54e615ef37b855d273aa4f277e2c4fb551a4d45dfea55c',  # with "entity_id_rank": true
     'relations': {'lengths': 'b93d0b3a016b15f115bed8ead269484c1ee29667f137874d5095c1e040b783b6',
                   'links': 1350,
                   'terms': 1026,

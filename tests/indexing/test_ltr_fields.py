@@ -261,7 +261,8 @@ def test_names_and_content_do_not_change(ltr_index: EntityIndex, plain_index_pat
 def test_no_ltr_fields_index_lacks_them(plain_index_path: Path, dbpedia_sample: Path) -> None:
     metadata = json.loads((plain_index_path / METADATA_FILE).read_text(encoding="utf-8"))
     assert "ltr_fields" not in metadata and "entity_counts" not in metadata and set(metadata["fields"]) == set(FIELDS)
-    assert sorted(p.name for p in plain_index_path.glob("*.npy")) == sorted(length_file(f) for f in FIELDS)
+    assert sorted(p.name for p in plain_index_path.glob("*.npy")) == sorted(
+        [*(length_file(f) for f in FIELDS), "entity_id_rank.npy"])
     record = read_provenance(plain_index_path)
     assert record is not None and "ltr_fields" not in record.options
     assert not any("page_links" in f.name for f in record.inputs)
