@@ -198,42 +198,59 @@ class FeatureExtractor:
         title_equals = {span: {d for d in found if " ".join(texts[span[0]:span[1]]) in titles[d]}
                         for span, found in titled.items()}
         query_text = " ".join(texts)
-        pairs, rows = [], []
+        smil = {(start, end): len(set().union(*(found for (i, j), found in title_equals.items()
+                                                 if start <= i and j <= end)))
+                for start, end in spans}
+        pairs, rows, numbers, docids_of_rows = [], [], [], []
         for candidate in candidates:
             mention = candidate.mention
             span = (mention.start, mention.end)
             number = span_number[span]
             docid = indexed[candidate.entity]
-            column = int(np.searchsorted(columns, docid))
             title = titles[docid]
-            smil = set().union(*(found for (i, j), found in title_equals.items() if span[0] <= i and j <= span[1]))
             rows.append([
-                mention.length, len(title_equals.get(span, ())), len(smil), len(matches[span]),
+                mention.length, len(title_equals.get(span, ())), smil[span], len(matches[span]),
                 mention.length / len(texts),
                 self._redirects[docid], self._links[docid],
                 candidate.commonness, any(contains(mention.text, t) for t in title),
                 any(contains(t, mention.text) for t in title), mention.text in title,
                 position(abstracts[docid], mention.text),
-                *mention_scores[number][:, column],
                 any(contains(query_text, t) for t in title), any(contains(t, query_text) for t in title),
-                query_text in title, mlm_tc[column],
-                *query_scores[:, column],
+                query_text in title,
             ])
+            numbers.append(number)
+            docids_of_rows.append(docid)
             pairs.append(CandidatePair(mention, candidate.entity, *char_spans[number], candidate.commonness))
-        return pairs, np.array(rows, dtype=np.float64)
+        return pairs, self._matrix(np.array(rows, dtype=np.float64), query_scores, mlm_tc, mention_scores,
+                                   np.array(numbers), np.searchsorted(columns, docids_of_rows))
+
+    @staticmethod
+    def _matrix(other: np.ndarray, query_scores: np.ndarray, mlm_tc: np.ndarray, mention_scores: np.ndarray,
+                numbers: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """The feature matrix in :data:`FEATURES` order: each row's features that are not language-model
+        scores (``other``: ``len`` ... ``pos1``, then ``qct``, ``tcq``, ``teq``) and the scores of its
+        mention (span ``numbers``) and query for its candidate (``columns``), copied in."""
+        matrix = np.empty((len(other), len(FEATURES)), dtype=np.float64)
+        single = len(SINGLE_FIELD_MODELS)
+        mention_at, query_at = FEATURES.index("mtitle"), FEATURES.index("qtitle")
+        matrix[:, :mention_at] = other[:, :mention_at]
+        matrix[:, mention_at:mention_at + single] = mention_scores[numbers, :, columns]
+        matrix[:, mention_at + single:mention_at + single + 3] = other[:, mention_at:]
+        matrix[:, FEATURES.index("mlm-tc")] = mlm_tc[columns]
+        matrix[:, query_at:query_at + single] = query_scores[:, columns].T
+        return matrix
 
     def _language_models(self, query: str, char_spans: Sequence[tuple[int, int]],
-                         columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+                         columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """exp(Eq. 16) for the candidates ``columns``: of the query per single field (6 x n), of
-        the query under MLM (n), of each mention per single field (6 x n each); one Java call."""
+        the query under MLM (n), of each mention per single field (spans x 6 x n); one Java call."""
         texts = [query, *(query[a:b] for a, b in char_spans)]
         models: list[LanguageModel] = [*SINGLE_FIELD_MODELS, MLM_TC]
         scorings = [(model, text.replace("\t", " "))
                     for number, text in enumerate(texts) for model in (models if number == 0 else SINGLE_FIELD_MODELS)]
         scores = np.exp(score_grid(self.index, scorings, columns))
         single = len(SINGLE_FIELD_MODELS)
-        mentions = [scores[len(models) + n * single:len(models) + (n + 1) * single] for n in range(len(char_spans))]
-        return scores[:single], scores[single], mentions
+        return scores[:single], scores[single], scores[len(models):].reshape(len(char_spans), single, len(columns))
 
     def _docid(self, entity: str, known: dict[str, int | None]) -> int | None:
         if entity not in known:
