@@ -14,13 +14,16 @@ from elquery.indexing.artefacts import IF_BUILT, REQUIRED, add_artefacts_argumen
 from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS
 
 WARM_UP_SECONDS = 5.0
+TIME_LIMIT = 10.0
+"""The default of ``--time-limit``: :attr:`elquery.serve.service.Limits.seconds` (not imported
+from there, for the same reason)."""
 """The default of ``--warm-up`` (:mod:`elquery.serve.warm_up`; not imported from there: ``elquery
 --help`` imports no more than the argparse layer)."""
 
 _ENV = {"index": "ELQUERY_SERVE_INDEX", "surface_forms": "ELQUERY_SERVE_SURFACE_FORMS",
         "tagme": "ELQUERY_SERVE_TAGME", "demo": "ELQUERY_SERVE_DEMO", "params": "ELQUERY_SERVE_PARAMS",
         "model": "ELQUERY_SERVE_MODEL", "warm_up": "ELQUERY_SERVE_WARM_UP",
-        "max_query_tokens": "ELQUERY_SERVE_MAX_QUERY_TOKENS"}
+        "max_query_tokens": "ELQUERY_SERVE_MAX_QUERY_TOKENS", "time_limit": "ELQUERY_SERVE_TIME_LIMIT"}
 
 
 def register(commands: Any) -> None:
@@ -51,6 +54,9 @@ def register(commands: Any) -> None:
     serve.add_argument("--max-query-tokens", type=positive_int, default=DEFAULT_MAX_QUERY_TOKENS, metavar="N",
                        help="refuse a query or text longer than N normalized tokens with 422, at every endpoint "
                        f"(default {DEFAULT_MAX_QUERY_TOKENS}, as elquery link and rank)")
+    serve.add_argument("--time-limit", type=positive_seconds, default=TIME_LIMIT, metavar="SECONDS",
+                       help="answer 503 to a request whose work, waiting included, takes longer, and stop that work "
+                       f"(default {TIME_LIMIT:g})")
     serve.set_defaults(func=_serve)
 
 
@@ -89,6 +95,7 @@ def _serve(args: argparse.Namespace) -> int:
         os.environ.pop(_ENV["model"], None)
     os.environ[_ENV["warm_up"]] = repr(args.warm_up)
     os.environ[_ENV["max_query_tokens"]] = str(args.max_query_tokens)
+    os.environ[_ENV["time_limit"]] = repr(args.time_limit)
     print(f"elquery serve: http://{args.host}:{args.port}/ ({args.workers} worker(s))", file=sys.stderr)
     config = uvicorn.Config("elquery.serve.cli:app_from_environment", factory=True, host=args.host, port=args.port,
                             workers=args.workers, log_level="warning")
@@ -141,6 +148,14 @@ def _check_model(model: Path, index: Path, surface_forms: Path) -> None:
             method.check({"index": index, "surface_forms": surface_forms}, {"model": model})
 
 
+def positive_seconds(text: str) -> float:
+    """``--time-limit``'s argparse type: a number of seconds above 0."""
+    seconds = non_negative_seconds(text)
+    if seconds == 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return seconds
+
+
 def non_negative_seconds(text: str) -> float:
     """``--warm-up``'s argparse type: a number of seconds, 0 or more."""
     try:
@@ -165,7 +180,8 @@ def app_from_environment() -> Any:
     artefacts = Artefacts(Path(os.environ[_ENV["index"]]), Path(os.environ[_ENV["surface_forms"]]),
                           Path(tagme) if tagme else None, demo_thresholds=bool(os.environ.get(_ENV["demo"])),
                           params=load_params(params) if params else None, model=Path(model) if model else None)
-    limits = Limits(max_query_tokens=int(os.environ.get(_ENV["max_query_tokens"], DEFAULT_MAX_QUERY_TOKENS)))
+    limits = Limits(max_query_tokens=int(os.environ.get(_ENV["max_query_tokens"], DEFAULT_MAX_QUERY_TOKENS)),
+                    seconds=float(os.environ.get(_ENV["time_limit"], TIME_LIMIT)))
     app = create_app(artefacts, limits)
     warm_up_at_start(app, artefacts, float(os.environ.get(_ENV["warm_up"], WARM_UP_SECONDS)))
     return app

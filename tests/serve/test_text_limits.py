@@ -187,3 +187,11 @@ def test_serve_refuses_a_bad_max_query_tokens(capsys: pytest.CaptureFixture[str]
         elquery(["serve", "--max-query-tokens", "0"])
     assert exited.value.code == 2
     assert one_error_line(capsys).startswith("elquery serve: error: argument --max-query-tokens: must be a positive")
+
+
+def test_serve_defaults_are_the_services_limits() -> None:
+    """serve's argparse layer keeps its own copies of the defaults (it imports no service code)."""
+    from elquery.serve.cli import TIME_LIMIT
+    from elquery.serve.service import Limits
+
+    assert (Limits().seconds, Limits().max_query_tokens) == (TIME_LIMIT, LIMIT)
