@@ -10,8 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from elquery.base import ElqueryError
-from elquery.indexing.artefacts import IF_BUILT, REQUIRED, add_artefacts_argument, resolve_artefact_args
+from elquery.indexing.artefacts import add_artefacts_argument
 
 TRANSPORTS = ("stdio", "http")
 
@@ -41,13 +40,10 @@ def register(commands: Any) -> None:
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    resolve_artefact_args(args, index=REQUIRED, surface_forms=REQUIRED, tagme=IF_BUILT)
-    if (args.index is None) != (args.surface_forms is None):
-        raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
-    if not 0 < args.port < 65536:
-        raise ElqueryError(f"--port must be between 1 and 65535, got {args.port}")
     from elquery.linking.params import load_params
-    from elquery.serve.cli import _check_artefacts, _check_model, _listening_socket
+    from elquery.serve.cli import _check_artefacts, _check_model, _listening_socket, check_served_arguments
+
+    check_served_arguments(args)
 
     params = load_params(args.params) if args.params is not None else None
     sock = _listening_socket(args.host, args.port) if args.transport == "http" else None

@@ -63,11 +63,7 @@ def register(commands: Any) -> None:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    resolve_artefact_args(args, index=REQUIRED, surface_forms=REQUIRED, tagme=IF_BUILT)
-    if (args.index is None) != (args.surface_forms is None):
-        raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
-    if not 0 < args.port < 65536:
-        raise ElqueryError(f"--port must be between 1 and 65535, got {args.port}")
+    check_served_arguments(args)
     if args.params is not None:
         from elquery.linking.params import load_params
 
@@ -106,6 +102,17 @@ def _serve(args: argparse.Namespace) -> int:
 
         workers.run(config, _listening_socket(args.host, args.port))
     return 0
+
+
+def check_served_arguments(args: argparse.Namespace) -> None:
+    """The artefact options (``--artefacts`` resolved; ``--index`` and ``--surface-forms``
+    together or neither) and ``--port`` of a command that serves (``serve``, ``mcp``): one line
+    for a mistake."""
+    resolve_artefact_args(args, index=REQUIRED, surface_forms=REQUIRED, tagme=IF_BUILT)
+    if (args.index is None) != (args.surface_forms is None):
+        raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
+    if not 0 < args.port < 65536:
+        raise ElqueryError(f"--port must be between 1 and 65535, got {args.port}")
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:
