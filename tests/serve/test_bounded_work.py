@@ -20,6 +20,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import process_tree  # noqa: E402
+
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads CPU times from /proc")
 
 SECONDS = 2.0
@@ -38,31 +41,13 @@ class Server:
 
     def cpu_seconds(self) -> float:
         """User and system CPU time of the server and its worker processes so far."""
-        return sum(_cpu_seconds(pid) for pid in _tree(self.process.pid))
+        return sum(figures.own_cpu for figures in self.processes().values())
 
-
-def _cpu_seconds(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
-
-
-def _tree(root: int) -> list[int]:
-    """``root`` and its descendants."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, frontier = [root], [root]
-    while frontier:
-        frontier = [pid for pid, parent in parents.items() if parent in frontier]
-        found += frontier
-    return found
+    def processes(self) -> dict[int, process_tree.ProcessStat]:
+        """The server process and its live descendants, with their figures."""
+        root = process_tree.stat(self.process.pid)
+        return {**({self.process.pid: root} if root is not None else {}),
+                **process_tree.descendants(self.process.pid)}
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +82,7 @@ def server(cache: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ser
 
 
 def stop(server: Server) -> None:
-    for pid in reversed(_tree(server.process.pid)):
+    for pid in reversed(list(server.processes())):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
