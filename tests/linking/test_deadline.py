@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -14,15 +13,6 @@ from elquery.linking.deadline import OutOfTime, check_deadline, deadline, within
 from elquery.linking.tagme import TagmeLinker
 
 TOKENS = "new york pizza manhattan".split() * 50
-
-
-@pytest.fixture(scope="module")
-def tagme(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TagmeLinker]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ELQUERY_CACHE", str(tmp_path_factory.mktemp("elquery-cache-deadline")))
-        linker = TagmeLinker.demo()
-    with linker:
-        yield linker
 
 
 def test_tagme_stops_at_a_passed_deadline(tagme: TagmeLinker) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,15 +21,6 @@ PHRASES = ("new york", "new york pizza", "new york city", "manhattan", "the musi
            "arnold schwarzenegger", "greenwich village", "cafe wha", "nyc", "obama", "barack obama", "mother",
            "hawaii", "honolulu", "pizza", "style", "klm", "of", "the")
 """Phrases of the demo's anchor texts (several nest: "new york" in "new york pizza") and others."""
-
-
-@pytest.fixture(scope="module")
-def tagme(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TagmeLinker]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ELQUERY_CACHE", str(tmp_path_factory.mktemp("elquery-cache-tagme-linear")))
-        linker = TagmeLinker.demo()
-    with linker:
-        yield linker
 
 
 def spots_by_definition(linker: TagmeLinker, tokens: list[str]) -> list[Spot]:
