@@ -17,10 +17,11 @@ import hashlib
 import os
 import re
 import sys
+import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from elquery.base import ElqueryError
 
@@ -161,3 +162,23 @@ def sha256_of(path: Path | str, progress: Callable[[int], object] | None = None)
             if progress is not None:
                 progress(len(block))
     return digest.hexdigest()
+
+
+def read_toml(path: Path, what: str) -> dict[str, Any]:
+    """The table of the TOML file ``path`` (UTF-8, a byte order mark at the start dropped); a
+    missing or unreadable file, bytes that are not UTF-8, or text that is not TOML is one line
+    naming the file and ``what`` it should be."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ElqueryError(f"{path}: {what} not found") from None
+    except OSError as exc:
+        raise ElqueryError(f"{path}: not a readable {what} ({exc.strerror or exc})") from None
+    try:
+        return tomllib.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise ElqueryError(f"{path}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ElqueryError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ElqueryError(f"{path}: not valid TOML (nested too deeply)") from None

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from elquery.base import ElqueryError
+from elquery.files import read_toml
 
 REGISTRY = Path(__file__).with_name("registry.toml")
 LOCK_FILE = "lock.json"
@@ -68,18 +68,12 @@ def load_registry(path: Path | None = None) -> dict[str, Dataset]:
     """The datasets of a registry file (by name): ``path``, else ``$ELQUERY_REGISTRY``, else the
     package's own. Its form is checked as it is read (:mod:`elquery.data.schema`): a mistake is one
     line naming the file and the key."""
-    from elquery.data.schema import SchemaError, decoded, registry_entry
+    from elquery.data.schema import SchemaError, registry_entry
 
     path = path or Path(os.environ.get("ELQUERY_REGISTRY") or REGISTRY)
+    data = read_toml(path, "registry")
     try:
-        data = tomllib.loads(decoded(path.read_bytes()))
         entries = {name: registry_entry(name, value) for name, value in data.items()}
-    except OSError as exc:
-        raise ElqueryError(f"{path}: not a readable registry ({exc.strerror or exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ElqueryError(f"{path}: not valid TOML ({exc})") from None
-    except RecursionError:
-        raise ElqueryError(f"{path}: not valid TOML (nested too deeply)") from None
     except SchemaError as exc:
         raise ElqueryError(f"{path}: {exc}") from None
     return {name: Dataset(name, entry.description, entry.licence, entry.citation, entry.homepage,

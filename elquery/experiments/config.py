@@ -94,7 +94,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,6 +101,7 @@ from typing import Any, Literal, overload
 
 from elquery.evaluation.rank import parse_metric
 from elquery.base import ElqueryError
+from elquery.files import read_toml
 from elquery.indexing.artefacts import ArtefactPaths
 from elquery.experiments.learning import MODEL, LearningSpec, learning_of, resolve_learning
 from elquery.retrieval.models import DEFAULT_K
@@ -380,20 +380,7 @@ def load_config(path: str | os.PathLike[str], artefacts: str | os.PathLike[str] 
     """Read and check an experiment description (TOML); with ``artefacts``, its index, surface
     forms and TAGME artefact are those of that ``elquery build`` folder."""
     file = Path(path).resolve()
-    try:
-        raw = file.read_bytes()
-    except FileNotFoundError:
-        raise ElqueryError(f"{file}: experiment config not found") from None
-    except OSError as exc:
-        raise ElqueryError(f"{file}: not a readable experiment config ({exc.strerror or exc})") from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8-sig"))  # UTF-8, a byte order mark dropped (docs/formats.md)
-    except UnicodeDecodeError as exc:
-        raise ElqueryError(f"{file}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ElqueryError(f"{file}: not valid TOML ({exc})") from None
-    except RecursionError:
-        raise ElqueryError(f"{file}: not valid TOML (nested too deeply)") from None
+    data = read_toml(file, "experiment config")  # UTF-8, a byte order mark dropped (docs/formats.md)
     return parse_config(file, data, artefacts)
 
 
