@@ -71,3 +71,16 @@ def spark() -> Iterator[object]:
     spark = session(SPARK_MASTER)
     yield spark
     spark.stop()
+
+
+@pytest.fixture(scope="module")
+def demo_tagme(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """TAGME (a TagmeLinker) over the demo knowledge base's artefact, built in a cache of the test
+    module's own."""
+    from elquery.linking.tagme import TagmeLinker
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ELQUERY_CACHE", str(tmp_path_factory.mktemp("elquery-cache-tagme")))
+        linker = TagmeLinker.demo()
+    with linker:
+        yield linker

@@ -15,13 +15,13 @@ from elquery.linking.tagme import TagmeLinker
 TOKENS = "new york pizza manhattan".split() * 50
 
 
-def test_tagme_stops_at_a_passed_deadline(tagme: TagmeLinker) -> None:
-    assert tagme.spots(TOKENS)  # no deadline: the work is done
+def test_tagme_stops_at_a_passed_deadline(demo_tagme: TagmeLinker) -> None:
+    assert demo_tagme.spots(TOKENS)  # no deadline: the work is done
     with deadline(time.monotonic() - 1), pytest.raises(OutOfTime):
-        tagme.spots(TOKENS)
+        demo_tagme.spots(TOKENS)
     with pytest.raises(OutOfTime):
-        within(time.monotonic() - 1, tagme.annotate_tokens, TOKENS)
-    assert within(time.monotonic() + 60, tagme.annotate_tokens, TOKENS) == tagme.annotate_tokens(TOKENS)
+        within(time.monotonic() - 1, demo_tagme.annotate_tokens, TOKENS)
+    assert within(time.monotonic() + 60, demo_tagme.annotate_tokens, TOKENS) == demo_tagme.annotate_tokens(TOKENS)
 
 
 def test_an_earlier_enclosing_deadline_holds() -> None:

@@ -55,32 +55,32 @@ def calls(function: Any, *args: Any) -> int:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_spots_are_those_of_the_definition(tagme: TagmeLinker, seed: int) -> None:
+def test_spots_are_those_of_the_definition(demo_tagme: TagmeLinker, seed: int) -> None:
     chooser = random.Random(seed)
     tokens = [token for _ in range(chooser.randint(20, 150)) for token in chooser.choice(PHRASES).split()]
-    expected = spots_by_definition(tagme, tokens)
-    assert tagme.spots(tokens) == expected
+    expected = spots_by_definition(demo_tagme, tokens)
+    assert demo_tagme.spots(tokens) == expected
     assert any(s.mention.length > 1 for s in expected)  # multi-token spots are found, so the rule is exercised
 
 
-def test_nested_spots_follow_the_containment_rule(tagme: TagmeLinker) -> None:
+def test_nested_spots_follow_the_containment_rule(demo_tagme: TagmeLinker) -> None:
     tokens = "new york pizza in manhattan new york".split()
-    spans = {(s.mention.start, s.mention.end): s for s in tagme.spots(tokens)}
-    assert spans.keys() == {(s.mention.start, s.mention.end) for s in spots_by_definition(tagme, tokens)}
+    spans = {(s.mention.start, s.mention.end): s for s in demo_tagme.spots(tokens)}
+    assert spans.keys() == {(s.mention.start, s.mention.end) for s in spots_by_definition(demo_tagme, tokens)}
     assert (0, 3) in spans  # "new york pizza"
 
 
-def test_the_spots_of_a_text_8_times_as_long_cost_at_most_about_8_times_the_calls(tagme: TagmeLinker) -> None:
+def test_the_spots_of_a_text_8_times_as_long_cost_at_most_about_8_times_the_calls(demo_tagme: TagmeLinker) -> None:
     # a text dense in spots: "new york pizza manhattan" repeated gives every token a spot
     text = "new york pizza manhattan".split()
     short, long = (text * (n // len(text)) for n in (200, 1600))
-    assert len(tagme.spots(long)) == 8 * len(tagme.spots(short)) > 0
-    ratio = calls(tagme.spots, long) / calls(tagme.spots, short)
+    assert len(demo_tagme.spots(long)) == 8 * len(demo_tagme.spots(short)) > 0
+    ratio = calls(demo_tagme.spots, long) / calls(demo_tagme.spots, short)
     assert ratio <= 9, f"spotting 8x the tokens made {ratio:.1f}x the calls"
 
 
-def test_a_long_text_of_no_spots_is_parsed_in_calls_linear_in_its_length(tagme: TagmeLinker) -> None:
+def test_a_long_text_of_no_spots_is_parsed_in_calls_linear_in_its_length(demo_tagme: TagmeLinker) -> None:
     short, long = ["klm"] * 500, ["klm"] * 4000
-    assert tagme.spots(long) == []
-    assert calls(tagme.spots, long) / calls(tagme.spots, short) <= 9
+    assert demo_tagme.spots(long) == []
+    assert calls(demo_tagme.spots, long) / calls(demo_tagme.spots, short) <= 9
 
