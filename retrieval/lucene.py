@@ -131,14 +131,20 @@ def score_each(leaf: Any, requests: list[str]) -> list[Scores]:
     return answers
 
 
-def score_grid(leaf: Any, requests: list[str], count: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`score_each` of requests that all score the same ``count`` docids, read at once: the
-    known terms of each request (int32, one per request) and its log scores (float64, one row per
-    request, one column per docid; read-only, a view of the answer)."""
-    if not requests:
+def score_grid(leaf: Any, models: list[str], texts: list[str], scorings: np.ndarray,
+               docids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The answers of :func:`score_each` to the requests of (model ``models[m]``, its request lines;
+    text ``texts[t]``; the ascending ``docids``) for each (m, t) row of ``scorings`` (n x 2), in one pass
+    (``EntityScores.scoreGrid``: each text analyzed once, each (field, term) pair read once): the
+    known terms of each scoring (int32, one per scoring) and its log scores (float64, one row per
+    scoring, one column per docid; read-only, a view of the answer)."""
+    count = len(docids)
+    if not len(scorings):
         return np.zeros(0, dtype=np.int32), np.zeros((0, count))
     answer = np.dtype([("known", "<i4"), ("count", "<i4"), ("scores", "<f8", (count,))])
-    records = np.frombuffer(_call("scoreEach", leaf, _analyzer(), requests), dtype=answer, count=len(requests))
+    raw = _call("scoreGrid", leaf, _analyzer(), models, texts, encode_docids(scorings.reshape(-1)),
+                encode_docids(docids))
+    records = np.frombuffer(raw, dtype=answer, count=len(scorings))
     if not np.all(records["count"] == count):
         raise ValueError(f"score_grid: answers of other than {count} scores")
     return records["known"], records["scores"]

@@ -285,17 +285,25 @@ def score_grid(index: EntityIndex, scorings: Sequence[tuple[LanguageModel, str]]
     """Log scores (Eq. 16) of the same candidates ``docids`` (any order, no repeats) for each
     (language model, query text) of ``scorings``: a float64 matrix of one row per scoring and one
     column per docid, the rows :func:`score_each` gives for those scorings (a text with no term in
-    the collection: -inf), in ONE Java call. The candidates are sorted and encoded once, each
-    model's and each text's request lines made once: the LTR features' language-model scores of a
-    query and its mentions (methods.md §9) over one candidate list."""
+    the collection: -inf), in ONE Java call. The candidates are sorted and sent once, each model
+    and each distinct text once; there each text is analyzed once and each (field, term) pair's
+    statistics and postings over the candidates read once (``EntityScores.scoreGrid``): the LTR
+    features' language-model scores of a query and its mentions (methods.md §9) over one candidate
+    list."""
     models = {id(model): model for model, _ in scorings}
     index.require_fields(sorted({name for model in models.values() for name in model_fields(model)}),
                          "the language models scored")
-    model_lines = {key: "\n".join(model.request_lines()) for key, model in models.items()}
-    text_lines = {text: "text\t" + _LINE_ENDS.sub(" ", text) for text in {text for _, text in scorings}}
-    order, candidates = _candidates(np.asarray(docids, dtype=np.int32))
-    requests = [f"{model_lines[id(model)]}\n{text_lines[text]}\n{candidates}" for model, text in scorings]
-    known, sorted_scores = lucene.score_grid(index.leaf, requests, len(order))
+    model_number = {key: number for number, key in enumerate(models)}
+    text_number: dict[str, int] = {}
+    for _, text in scorings:
+        text_number.setdefault(text, len(text_number))
+    pairs = np.array([(model_number[id(model)], text_number[text]) for model, text in scorings],
+                     dtype=np.int32).reshape(-1, 2)
+    docids = np.asarray(docids, dtype=np.int32)
+    order = np.argsort(docids, kind="stable")
+    known, sorted_scores = lucene.score_grid(
+        index.leaf, ["\n".join(model.request_lines()) for model in models.values()],
+        [_LINE_ENDS.sub(" ", text) for text in text_number], pairs, docids[order])
     scores = np.empty(sorted_scores.shape, dtype=np.float64)
     scores[:, order] = sorted_scores
     scores[known == 0] = -math.inf  # no evidence, as _no_evidence

@@ -101,6 +101,20 @@ public final class EntityScores {
     return out.array();
   }
 
+  /**
+   * Several (language model, text) scorings of the same candidates in one pass ({@link ScoreGrid}:
+   * each text analyzed once, each (field, term) pair read once): the answers {@link #scoreEach}
+   * gives to the requests of model {@code models[m]} (its request lines), a {@code text} line of
+   * {@code texts[t]} and the {@code docids} (base64 little-endian int32, ascending), for the
+   * (m, t) pairs of {@code scorings} (base64 little-endian int32 m, t, m, t, ...), in that order.
+   */
+  public static byte[] scoreGrid(LeafReader leaf, Analyzer analyzer, String[] models, String[] texts,
+      String scorings, String docids) throws IOException {
+    IndexState state = state(leaf);
+    return ScoreGrid.run(leaf, analyzer, fields -> state.lengths(leaf, fields), models, texts,
+        LanguageModel.ints(scorings), LanguageModel.ints(docids));
+  }
+
   private static byte[] score(LeafReader leaf, LanguageModel model) throws IOException {
     IntBuffer[] lengths = state(leaf).lengths(leaf, model.fields);
     int[] docids = model.docids;

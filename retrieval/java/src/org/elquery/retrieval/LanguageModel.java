@@ -72,7 +72,7 @@ final class LanguageModel {
   /** JM: B, the score of an entity holding no query term. */
   final double baseline;
 
-  private LanguageModel(LeafReader leaf, List<String[]> fieldLines, boolean prms, int length,
+  private LanguageModel(Statistics statistics, List<String[]> fieldLines, boolean prms, int length,
       List<String[]> termLines, int k, int[] docids) throws IOException {
     int nf = fieldLines.size();
     fields = new String[nf];
@@ -88,9 +88,8 @@ final class LanguageModel {
       weights[f] = Double.parseDouble(line[2]);
       dirichlet[f] = line[3].equals("dirichlet");
       smoothing[f] = Double.parseDouble(line[4]);
-      Terms terms = leaf.terms(fields[f]);
-      collectionLength[f] = terms == null ? 0 : terms.getSumTotalTermFreq();
-      prior[f] = terms == null ? 0 : terms.getDocCount();
+      collectionLength[f] = statistics.collectionLength(fields[f]);
+      prior[f] = statistics.docCount(fields[f]);
       entities += prior[f];
     }
     List<Integer> known = new ArrayList<>();
@@ -101,7 +100,7 @@ final class LanguageModel {
       double mixture = 0;
       for (int f = 0; f < nf; f++) {
         if (collectionLength[f] > 0) {
-          p[f] = leaf.totalTermFreq(new Term(fields[f], termLines.get(t)[2])) / collectionLength[f];
+          p[f] = statistics.totalTermFreq(fields[f], termLines.get(t)[2]) / collectionLength[f];
         }
         mixture += (prms ? prior[f] / entities : weights[f]) * p[f];
       }
@@ -193,15 +192,9 @@ final class LanguageModel {
           if (analyzer == null) {
             throw new IllegalArgumentException("a text line needs an analyzer");
           }
-          Map<String, Integer> counts = new LinkedHashMap<>();
           String[] tokens = line.substring(5).isEmpty() ? new String[0] : DependenceModel.terms(analyzer, line.substring(5));
-          for (String token : tokens) {
-            counts.merge(token, 1, Integer::sum);
-          }
           length = tokens.length;
-          for (Map.Entry<String, Integer> count : counts.entrySet()) {
-            termLines.add(new String[] {"term", count.getValue().toString(), count.getKey()});
-          }
+          termLines.addAll(termLines(tokens));
           break;
         case "k":
           k = Integer.parseInt(items[1]);
@@ -213,7 +206,83 @@ final class LanguageModel {
           throw new IllegalArgumentException("unknown request line: " + line);
       }
     }
-    return new LanguageModel(leaf, fieldLines, prms, length, termLines, k, docids);
+    return new LanguageModel(Statistics.of(leaf), fieldLines, prms, length, termLines, k, docids);
+  }
+
+  /** The {@code term COUNT TERM} lines of analyzed tokens: each distinct term with its count, in
+   * order of first occurrence. */
+  static List<String[]> termLines(String[] tokens) {
+    Map<String, Integer> counts = new LinkedHashMap<>();
+    for (String token : tokens) {
+      counts.merge(token, 1, Integer::sum);
+    }
+    List<String[]> lines = new ArrayList<>(counts.size());
+    for (Map.Entry<String, Integer> count : counts.entrySet()) {
+      lines.add(new String[] {"term", count.getValue().toString(), count.getKey()});
+    }
+    return lines;
+  }
+
+  /** The model of {@code modelLines} (its {@code field} lines and optionally {@code prms}, as
+   * {@link #modelLines} reads them) for a query of {@code length} analyzed tokens with the terms of
+   * {@code termLines} ({@link #termLines}), to score {@code docids} (ascending). */
+  static LanguageModel of(Statistics statistics, ModelLines modelLines, int length, List<String[]> termLines,
+      int[] docids) throws IOException {
+    return new LanguageModel(statistics, modelLines.fields, modelLines.prms, length, termLines, 0, docids);
+  }
+
+  /** A model's request lines without a query: its {@code field} lines and whether it is PRMS. */
+  static final class ModelLines {
+    final List<String[]> fields = new ArrayList<>();
+    boolean prms;
+  }
+
+  /** The {@code field} and {@code prms} lines of a model's request (nothing else). */
+  static ModelLines modelLines(String request) {
+    ModelLines model = new ModelLines();
+    for (String line : request.split("\n")) {
+      String[] items = line.split("\t", -1);
+      if (items[0].equals("field")) {
+        model.fields.add(items);
+      } else if (items[0].equals("prms")) {
+        model.prms = true;
+      } else {
+        throw new IllegalArgumentException("not a model's request line: " + line);
+      }
+    }
+    return model;
+  }
+
+  /** The collection statistics a model reads: |C_f|, the entities with a non-empty field f (PRMS's
+   * field prior) and cf(t, f). */
+  interface Statistics {
+    long collectionLength(String field) throws IOException;
+
+    int docCount(String field) throws IOException;
+
+    long totalTermFreq(String field, String term) throws IOException;
+
+    /** The statistics of an index segment, read at each call. */
+    static Statistics of(LeafReader leaf) {
+      return new Statistics() {
+        @Override
+        public long collectionLength(String field) throws IOException {
+          Terms terms = leaf.terms(field);
+          return terms == null ? 0 : terms.getSumTotalTermFreq();
+        }
+
+        @Override
+        public int docCount(String field) throws IOException {
+          Terms terms = leaf.terms(field);
+          return terms == null ? 0 : terms.getDocCount();
+        }
+
+        @Override
+        public long totalTermFreq(String field, String term) throws IOException {
+          return leaf.totalTermFreq(new Term(field, term));
+        }
+      };
+    }
   }
 
   static int[] ints(String base64) {

@@ -1,0 +1,167 @@
+package org.elquery.retrieval;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.IntBuffer;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.lucene.analysis.Analyzer;
+import org.apache.lucene.index.LeafReader;
+import org.apache.lucene.index.PostingsEnum;
+import org.apache.lucene.index.Terms;
+import org.apache.lucene.index.TermsEnum;
+import org.apache.lucene.search.DocIdSetIterator;
+import org.apache.lucene.util.BytesRef;
+
+/**
+ * Several (language model, text) scorings of one candidate list (the LTR features of a query:
+ * the query and each of its mentions under six single-field models and MLM, methods.md section 9)
+ * in one pass: each text analyzed once, the candidates decoded once, each (field, term) pair's
+ * collection frequency and postings looked up once (one seek in the field's terms) and its
+ * frequencies over the candidates read once, whatever number of scorings read it. Each scoring's
+ * {@link LanguageModel} is built from the same statistics and scores with the same arithmetic as
+ * {@link EntityScores#scoreEach}'s, so the numbers are the same to the bit.
+ */
+final class ScoreGrid implements LanguageModel.Statistics {
+  private final LeafReader leaf;
+  private final int[] docids;
+  private final Map<String, Terms> terms = new HashMap<>();
+  private final Map<String, TermsEnum> termsEnums = new HashMap<>();
+  /** Per field, per term: its collection frequency and frequencies over the candidates. */
+  private final Map<String, Map<String, Pair>> pairs = new HashMap<>();
+  private PostingsEnum reuse;
+
+  /** A (field, term) pair: cf(t, f), and n(t, e_f) of each candidate (null when no entity holds the term in the field). */
+  private static final class Pair {
+    final long totalTermFreq;
+    final int[] freqs;
+
+    Pair(long totalTermFreq, int[] freqs) {
+      this.totalTermFreq = totalTermFreq;
+      this.freqs = freqs;
+    }
+  }
+
+  private ScoreGrid(LeafReader leaf, int[] docids) {
+    this.leaf = leaf;
+    this.docids = docids;
+  }
+
+  /**
+   * The answers {@link EntityScores#scoreEach} gives to the requests of the scorings (model {@code
+   * scorings[2s]}, text {@code scorings[2s + 1]}), each of {@code models[m]}'s request lines, a
+   * {@code text} line of {@code texts[t]} and the candidates {@code docids} (ascending), one
+   * after the other: int32 known terms, int32 n, n float64 log scores.
+   */
+  static byte[] run(LeafReader leaf, Analyzer analyzer, Lengths lengths, String[] models, String[] texts,
+      int[] scorings, int[] docids) throws IOException {
+    ScoreGrid grid = new ScoreGrid(leaf, docids);
+    LanguageModel.ModelLines[] parsed = new LanguageModel.ModelLines[models.length];
+    for (int m = 0; m < models.length; m++) {
+      parsed[m] = LanguageModel.modelLines(models[m]);
+    }
+    int[] queryLengths = new int[texts.length];
+    @SuppressWarnings("unchecked")
+    List<String[]>[] termLines = new List[texts.length];
+    for (int t = 0; t < texts.length; t++) {
+      String[] tokens = texts[t].isEmpty() ? new String[0] : DependenceModel.terms(analyzer, texts[t]);
+      queryLengths[t] = tokens.length;
+      termLines[t] = LanguageModel.termLines(tokens);
+    }
+    int count = scorings.length / 2;
+    ByteBuffer out = EntityScores.buffer(count * (8 + 8 * docids.length));
+    for (int s = 0; s < count; s++) {
+      int t = scorings[2 * s + 1];
+      LanguageModel model = LanguageModel.of(grid, parsed[scorings[2 * s]], queryLengths[t], termLines[t], docids);
+      grid.score(model, lengths.of(model.fields), out);
+    }
+    return out.array();
+  }
+
+  /** Exact field lengths per docid, of the index's fields (cached per index). */
+  interface Lengths {
+    IntBuffer[] of(String[] fields) throws IOException;
+  }
+
+  /** Appends the model's known terms, the number of candidates and the log score of each. */
+  private void score(LanguageModel model, IntBuffer[] lengths, ByteBuffer out) throws IOException {
+    int nf = model.fields.length;
+    int[][] columns = new int[model.terms.length * nf][];
+    for (int t = 0; t < model.terms.length; t++) {
+      for (int f = 0; f < nf; f++) {
+        columns[t * nf + f] = pair(model.fields[f], model.terms[t]).freqs;
+      }
+    }
+    out.putInt(model.terms.length).putInt(docids.length);
+    int[] freqs = new int[columns.length];
+    for (int i = 0; i < docids.length; i++) {
+      for (int pair = 0; pair < columns.length; pair++) {
+        freqs[pair] = columns[pair] == null ? 0 : columns[pair][i];
+      }
+      out.putDouble(model.score(docids[i], freqs, lengths));
+    }
+  }
+
+  private Terms terms(String field) throws IOException {
+    if (!terms.containsKey(field)) {
+      terms.put(field, leaf.terms(field));
+    }
+    return terms.get(field);
+  }
+
+  @Override
+  public long collectionLength(String field) throws IOException {
+    Terms fieldTerms = terms(field);
+    return fieldTerms == null ? 0 : fieldTerms.getSumTotalTermFreq();
+  }
+
+  @Override
+  public int docCount(String field) throws IOException {
+    Terms fieldTerms = terms(field);
+    return fieldTerms == null ? 0 : fieldTerms.getDocCount();
+  }
+
+  @Override
+  public long totalTermFreq(String field, String term) throws IOException {
+    return pair(field, term).totalTermFreq;
+  }
+
+  /** The (field, term) pair, read on first use: one seek in the field's terms, then the term's
+   * postings advanced over the candidates. */
+  private Pair pair(String field, String term) throws IOException {
+    Map<String, Pair> ofField = pairs.computeIfAbsent(field, f -> new HashMap<>());
+    Pair pair = ofField.get(term);
+    if (pair == null) {
+      TermsEnum iterator = termsEnum(field);
+      pair = iterator != null && iterator.seekExact(new BytesRef(term))
+          ? new Pair(iterator.totalTermFreq(), freqs(iterator)) : new Pair(0, null);
+      ofField.put(term, pair);
+    }
+    return pair;
+  }
+
+  private TermsEnum termsEnum(String field) throws IOException {
+    if (!termsEnums.containsKey(field)) {
+      Terms fieldTerms = terms(field);
+      termsEnums.put(field, fieldTerms == null ? null : fieldTerms.iterator());
+    }
+    return termsEnums.get(field);
+  }
+
+  /** n(t, e_f) of each candidate for the term {@code iterator} is on. */
+  private int[] freqs(TermsEnum iterator) throws IOException {
+    PostingsEnum postings = reuse = iterator.postings(reuse, PostingsEnum.FREQS);
+    int[] freqs = new int[docids.length];
+    int doc = -1;
+    for (int i = 0; i < docids.length && doc != DocIdSetIterator.NO_MORE_DOCS; i++) {
+      if (doc < docids[i]) {
+        doc = postings.advance(docids[i]);
+      }
+      if (doc == docids[i]) {
+        freqs[i] = postings.freq();
+      }
+    }
+    return freqs;
+  }
+}
