@@ -2,7 +2,8 @@
 over files, collections and case variants after normalization).
 
 Rows are normalized and summed in chunks held in memory (numpy arrays keyed by chunk-local form
-ids); a full chunk is spilled to disk, split into partitions by a hash of the normalized form.
+ids, the forms in pyarrow arrays: no Python object per row); a full chunk is spilled to disk, split
+into partitions by a hash of the normalized form.
 Afterwards each partition, which holds every row of its forms, is merged on its own: rows summed
 per (form, entity) and source, ``min_count`` applied, per-form totals computed, forms sorted.
 """
@@ -13,7 +14,6 @@ import pickle
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import repeat
 from pathlib import Path
 from typing import BinaryIO
 
@@ -31,6 +31,17 @@ _ENTITY_MASK = (1 << _ENTITY_BITS) - 1
 def partition_of(form: str, partitions: int) -> int:
     """The partition of a normalized form (a stable hash: the same in every process and run)."""
     return zlib.crc32(form.encode("utf-8")) % partitions
+
+
+def partitions_of(forms: pa.Array, partitions: int) -> np.ndarray:
+    """:func:`partition_of` of each of ``forms`` (normalized, distinct; a pyarrow string array):
+    the CRC of each form's UTF-8 bytes, cut from the array's buffer."""
+    if partitions == 1:
+        return np.zeros(len(forms), np.int64)
+    offsets = np.frombuffer(forms.buffers()[1], np.int32, len(forms) + 1, forms.offset * 4).tolist()
+    data = forms.buffers()[2].to_pybytes() if len(forms) else b""
+    crcs = map(zlib.crc32, map(data.__getitem__, map(slice, offsets, offsets[1:])))
+    return np.fromiter(crcs, np.int64, len(forms)) % partitions
 
 
 def normalize_array(texts: pa.Array) -> pa.Array:
@@ -66,8 +77,10 @@ class SpillWriter:
 
 
 class PairChunk:
-    """Sums the (surface form, entity, count) rows of one source, normalizing each distinct raw
-    form once per chunk; spills when it holds ``max_rows`` rows or distinct raw forms."""
+    """Sums the (surface form, entity, count) rows of one source; spills when it holds
+    ``max_rows`` rows or distinct forms. Forms stay in pyarrow arrays: each batch's distinct raw
+    forms are normalized once (:func:`normalize_array`) and dictionary-encoded, and a flush
+    encodes the chunk's normalized forms once more, so no Python string is made per row."""
 
     def __init__(self, source: int, spill: SpillWriter, max_rows: int) -> None:
         self.source = source
@@ -77,67 +90,57 @@ class PairChunk:
         self._reset()
 
     def _reset(self) -> None:
-        self._raw: dict[str, int] = {}  # raw text -> chunk-local id of its normalized form (-1: empty)
-        self._ids: dict[str, int] = {}  # normalized form -> chunk-local id
-        self._keys: list[np.ndarray] = []
+        self._forms: list[pa.Array] = []  # each batch's distinct normalized forms
+        self._keys: list[np.ndarray] = []  # (index into the concatenated forms << 32) | entity
         self._counts: list[np.ndarray] = []
         self._rows = 0
+        self._distinct = 0
 
     def add(self, raw_forms: list[str], entities: np.ndarray, counts: np.ndarray) -> None:
         """Add rows; rows with entity -1 or a form that normalizes to nothing are dropped."""
-        self._add(self._form_ids(raw_forms), entities, counts)
+        encoded = pc.dictionary_encode(pa.array(raw_forms, pa.string()))
+        self.add_coded(encoded.dictionary, encoded.indices.to_numpy().astype(np.int64), entities, counts)
 
     def add_coded(self, texts: pa.Array, codes: np.ndarray, entities: np.ndarray, counts: np.ndarray) -> None:
         """``add`` with raw forms dictionary-encoded: row i has form ``texts[codes[i]]`` (distinct
-        strings). The forms are normalized in pyarrow (``normalize_array``), then each distinct
-        normalized form is given its chunk-local id."""
+        strings)."""
         encoded = pc.dictionary_encode(normalize_array(texts))
-        forms = encoded.dictionary.to_pylist()
-        ids = self._ids
-        new = set(forms).difference(ids)
-        new.discard("")
-        ids.update(zip(new, range(len(ids), len(ids) + len(new))))
-        lookup = np.fromiter(map(ids.get, forms, repeat(-1)), np.int64, len(forms))
+        forms = encoded.dictionary
         rows = encoded.indices.to_numpy().astype(np.int64)[codes] if len(codes) else np.zeros(0, np.int64)
-        self._add(lookup[rows] if len(rows) else rows, entities, counts)
-
-    def _form_ids(self, raw_forms: list[str]) -> np.ndarray:
-        """The chunk-local ids of the normalized forms of ``raw_forms`` (-1: empty)."""
-        raw = self._raw
-        for text in set(raw_forms).difference(raw):
-            form = normalize(text)
-            raw[text] = self._ids.setdefault(form, len(self._ids)) if form else -1
-        return np.fromiter(map(raw.__getitem__, raw_forms), np.int64, len(raw_forms))
-
-    def _add(self, forms: np.ndarray, entities: np.ndarray, counts: np.ndarray) -> None:
+        empty = pc.index(forms, "").as_py()
         keep = entities >= 0
-        empty = forms < 0
-        self.empty_form_rows += int(np.count_nonzero(empty & keep))
-        keep &= ~empty
-        self._keys.append((forms[keep] << _ENTITY_BITS) | entities[keep])
+        if empty >= 0:
+            is_empty = rows == empty
+            self.empty_form_rows += int(np.count_nonzero(is_empty & keep))
+            keep &= ~is_empty
+        self._keys.append(((rows[keep] + self._distinct) << _ENTITY_BITS) | entities[keep])
         self._counts.append(counts[keep])
-        self._rows += len(forms)
-        if self._rows >= self.max_rows or max(len(self._raw), len(self._ids)) >= self.max_rows:
+        self._forms.append(forms)
+        self._rows += len(codes)
+        self._distinct += len(forms)
+        if self._rows >= self.max_rows or self._distinct >= self.max_rows:
             self.flush()
 
     def flush(self) -> None:
         """Sum the chunk's rows per (form, entity) and spill them by partition."""
         if self._keys:
-            keys, counts = _sum_by_key(np.concatenate(self._keys), np.concatenate(self._counts))
-            forms = list(self._ids)
-            # partition_of for each form, the loop in C
-            partitions = np.fromiter(map(zlib.crc32, map(str.encode, forms)), np.int64, len(forms)) % self.spill.partitions
+            encoded = pc.dictionary_encode(pa.concat_arrays(self._forms))
+            forms, ids = encoded.dictionary, encoded.indices.to_numpy().astype(np.int64)
+            keys = np.concatenate(self._keys)
+            keys = (ids[keys >> _ENTITY_BITS] << _ENTITY_BITS) | (keys & _ENTITY_MASK)
+            keys, counts = _sum_by_key(keys, np.concatenate(self._counts))
+            partitions = partitions_of(forms, self.spill.partitions)
             row_partitions = partitions[keys >> _ENTITY_BITS]
-            order = np.argsort(row_partitions, kind="stable")
-            bounds = np.searchsorted(row_partitions[order], np.arange(self.spill.partitions + 1))
-            for partition in range(self.spill.partitions):
-                rows = order[bounds[partition] : bounds[partition + 1]]
-                if len(rows):
+            order = np.argsort(row_partitions, kind="stable")  # keys stay sorted within a partition
+            bounds = np.searchsorted(row_partitions[order], np.arange(self.spill.partitions + 1)).tolist()
+            for partition, (start, stop) in enumerate(zip(bounds, bounds[1:])):
+                if start < stop:
+                    rows = order[start:stop]
                     local = keys[rows] >> _ENTITY_BITS
-                    used, dense = np.unique(local, return_inverse=True)
-                    piece_forms = [forms[i] for i in used.tolist()]
-                    piece_keys = (dense.astype(np.int64) << _ENTITY_BITS) | (keys[rows] & _ENTITY_MASK)
-                    self.spill.write(partition, (self.source, piece_forms, piece_keys, counts[rows]))
+                    starts = _group_starts(local)
+                    dense = np.cumsum(np.r_[False, local[1:] != local[:-1]])
+                    piece_keys = (dense << _ENTITY_BITS) | (keys[rows] & _ENTITY_MASK)
+                    self.spill.write(partition, (self.source, forms.take(local[starts]), piece_keys, counts[rows]))
         self._reset()
 
 
@@ -183,40 +186,43 @@ def _pieces(paths: list[Path]) -> Iterator[tuple]:
 def merge_partition(paths: list[Path], min_count: int) -> MergedPartition:
     """Merge the spilled pieces of one partition (methods.md §3): counts summed per (form, entity)
     and source; a source count below ``min_count`` is dropped, then pairs left with no source;
-    totals per form are taken over the pairs kept."""
-    index: dict[str, int] = {}
+    totals per form are taken over the pairs kept. The pieces' forms are dictionary-encoded and
+    sorted by pyarrow (UTF-8 byte order, which is code point order: Python's order of strings)."""
+    pieces = list(_pieces(paths))
+    if not pieces:
+        empty = np.zeros(0, np.int64)
+        return MergedPartition([], empty, empty, empty, empty, empty, empty, empty)
+    encoded = pc.dictionary_encode(pa.concat_arrays([forms for _, forms, _, _ in pieces]))
+    names, ids = encoded.dictionary, encoded.indices.to_numpy().astype(np.int64)
+    order = pc.sort_indices(names).to_numpy()
+    rank = np.empty(len(names), np.int64)
+    rank[order] = np.arange(len(names))
+    ids = rank[ids]
     keys, facc, anchors, kb = [], [], [], []
-    for source, forms, piece_keys, counts in _pieces(paths):
-        ids = np.fromiter((index.setdefault(f, len(index)) for f in forms), np.int64, len(forms))
-        keys.append((ids[piece_keys >> _ENTITY_BITS] << _ENTITY_BITS) | (piece_keys & _ENTITY_MASK))
+    offset = 0
+    for source, forms, piece_keys, counts in pieces:
+        keys.append((ids[offset + (piece_keys >> _ENTITY_BITS)] << _ENTITY_BITS) | (piece_keys & _ENTITY_MASK))
+        offset += len(forms)
         zeros = np.zeros(len(counts), np.int64)
         facc.append(counts if source == SOURCE_FACC else zeros)
         anchors.append(counts if source == SOURCE_ANCHORS else zeros)
         kb.append(counts if source == SOURCE_KB else zeros)
-    if not keys:
-        empty = np.zeros(0, np.int64)
-        return MergedPartition([], empty, empty, empty, empty, empty, empty, empty)
-    names = list(index)
-    order = sorted(range(len(names)), key=names.__getitem__)
-    rank = np.empty(len(names), np.int64)
-    rank[order] = np.arange(len(names))
-    all_keys = np.concatenate(keys)
-    all_keys = (rank[all_keys >> _ENTITY_BITS] << _ENTITY_BITS) | (all_keys & _ENTITY_MASK)
+    del pieces
     all_keys, facc_sum, anchor_sum, kb_sum = _sum_by_key(
-        all_keys, np.concatenate(facc), np.concatenate(anchors), np.concatenate(kb)
+        np.concatenate(keys), np.concatenate(facc), np.concatenate(anchors), np.concatenate(kb)
     )
     facc_sum[facc_sum < min_count] = 0
     anchor_sum[anchor_sum < min_count] = 0
     keep = (facc_sum > 0) | (anchor_sum > 0) | (kb_sum > 0)
     all_keys, facc_sum, anchor_sum, kb_sum = all_keys[keep], facc_sum[keep], anchor_sum[keep], kb_sum[keep]
     form_ranks = all_keys >> _ENTITY_BITS
-    used, pair_forms = np.unique(form_ranks, return_inverse=True)
     starts = _group_starts(form_ranks)
+    used = form_ranks[starts]
     return MergedPartition(
-        forms=[names[order[r]] for r in used.tolist()],
+        forms=names.take(order[used]).to_pylist(),
         facc_totals=np.add.reduceat(facc_sum, starts) if len(starts) else facc_sum,
         anchor_totals=np.add.reduceat(anchor_sum, starts) if len(starts) else anchor_sum,
-        pair_forms=pair_forms.astype(np.int64),
+        pair_forms=np.cumsum(np.r_[False, form_ranks[1:] != form_ranks[:-1]]).astype(np.int64),
         pair_entities=all_keys & _ENTITY_MASK,
         pair_facc=facc_sum,
         pair_anchors=anchor_sum,
