@@ -46,12 +46,12 @@ from elquery.base import ElqueryError
 from elquery.evaluation.readers import read_jsonl
 from elquery.experiments.config import ExperimentConfig, MethodSpec
 from elquery.experiments.crossval import FoldChoice, choose, cross_validate
+from elquery.experiments.entity_ids import ExperimentIds
 from elquery.experiments.folds import Fold
 from elquery.experiments.learning import LearningSpec, TrainingQueries, learning_methods
 from elquery.experiments.sweep import RunStore, Setting, digest, file_identity, find_interpretations, tag
 from elquery.files import atomic_output, sha256_of
 from elquery.kb.normalize import tokenize
-from elquery.linking.ltr.feature_file import read_ground_truth
 from elquery.linking.ltr.features import FEATURES, FeatureExtractor
 from elquery.linking.ltr.model import (LtrModel, artefact_ids, model_bytes, new_info, require_extra, train_forest,
                                        write_model)
@@ -105,8 +105,11 @@ class FoldLearning:
     """The features, models and runs of an experiment's learning methods (see the module
     docstring), under the output folder of ``store``; ``workers`` threads train a forest."""
 
-    def __init__(self, config: ExperimentConfig, store: RunStore, folds: Sequence[Fold], workers: int = 1) -> None:
+    def __init__(self, config: ExperimentConfig, store: RunStore, folds: Sequence[Fold], workers: int = 1,
+                 ids: ExperimentIds | None = None) -> None:
         self.config = config
+        self.ids = ExperimentIds(config.index) if ids is None else ids
+        """Reads the labels' qrels, their ids in any scheme resolved (docs/identifiers.md)."""
         self.store = store
         self.folds = tuple(folds)
         self.workers = workers
@@ -153,9 +156,9 @@ class FoldLearning:
     # --- models -----------------------------------------------------------------------------
 
     def truth(self, qrels: Path) -> dict[str, frozenset[str]]:
-        """Per query of ELQ qrels, the entities of its ground-truth interpretations."""
+        """Per query of ELQ qrels, the entities of its ground-truth interpretations (DBpedia ids)."""
         if qrels not in self._truth:
-            self._truth[qrels] = read_ground_truth(qrels)
+            self._truth[qrels] = self.ids.ground_truth(qrels)
         return self._truth[qrels]
 
     def held_out_sets(self, spec: LearningSpec) -> list[tuple[int, ...]]:

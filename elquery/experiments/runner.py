@@ -37,11 +37,12 @@ from typing import TYPE_CHECKING, Any
 from elquery.evaluation.interpretation import evaluate_interpretations
 from elquery.evaluation.mentions import MentionRecall, mention_detection_recall
 from elquery.evaluation.rank import evaluate_rankings, relevant_entities
-from elquery.evaluation.readers import read_elq, read_trec_qrels, read_trec_run
+from elquery.evaluation.readers import read_elq, read_trec_run
 from elquery.base import ElqueryError
 from elquery.experiments.config import (COMMONNESS, GIVEN, IF_METRICS, LEAVE_ONE_OUT, TOP_RANKED, ExpectedFigure,
                                         ExperimentConfig, MethodSpec, RetrievalTaskSpec, TaskSpec, load_config)
 from elquery.experiments.crossval import FoldChoice, choose, combine, cross_validate
+from elquery.experiments.entity_ids import ExperimentIds
 from elquery.experiments.figures import markdown_section, write_figures, write_html
 from elquery.experiments.folds import Fold, given_folds, leave_one_out, session_folds
 from elquery.experiments.inputs import check_inputs
@@ -188,8 +189,9 @@ def run_experiment(config: ExperimentConfig | str | os.PathLike[str], out_dir: s
     check_inputs(config, out, linking=backend is None, ranking=ranker is None)
     queries = _queries(config)
     folds = tuple(_folds(config, list(queries)))
-    evaluators = {task: _task_evaluator(task, spec, queries) for task, spec in _tasks(config) if spec is not None}
-    gold = None if config.mention_detection is None else _mention_gold(config.mention_detection.qrels, queries)
+    ids = ExperimentIds(config.index)  # qrels and given runs in any id scheme (docs/identifiers.md)
+    evaluators = {task: _task_evaluator(task, spec, queries, ids) for task, spec in _tasks(config) if spec is not None}
+    gold = None if config.mention_detection is None else _mention_gold(config.mention_detection.qrels, queries, ids)
     if backend is None:
         from elquery.experiments.backend import LinkerBackend
         backend = LinkerBackend(config, workers)
@@ -202,7 +204,7 @@ def run_experiment(config: ExperimentConfig | str | os.PathLike[str], out_dir: s
         learning = None
         if learning_methods(config):
             from elquery.experiments.fold_models import FoldLearning
-            learning = FoldLearning(config, store, folds, workers)
+            learning = FoldLearning(config, store, folds, workers, ids)
         methods = []
         for task, spec in _tasks(config):
             if spec is not None:
@@ -240,32 +242,35 @@ def _folds(config: ExperimentConfig, qids: Sequence[str]) -> list[Fold]:
         raise ElqueryError(f"{config.path}: crossval: {exc}") from None
 
 
-def _task_evaluator(task: str, spec: TaskSpec, queries: Mapping[str, str]
-                    ) -> Callable[[Path], Scores]:
-    """A function run path -> per-query scores of every metric the task reports."""
+def _task_evaluator(task: str, spec: TaskSpec, queries: Mapping[str, str], ids: ExperimentIds
+                    ) -> Callable[..., Scores]:
+    """A function ``(run path, given=None) -> per-query scores`` of every metric the task reports;
+    the qrels' ids, and those of a run whose ids come from the given run file ``given``, resolved
+    to DBpedia ids by ``ids`` (the experiment's own runs hold DBpedia ids)."""
     if task == "if":
-        qrels = {q: i for q, i in read_elq(spec.qrels).items() if q in queries}
+        qrels = {q: i for q, i in ids.elq(spec.qrels).items() if q in queries}
         if not qrels:
             raise ElqueryError(f"{spec.qrels}: no query of the query set is in these qrels")
 
-        def evaluate_if(path: Path) -> Scores:
+        def evaluate_if(path: Path, given: Path | None = None) -> Scores:
             scores: Scores = {metric: {} for metric in IF_METRICS}
-            for qid, query in evaluate_interpretations(qrels, read_elq(path)).per_query.items():
+            run = read_elq(path) if given is None else ids.elq(path, given)
+            for qid, query in evaluate_interpretations(qrels, run).per_query.items():
                 for kind, prf in (("strict", query.strict), ("lean", query.lean), ("entity", query.entity)):
                     scores[f"{kind}.P"][qid], scores[f"{kind}.R"][qid], scores[f"{kind}.F"][qid] = \
                         prf.p, prf.r, prf.f
             return scores
         return evaluate_if
 
-    judged = {q: j for q, j in read_trec_qrels(spec.qrels).items() if q in queries}
+    judged = {q: j for q, j in ids.trec_qrels(spec.qrels).items() if q in queries}
     if not relevant_entities(judged):
         raise ElqueryError(f"{spec.qrels}: no query of the query set has a relevant entity")
     reported = spec.metrics if isinstance(spec, RetrievalTaskSpec) else [c.metric for c in SM_COLUMNS]
     metrics = list(dict.fromkeys([*reported, spec.metric]))
     groups = _category_queries(spec, relevant_entities(judged)) if isinstance(spec, RetrievalTaskSpec) else {}
 
-    def evaluate_ranking(path: Path) -> Scores:
-        run = read_trec_run(path) if _has_lines(path) else {}
+    def evaluate_ranking(path: Path, given: Path | None = None) -> Scores:
+        run = {} if not _has_lines(path) else read_trec_run(path) if given is None else ids.trec_run(path, given)
         per_query = evaluate_rankings(judged, run, metrics, complete=True).per_query
         scores = {metric: {q: values[metric] for q, values in per_query.items()} for metric in metrics}
         return scores | {category_metric(name, metric): {q: scores[metric][q] for q in qids}
@@ -293,10 +298,11 @@ def _has_lines(path: Path) -> bool:
 
 
 def _run_method(store: RunStore, task: str, spec: TaskSpec, method: MethodSpec,
-                folds: Sequence[Fold], evaluate: Callable[[Path], Scores],
+                folds: Sequence[Fold], evaluate: Callable[..., Scores],
                 learning: FoldLearning | None = None) -> MethodResult:
     """Sweep ``method``, choose its setting per fold by the task's metric, and evaluate the
-    cross-validated run; a method that learns its model runs on ``learning``'s models."""
+    cross-validated run; a method that learns its model runs on ``learning``'s models; a given
+    run's ids are resolved (:mod:`elquery.experiments.entity_ids`)."""
     if method.run is not None:
         runs = {setting: method.run for setting in grid(method)}
     elif isinstance(spec, RetrievalTaskSpec):
@@ -306,7 +312,7 @@ def _run_method(store: RunStore, task: str, spec: TaskSpec, method: MethodSpec,
         runs = {setting: learning.run(task, method, setting) for setting in grid(method)}
     else:
         runs = {setting: store.run(task, method, setting) for setting in grid(method)}
-    sweep = {setting: evaluate(path) for setting, path in runs.items()}
+    sweep = {setting: evaluate(path, method.run) for setting, path in runs.items()}
     objective = {s: scores[spec.metric] for s, scores in sweep.items()}
     if method.learning is not None:
         assert learning is not None
@@ -319,7 +325,7 @@ def _run_method(store: RunStore, task: str, spec: TaskSpec, method: MethodSpec,
     with atomic_output(combined) as stream:
         for query_lines in lines.values():
             stream.writelines(line + "\n" for line in query_lines)
-    return MethodResult(task, method, tuple(choices), evaluate(combined), sweep, combined, runs)
+    return MethodResult(task, method, tuple(choices), evaluate(combined, method.run), sweep, combined, runs)
 
 
 def _lines_by_query(path: Path) -> dict[str, list[str]]:
@@ -345,10 +351,10 @@ def source_entities(candidates: Mapping[str, Sequence[Candidate]], commonness_th
     return {"KB": kb, "Web": web, "KB+Web": {q: kb[q] | web[q] for q in candidates}}
 
 
-def _mention_gold(qrels: Path, queries: Mapping[str, str]) -> dict[str, frozenset[str]]:
-    """The ground-truth entities of each query of the query set in ELQ qrels."""
+def _mention_gold(qrels: Path, queries: Mapping[str, str], ids: ExperimentIds) -> dict[str, frozenset[str]]:
+    """The ground-truth entities of each query of the query set in ELQ qrels (ids resolved by ``ids``)."""
     gold = {q: frozenset().union(*interpretations)
-            for q, interpretations in read_elq(qrels).items() if q in queries}
+            for q, interpretations in ids.elq(qrels).items() if q in queries}
     if not any(gold.values()):
         raise ElqueryError(f"{qrels}: no query of the query set has a ground-truth entity")
     return gold

@@ -19,7 +19,12 @@ def canonical_entity_id(text: str) -> str | None:
     """An entity as a user may name it, in elquery's form ``<dbpedia:Title>``: ``<dbpedia:Title>``,
     a DBpedia resource URI (bare or in angle brackets), or a bare title (spaces become
     underscores, as in DBpedia's URIs); ``None`` for anything else (another URI, an empty title,
-    whitespace inside an id). The one rule every command and API that takes an entity applies."""
+    whitespace inside an id). The one rule every command and API that takes an entity applies.
+
+    A bare ``Q42`` is read here, with no identifiers table at hand, as the title ``<dbpedia:Q42>``;
+    where the index's identifiers table is at hand (whitelists, ``/entity/ID``, qrels, runs, LTR
+    ground truth) :func:`elquery.kb.identifiers.resolve` first reads it as a Wikidata QID (the
+    bare-Q rule, docs/identifiers.md)."""
     text = text.strip()
     if text.startswith("<") and text.endswith(">"):
         text = text[1:-1]

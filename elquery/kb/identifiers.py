@@ -12,8 +12,14 @@ An entity ``<dbpedia:Title>`` has
   table holds them, else None.
 
 :func:`parse_identifier` reads every spelling a user may name an entity in
-(:data:`SPELLINGS`); :meth:`IdentifierTable.resolve` turns it into the DBpedia id, the one form
-elquery links and ranks with. A missing mapping is None, never an error.
+(:data:`SPELLINGS`); :func:`resolve` turns it into the DBpedia id, the one form elquery links and
+ranks with, and :class:`WrittenIds` does so for the ids of qrels, runs and ground truth, keeping
+those that resolve to no entity as written. A missing mapping is None, never an error.
+
+The bare-Q rule (:func:`resolve`): a bare ``Q42`` is the Wikidata item the table maps it to;
+failing that, the DBpedia entity titled ``Q42`` if the table holds it; failing both, or with no
+table, it resolves to nothing (kept as written, it is its DBpedia reading ``<dbpedia:Q42>``, which
+is what :func:`~elquery.kb.entities.canonical_entity_id` gives it).
 """
 
 from __future__ import annotations
@@ -137,8 +143,9 @@ class Named:
 
 def parse_identifier(text: str) -> Named | None:
     """The scheme and normalized value of any spelling of :data:`SPELLINGS`; None for a text that
-    is none of them. A bare ``Q42`` is a Wikidata id and a bare ``/m/0abc`` or ``m.0abc`` a
-    Freebase mid (write ``<dbpedia:Q42>`` for a DBpedia title of that shape)."""
+    is none of them. A bare ``Q42`` parses as a Wikidata id (:func:`resolve` falls back to the
+    DBpedia title, the bare-Q rule) and a bare ``/m/0abc`` or ``m.0abc`` as a Freebase mid (write
+    ``<dbpedia:Q42>`` for a DBpedia title of that shape)."""
     text = text.strip()
     if _QID.fullmatch(text):
         return Named(WIKIDATA, text)
@@ -227,15 +234,66 @@ class IdentifierTable:
         self.close()
 
 
+def is_bare_qid(text: str) -> bool:
+    """``Q42`` written without a prefix: a Wikidata QID or a DBpedia title (the bare-Q rule, :func:`resolve`)."""
+    return _QID.fullmatch(text.strip()) is not None
+
+
 def resolve(text: str, table: IdentifierTable | None) -> str | None:
     """The DBpedia id of an entity named in any spelling (:data:`SPELLINGS`); None for a text that
-    is no identifier, or a page id, QID or mid that ``table`` (None: no table) maps to no entity."""
+    is no identifier, or a page id, QID or mid that ``table`` (None: no table) maps to no entity.
+
+    The bare-Q rule: a bare ``Q42`` is the entity ``table`` maps the QID ``Q42`` to; failing that,
+    the entity titled ``Q42`` (``<dbpedia:Q42>``) when ``table`` holds it; else None. (Titles of
+    that shape are rare in DBpedia and QIDs common in other tools' files; ``<dbpedia:Q42>`` and
+    ``wikidata:Q42`` name either one without doubt.)"""
     named = parse_identifier(text)
     if named is None:
         return None
     if named.scheme in ("dbpedia", "wikipedia"):
         return named.value
-    return None if table is None else table.entity_of(named.scheme, named.value)
+    if table is None:
+        return None
+    entity = table.entity_of(named.scheme, named.value)
+    if entity is None and is_bare_qid(text):
+        title = canonical_entity_id(text)
+        return title if title is not None and table.has_entity(title) else None
+    return entity
+
+
+class WrittenIds:
+    """The entity ids of a file as written (qrels, runs, LTR ground truth: any spelling of
+    :data:`SPELLINGS`) -> DBpedia ids, through the identifiers ``table`` (None: none) by
+    :func:`resolve`, so that files in different schemes compare. An id that resolves to no entity
+    is kept as written (a bare ``Q42`` as its DBpedia reading ``<dbpedia:Q42>``, the bare-Q rule)
+    and counted; :meth:`note` says how many. Each distinct id is looked up once."""
+
+    def __init__(self, table: IdentifierTable | None) -> None:
+        self.table = table
+        self._found: dict[str, str] = {}
+        self.unresolved: list[str] = []
+        """The distinct ids kept as written, in the order met."""
+
+    def __call__(self, text: str) -> str:
+        found = self._found.get(text)
+        if found is None:
+            found = resolve(text, self.table)
+            if found is None:
+                self.unresolved.append(text)
+                found = (canonical_entity_id(text) if is_bare_qid(text) else None) or text
+            self._found[text] = found
+        return found
+
+    def note(self, name: str) -> str | None:
+        """``NAME: N of M entity ids name no entity ... and are compared as written (e.g. ID)``,
+        one line (ID the least of them, whatever order the file was read in); None when every id
+        resolved."""
+        if not self.unresolved:
+            return None
+        where = ("in the index's identifiers table" if self.table is not None
+                 else "(no identifiers table: `elquery build` makes one)")
+        return (f"{name}: {len(self.unresolved)} of {len(self._found)} entity ids name no entity {where} and are "
+                f"compared as written (e.g. {min(self.unresolved)[:80]!r})")
 
 
 def table_path(index: Path | str) -> Path:

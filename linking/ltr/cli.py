@@ -36,7 +36,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="query file: .json {qid: query}, or TSV qid<TAB>query")
     features.add_argument("--qrels", metavar="QRELS",
                           help="ELQ ground truth (qrels-elq.txt: qid<TAB>score<TAB>entity... per interpretation) "
-                          "for the label column; without it the labels are empty (tsv) or 0 (letor)")
+                          "for the label column, its entities in any id scheme (DBpedia, Wikipedia URL, Wikidata, "
+                          "Freebase, page id: resolved through the index's identifiers table); without it the labels "
+                          "are empty (tsv) or 0 (letor)")
     features.add_argument("--index", help="entity index directory (elquery index dbpedia)")
     features.add_argument("--surface-forms", metavar="SF.db", help="surface-form store (elquery index surface-forms)")
     add_artefacts_argument(features, "--index and --surface-forms")
@@ -84,6 +86,7 @@ def _features(args: argparse.Namespace) -> int:
     from elquery.linking.ltr.feature_file import QueryFeatures, labels_of, read_ground_truth, write_features
     from elquery.linking.ltr.features import FEATURES, FeatureExtractor
     from elquery.formats.queries import read_queries
+    from elquery.kb.identifiers import WrittenIds, table_of_index
 
     started = time.monotonic()
     resolve_artefact_args(args, index=REQUIRED, surface_forms=REQUIRED)
@@ -95,12 +98,16 @@ def _features(args: argparse.Namespace) -> int:
     if args.out == "-":
         raise ElqueryError("--out must be a file (its .meta.json records the artefacts the features came from)")
     queries = read_queries(args.queries)
-    truth = read_ground_truth(args.qrels) if args.qrels else None
+    ids = WrittenIds(table_of_index(args.index))  # qrels ids in any scheme, resolved (docs/identifiers.md)
+    truth = read_ground_truth(args.qrels, ids) if args.qrels else None
     if truth is not None:
         missing = [q.qid for q in queries if q.qid not in truth]
         if missing:
             raise ElqueryError(f"{args.qrels}: {len(missing)} of the {len(queries)} queries are not in the qrels "
                                f"(first: {missing[0]}); give the qrels of this query file")
+        note = ids.note(args.qrels)
+        if note is not None:
+            print(f"elquery ltr features: {note}", file=sys.stderr)
     metadata = run_metadata("ltr features", {"index": args.index, "surface_forms": args.surface_forms})
     with FeatureExtractor(args.index, args.surface_forms, args.commonness_threshold, args.max_query_tokens) as extractor:
         extracted = []

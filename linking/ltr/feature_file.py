@@ -28,7 +28,7 @@ from elquery.base import ElqueryError
 from elquery.files import sha256_of
 from elquery.formats.elq import read_elq
 from elquery.formats.lines import text_lines
-from elquery.kb.entities import canonical_entity_id
+from elquery.kb.identifiers import WrittenIds, parse_identifier
 from elquery.linking.ltr.features import FEATURES, CandidatePair
 
 KEY_COLUMNS = ("qid", "mention", "start", "end", "entity", "label")
@@ -94,17 +94,20 @@ def write_features(stream: IO[str], queries: Iterable[QueryFeatures], form: str,
 # --- ground truth ---------------------------------------------------------------------------------
 
 
-def read_ground_truth(path: Path | str) -> dict[str, frozenset[str]]:
+def read_ground_truth(path: Path | str, ids: WrittenIds | None = None) -> dict[str, frozenset[str]]:
     """Per query, the entities of all its ground-truth interpretations, from ELQ qrels
-    (``qrels-elq.txt``, read by :func:`~elquery.formats.elq.read_elq`), as canonical entity ids."""
+    (``qrels-elq.txt``, read by :func:`~elquery.formats.elq.read_elq`), as DBpedia ids: each id in
+    any spelling of docs/identifiers.md resolved by ``ids`` (through the index's identifiers table;
+    by default without one, as DBpedia ids), one that resolves to no entity kept as written and
+    counted in ``ids``. A text that is no entity id in any spelling is an error."""
+    ids = WrittenIds(None) if ids is None else ids
     truth: dict[str, frozenset[str]] = {}
     for qid, interpretations in read_elq(path).items():
         entities = {entity for interpretation in interpretations for entity in interpretation}
-        canonical = {canonical_entity_id(entity) for entity in entities}
-        if None in canonical:
-            bad = min(entity for entity in entities if canonical_entity_id(entity) is None)
-            raise ElqueryError(f"{path}: query {qid}: not an entity id: {bad[:80]!r}")
-        truth[qid] = frozenset(entity for entity in canonical if entity is not None)
+        bad = sorted(entity for entity in entities if parse_identifier(entity) is None)
+        if bad:
+            raise ElqueryError(f"{path}: query {qid}: not an entity id: {bad[0][:80]!r}")
+        truth[qid] = frozenset(ids(entity) for entity in entities)
     return truth
 
 

@@ -1,0 +1,88 @@
+"""Qrels, given runs and LTR labels of an experiment written in any identifier scheme
+(docs/identifiers.md: DBpedia ids, Wikipedia titles and URLs, Wikidata QIDs, Freebase mids,
+Wikipedia page ids): read here, with every entity id resolved to its DBpedia id through the
+identifiers table of the experiment's entity index (:class:`~elquery.kb.identifiers.WrittenIds`),
+before the evaluators see them (:mod:`elquery.evaluation` compares ids as they are and knows no
+scheme). So qrels in Wikidata QIDs score a DBpedia run, and a run written with ``--entity-ids
+wikidata`` scores as the DBpedia run it was written from.
+
+An id that resolves to no entity (an unknown QID, mid or page id, or any of them without a table)
+is compared as written; one line on stderr per file says how many. Two ids of a query that name
+the same entity count once: a judged entity keeps its highest relevance, a ranked one its highest
+score. The experiment's own runs hold DBpedia ids and are read as they are.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TypeVar
+
+from elquery.evaluation.readers import read_elq, read_trec_qrels, read_trec_run
+from elquery.formats.elq import ElqData
+from elquery.kb.identifiers import IdentifierTable, WrittenIds, table_of_index
+
+Value = TypeVar("Value", int, float)
+
+
+class ExperimentIds:
+    """The readers of an experiment's qrels and given runs, resolving their ids through the
+    identifiers table of ``index`` (None, or an index without a table: DBpedia spellings only);
+    each file's unresolved ids are reported once."""
+
+    def __init__(self, index: Path | None) -> None:
+        self.table: IdentifierTable | None = table_of_index(index)
+        self._noted: set[Path] = set()
+
+    def elq(self, path: Path, source: Path | None = None) -> ElqData:
+        """An ELQ qrels or run file (:func:`~elquery.formats.elq.read_elq`), its ids resolved;
+        ``source``: the file its ids were written in (a given run a cross-validated run combines),
+        named by the note instead of ``path``."""
+        ids = WrittenIds(self.table)
+        data = {qid: frozenset(frozenset(map(ids, interpretation)) for interpretation in interpretations)
+                for qid, interpretations in read_elq(path).items()}
+        self._note(ids, source or path)
+        return data
+
+    def trec_qrels(self, path: Path) -> dict[str, dict[str, int]]:
+        """TREC qrels (:func:`~elquery.formats.trec_qrels.read_trec_qrels`), their ids resolved."""
+        ids = WrittenIds(self.table)
+        qrels = _merged(read_trec_qrels(path), ids)
+        self._note(ids, path)
+        return qrels
+
+    def trec_run(self, path: Path, source: Path | None = None) -> dict[str, dict[str, float]]:
+        """A TREC run (:func:`~elquery.formats.trec_run.read_trec_run`), its ids resolved;
+        ``source`` as for :meth:`elq`."""
+        ids = WrittenIds(self.table)
+        run = _merged(read_trec_run(path), ids)
+        self._note(ids, source or path)
+        return run
+
+    def ground_truth(self, path: Path) -> dict[str, frozenset[str]]:
+        """Per query of ELQ qrels, the DBpedia ids of its ground-truth entities (LTR labels,
+        :func:`~elquery.linking.ltr.feature_file.read_ground_truth`)."""
+        from elquery.linking.ltr.feature_file import read_ground_truth
+
+        ids = WrittenIds(self.table)
+        truth = read_ground_truth(path, ids)
+        self._note(ids, path)
+        return truth
+
+    def _note(self, ids: WrittenIds, source: Path) -> None:
+        note = ids.note(str(source))
+        if note is not None and source not in self._noted:
+            self._noted.add(source)
+            print(f"elquery experiment: {note}", file=sys.stderr)
+
+
+def _merged(data: Mapping[str, Mapping[str, Value]], ids: Callable[[str], str]) -> dict[str, dict[str, Value]]:
+    """Per query, each id's value under its resolved id; ids naming the same entity keep the highest."""
+    merged: dict[str, dict[str, Value]] = {}
+    for qid, values in data.items():
+        resolved = merged[qid] = {}
+        for written, value in values.items():
+            entity = ids(written)
+            resolved[entity] = max(value, resolved.get(entity, value))
+    return merged
