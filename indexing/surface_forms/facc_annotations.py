@@ -32,19 +32,20 @@ nothing, so that a counts file never holds part of an input.
 Memory is bounded whatever the input size: each worker (one per file, ``workers`` at a time)
 sums raw (mention, mid) byte pairs with pyarrow's hash aggregation (:func:`count_file`), holding
 about ``memory_mb`` of rows and distinct pairs (pairs estimated at :data:`BYTES_PER_PAIR` each);
-when that is full, the distinct mentions are normalized, the pairs summed and written sorted to a
-run file, and the sums are dropped. Reading and parsing take about 250 MB more per worker. The
-runs of every file are merged (k-way, :func:`heapq.merge`; in rounds of :data:`MERGE_FAN_IN` runs
-when there are more) into the output, sorted by line.
+when that is full, the distinct mentions are normalized (ASCII ones by pyarrow at once,
+:func:`_forms`), the pairs summed and written sorted to a run file (Arrow IPC batches), and the
+sums are dropped. Reading and parsing take about 250 MB more per worker. The runs of every file
+are merged (k-way, a step of many rows at a time, :func:`_merged`, within ``memory_mb``; in rounds
+of :data:`MERGE_FAN_IN` runs when there are more) into the output, sorted by line. Gzip is
+inflated by ISA-L (:mod:`isal.igzip`).
 """
 
 from __future__ import annotations
 
+import bisect
 import bz2
 import enum
 import functools
-import gzip
-import heapq
 import io
 import os
 import re
@@ -53,7 +54,7 @@ import tarfile
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, cast
@@ -62,6 +63,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
+from isal import igzip, isal_zlib
 from tqdm import tqdm
 
 from elquery.base import ElqueryError, check_workers, default_workers
@@ -212,15 +214,36 @@ def annotation_files(paths: Iterable[Path | str]) -> list[Path]:
                         recursive=True)
 
 
-ByteStream = gzip.GzipFile | bz2.BZ2File | io.BufferedReader  # a readable byte stream
+ByteStream = igzip.IGzipFile | bz2.BZ2File | io.BufferedReader  # a readable byte stream
+GZIP_MAGIC = b"\x1f\x8b"
+_ISAL_ERROR = cast(type[Exception], isal_zlib.error)  # ISA-L's inflate error (its stubs type it as an instance)
 
 
 def _decompressed(name: str, raw: io.BufferedReader) -> ByteStream:
+    """``raw`` decompressed as its name says: gzip with ISA-L's inflate (:mod:`isal.igzip`, the
+    standard library's ``gzip`` API at about twice zlib's speed), bzip2, or as it is."""
     if name.endswith(".gz"):
-        return gzip.GzipFile(fileobj=raw)
+        return igzip.IGzipFile(fileobj=raw)
     if name.endswith(".bz2"):
         return bz2.BZ2File(raw)
     return raw
+
+
+class _ArchiveStream(io.RawIOBase):
+    """A gzip-compressed tar archive decompressed by :mod:`isal.igzip` for :mod:`tarfile`: a
+    compressed stream that ends early is tarfile's own ``unexpected end of data``."""
+
+    def __init__(self, stream: igzip.IGzipFile) -> None:
+        self._stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self._stream.read(size)
+        except EOFError:
+            raise tarfile.ReadError("unexpected end of data") from None
 
 
 @dataclass(frozen=True)
@@ -236,20 +259,27 @@ def annotation_streams(path: Path) -> Iterator[Stream]:
     (``.tsv``, ``.gz`` or ``.bz2``; other members are skipped)."""
     name = path.name
     if name.endswith((".tar", ".tgz", ".tar.gz", ".tar.bz2")):
-        try:
-            archive = tarfile.open(path, "r|*")
-        except tarfile.ReadError as exc:
-            raise ElqueryError(f"{path}: not a readable tar archive ({exc})") from None
-        with archive:
-            for member in archive:
-                if member.isfile() and member.name.endswith((".tsv", ".gz", ".bz2")):
-                    stream = archive.extractfile(member)
-                    if stream is not None:
-                        # tarfile's member file is an io.BufferedReader (typeshed says IO[bytes])
-                        yield Stream(_decompressed(member.name, cast(io.BufferedReader, stream)), member.name)
+        with open(path, "rb") as raw:
+            try:  # gzip (by its magic, as tarfile's "r|*" finds it) through isal, others as tarfile reads them
+                archive = (tarfile.open(fileobj=_ArchiveStream(igzip.IGzipFile(fileobj=raw)), mode="r|")
+                           if raw.peek(2)[:2] == GZIP_MAGIC else tarfile.open(fileobj=raw, mode="r|*"))
+            except tarfile.ReadError as exc:
+                raise ElqueryError(f"{path}: not a readable tar archive ({exc})") from None
+            yield from _members(archive)
         return
     with open(path, "rb") as raw:
         yield Stream(_decompressed(name, raw))
+
+
+def _members(archive: tarfile.TarFile) -> Iterator[Stream]:
+    """The streams of the annotation members of ``archive`` (:func:`annotation_streams`)."""
+    with archive:
+        for member in archive:
+            if member.isfile() and member.name.endswith((".tsv", ".gz", ".bz2")):
+                stream = archive.extractfile(member)
+                if stream is not None:
+                    # tarfile's member file is an io.BufferedReader (typeshed says IO[bytes])
+                    yield Stream(_decompressed(member.name, cast(io.BufferedReader, stream)), member.name)
 
 
 _NAMES = ["document", "encoding", "mention", "begin", "end", "posterior", "context_posterior", "mid"]
@@ -430,7 +460,7 @@ def _batches(path: Path, counts: FileCounts) -> Iterator[_Batch]:
             yield from _stream_batches(stream.raw, where, counts)
     except (FileNotFoundError, PermissionError, IsADirectoryError) as exc:
         raise ElqueryError(f"{path}: cannot be read ({exc.strerror})") from None
-    except (EOFError, OSError, zlib.error, tarfile.TarError) as exc:
+    except (EOFError, OSError, zlib.error, _ISAL_ERROR, tarfile.TarError) as exc:
         named = f"{path}: member {member}" if member is not None else f"{path}"
         raise ElqueryError(f"{named}: truncated or corrupt file ({exc})") from None
 
@@ -440,7 +470,10 @@ def _valid(batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array]:
     ``/m/``), and every row's posterior (0 where not a number)."""
     # matched as bytes: a field that is not UTF-8 fails its pattern (and makes its line malformed)
     number = pc.match_substring_regex(batch.column("posterior"), _whole(_NUMBER))
-    posterior = pc.if_else(number, batch.column("posterior"), b"0").cast(pa.string()).cast(pa.float64())
+    posteriors = batch.column("posterior")
+    if not pc.all(number).as_py():  # (rare) only numbers are cast: the others read as 0
+        posteriors = pc.if_else(number, posteriors, b"0")
+    posterior = posteriors.cast(pa.string()).cast(pa.float64())
     ok = pc.and_(pc.and_(pc.match_substring_regex(batch.column("begin"), _whole(_DIGITS)),
                          pc.match_substring_regex(batch.column("end"), _whole(_DIGITS))),
                  pc.and_(pc.and_(number, pc.less_equal(posterior, 1.0)),
@@ -448,24 +481,55 @@ def _valid(batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array]:
     return ok, posterior
 
 
-def _spill(pairs: pa.Table, counts: FileCounts, directory: Path, forms: dict[bytes, str | None]) -> Path:
-    """Normalize the distinct mentions of ``pairs`` (mention, mid, count_all) in Python (the one
-    normalization; ``forms`` caches it), sum the (form, mid) pairs and write them sorted to a run
-    file with pyarrow. A mention that is not UTF-8 makes its lines malformed; one that normalizes
-    to nothing makes them ``empty_form``."""
-    encoded = pc.dictionary_encode(pairs.column("mention").combine_chunks())  # distinct mentions, and each row's
-    normalized = []
-    for mention in encoded.dictionary.to_pylist():
-        if mention not in forms:
+_ASCII = r"^[\x00-\x7f]*$"  # matched against bytes (binary arrays: RE2 reads them as Latin-1)
+_NOT_ASCII_LETTER_OR_DIGIT = r"[^a-z0-9]+"
+
+
+def _forms(mentions: pa.Array, cache: dict[bytes, str | None]) -> pa.Array:
+    """The normalized form (:func:`normalize`) of each of the distinct ``mentions`` (binary), null
+    for one that is not UTF-8. For an ASCII mention, NFKC is the identity, casefolding is
+    lowercasing and the letters and digits are ``[a-z0-9]`` once lowered, so its form is the
+    lowered mention with each run of other characters replaced by one space, then trimmed: done
+    with pyarrow over all of them at once. The others go through :func:`normalize` (``cache``
+    keeps what it gave)."""
+    ascii_ = pc.match_substring_regex(mentions, _ASCII)
+    if pc.all(ascii_).as_py():
+        return _ascii_forms(mentions)
+    fast = np.flatnonzero(ascii_.to_numpy(zero_copy_only=False))
+    slow = np.flatnonzero(~ascii_.to_numpy(zero_copy_only=False))
+    others = []
+    for mention in mentions.take(slow).to_pylist():
+        if mention not in cache:
             try:
-                forms[mention] = normalize(mention.decode("utf-8"))
+                cache[mention] = normalize(mention.decode("utf-8"))
             except UnicodeDecodeError:
-                forms[mention] = None
-        normalized.append(forms[mention])
-    form = pa.array(normalized, pa.string()).take(encoded.indices)
+                cache[mention] = None
+        others.append(cache[mention])
+    position = np.empty(len(mentions), np.int64)
+    position[fast] = np.arange(len(fast))
+    position[slow] = len(fast) + np.arange(len(slow))
+    return pa.concat_arrays([_ascii_forms(mentions.take(fast)), pa.array(others, pa.string())]).take(position)
+
+
+def _ascii_forms(mentions: pa.Array) -> pa.Array:
+    """:func:`normalize` of ASCII ``mentions`` (binary), vectorized (:func:`_forms`)."""
+    lowered = pc.ascii_lower(mentions.cast(pa.string()))
+    return pc.utf8_trim(pc.replace_substring_regex(lowered, _NOT_ASCII_LETTER_OR_DIGIT, " "), " ")
+
+
+def _spill(pairs: pa.Table, counts: FileCounts, directory: Path, forms: dict[bytes, str | None],
+           batch_rows: int) -> Path:
+    """Normalize the distinct mentions of ``pairs`` (mention, mid, count_all) (:func:`_forms`;
+    ``forms`` caches those normalized in Python), sum the (form, mid) pairs and write them sorted
+    to a run file (:func:`_write_run`). A mention that is not UTF-8 makes its lines malformed; one
+    that normalizes to nothing makes them ``empty_form``."""
+    encoded = pc.dictionary_encode(pairs.column("mention").combine_chunks())  # distinct mentions, and each row's
+    form = _forms(encoded.dictionary, forms).take(encoded.indices)
     count = pairs.column("count_all")
-    for row in pc.indices_nonzero(pc.is_null(form)).to_pylist():
-        counts.malformed_pair(pairs.column("mention")[row].as_py(), pairs.column("mid")[row].as_py(), count[row].as_py())
+    if form.null_count:
+        for row in pc.indices_nonzero(pc.is_null(form)).to_pylist():
+            counts.malformed_pair(pairs.column("mention")[row].as_py(), pairs.column("mid")[row].as_py(),
+                                  count[row].as_py())
     empty = pc.fill_null(pc.equal(form, ""), False)
     emptied = pc.sum(count.filter(empty)).as_py() or 0
     counts.empty_form += emptied
@@ -477,12 +541,37 @@ def _spill(pairs: pa.Table, counts: FileCounts, directory: Path, forms: dict[byt
     run = pa.table({"form": run["form"], "mid": run["mid"], "count": run["count_sum"]})
     if len(forms) > pairs.num_rows:  # the mention cache never outgrows the pair budget
         forms.clear()
-    handle, name = tempfile.mkstemp(prefix="run-", suffix=".tsv", dir=directory)
+    return _write_run([_sorted(run)], directory, "run-", batch_rows)
+
+
+def _sorted(run: pa.Table) -> pa.Table:
+    """``run`` in (form, mid) order, which is the order of its lines ``form<TAB>mid<TAB>count``:
+    a form holds only letters, digits and spaces, a mid only ``[0-9a-z_]``, all above the tab that
+    ends each field (pyarrow compares strings as bytes, and UTF-8's byte order is the code
+    points')."""
+    return run.sort_by([("form", "ascending"), ("mid", "ascending")])
+
+
+RUN_SCHEMA = pa.schema([("form", pa.string()), ("mid", pa.string()), ("count", pa.int64())])
+MERGE_ROW_BYTES = 256
+"""Estimated memory of one pending row of a merge (its batch, then its share of the step's
+concatenation, sums and sort)."""
+
+
+def merge_batch_rows(memory_mb: int) -> int:
+    """Rows in each batch of a run file: a merge holds one batch of each of :data:`MERGE_FAN_IN`
+    runs, about ``memory_mb`` in all."""
+    return max(1_024, memory_mb * 2**20 // (MERGE_FAN_IN * MERGE_ROW_BYTES))
+
+
+def _write_run(tables: Iterable[pa.Table], directory: Path, prefix: str, batch_rows: int) -> Path:
+    """Write sorted (form, mid, count) ``tables`` to a new run file in ``directory``: an Arrow IPC
+    stream of batches of at most ``batch_rows`` rows, read back a batch at a time by :func:`_merged`."""
+    handle, name = tempfile.mkstemp(prefix=prefix, suffix=".arrow", dir=directory)
     os.close(handle)
-    # (form, mid) order is line order: a form holds only letters, digits and spaces, a mid only
-    # [0-9a-z_], all above the tab that ends each field.
-    pa_csv.write_csv(run.sort_by([("form", "ascending"), ("mid", "ascending")]), name,
-                     pa_csv.WriteOptions(include_header=False, delimiter="\t", quoting_style="none"))
+    with pa.OSFile(name, "wb") as sink, pa.ipc.new_stream(sink, RUN_SCHEMA) as writer:
+        for table in tables:
+            writer.write_table(table, max_chunksize=batch_rows)
     return Path(name)
 
 
@@ -501,6 +590,7 @@ def count_file(path: Path, min_posterior: float, memory_mb: int, directory: Path
     summed: pa.Table | None = None
     forms: dict[bytes, str | None] = {}
     runs: list[Path] = []
+    batch_rows = merge_batch_rows(memory_mb)
     for block in _batches(path, counts):
         batch = block.rows
         ok, posterior = _valid(batch)
@@ -526,10 +616,10 @@ def count_file(path: Path, min_posterior: float, memory_mb: int, directory: Path
             summed = _sum(summed, rows)
             rows, held = [], 0
             if summed.num_rows >= pair_budget // 2:
-                runs.append(_spill(summed, counts, directory, forms))
+                runs.append(_spill(summed, counts, directory, forms, batch_rows))
                 summed = None
     if any(table.num_rows for table in rows) or summed is not None:
-        runs.append(_spill(_sum(summed, rows), counts, directory, forms))
+        runs.append(_spill(_sum(summed, rows), counts, directory, forms, batch_rows))
     counts.runs = len(runs)
     return counts, runs
 
@@ -547,43 +637,96 @@ def _sum(summed: pa.Table | None, rows: list[pa.Table]) -> pa.Table:
     return pa.table({"mention": table["mention"], "mid": table["mid"], "count_all": table["count_all_sum"]})
 
 
-def merged_pairs(runs: list[Path]) -> Iterator[tuple[str, int]]:
-    """``(form<TAB>mid, count)`` of sorted run files merged, in line order, the counts of equal
-    (form, mid) summed."""
-    files = [open(run, encoding="utf-8", newline="\n") for run in runs]
-    try:
-        key, total = None, 0
-        for line in heapq.merge(*files):
-            cut = line.rindex("\t")
-            if line[:cut] != key:
-                if key is not None:
-                    yield key, total
-                key, total = line[:cut], 0
-            total += int(line[cut + 1:])
-        if key is not None:
-            yield key, total
-    finally:
-        for handle in files:
-            handle.close()
+def _merged(runs: list[Path], memory_mb: int) -> Iterator[pa.Table]:
+    """The sorted run files ``runs`` merged: (form, mid, count) tables in (form, mid) order, the
+    counts of equal pairs summed, holding about ``memory_mb`` of rows (:data:`MERGE_ROW_BYTES`
+    each; at least a batch of each run). Each run holds rows in proportion to its size, so that
+    the rows held of each run reach about as far. Each step takes from every run its held rows up
+    to the smallest of the runs' last held pairs (no run holds a smaller pair further on, so those
+    sums are final), sorts and sums them with pyarrow (:func:`_summed`), and tops every run up."""
+    sizes = [max(1, run.stat().st_size) for run in runs]
+    budget = memory_mb * 2**20 // MERGE_ROW_BYTES
+    wanted = [max(1, budget * size // sum(sizes)) for size in sizes]  # rows held of each run
+    with ExitStack() as stack:
+        readers = [stack.enter_context(pa.ipc.open_stream(stack.enter_context(pa.OSFile(str(run))))) for run in runs]
+        held: dict[int, pa.RecordBatch] = {}
+
+        def top_up(index: int, kept: pa.RecordBatch | None) -> None:
+            batches, rows = ([kept], kept.num_rows) if kept is not None else ([], 0)
+            while rows < wanted[index]:
+                try:
+                    batch = readers[index].read_next_batch()
+                except StopIteration:
+                    break
+                batches.append(batch)
+                rows += batch.num_rows
+            if rows:
+                held[index] = pa.concat_batches(batches) if len(batches) > 1 else batches[0]
+            else:
+                held.pop(index, None)
+
+        for index in range(len(readers)):
+            top_up(index, None)
+        while held:
+            bound = min(_pair(batch, batch.num_rows - 1) for batch in held.values())
+            pieces = []
+            for index, batch in list(held.items()):
+                cut = bisect.bisect_right(range(batch.num_rows), bound, key=functools.partial(_pair, batch))
+                if cut:
+                    pieces.append(batch.slice(0, cut))
+                top_up(index, batch.slice(cut) if cut < batch.num_rows else None)
+            # the rows of one run are already summed and sorted
+            yield pa.Table.from_batches(pieces) if len(pieces) == 1 else _summed(pa.Table.from_batches(pieces))
 
 
-def _merge_into(runs: list[Path], sink: IO[str]) -> int:
-    """Merge sorted run files into ``sink`` (:func:`merged_pairs`); returns the number of pairs written."""
+def _summed(table: pa.Table) -> pa.Table:
+    """The (form, mid, count) rows of ``table`` sorted (:func:`_sorted`), the counts of equal pairs summed."""
+    table = _sorted(table).combine_chunks()
+    if table.num_rows < 2:
+        return table
+    form, mid, count = (column.chunk(0) for column in table.columns)
+    rest, before = slice(1, None), slice(None, -1)
+    same = pc.and_(pc.equal(form[rest], form[before]), pc.equal(mid[rest], mid[before])).to_numpy(zero_copy_only=False)
+    if not same.any():
+        return table
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    sums = np.add.reduceat(count.to_numpy(), starts)
+    return pa.table({"form": form.take(starts), "mid": mid.take(starts), "count": sums})
+
+
+def _pair(batch: pa.RecordBatch, row: int) -> tuple[str, str]:
+    """The (form, mid) of a row of a run's batch."""
+    return batch.column(0)[row].as_py(), batch.column(1)[row].as_py()
+
+
+def merged_pairs(runs: list[Path], memory_mb: int) -> Iterator[tuple[str, int]]:
+    """``(form<TAB>mid, count)`` of sorted run files merged (:func:`_merged`), in line order."""
+    for table in _merged(runs, memory_mb):
+        for form, mid, count in zip(*(column.to_pylist() for column in table.columns)):
+            yield f"{form}\t{mid}", count
+
+
+_LINES = pa_csv.WriteOptions(include_header=False, delimiter="\t", quoting_style="none")
+
+
+def _merge_into(runs: list[Path], sink: IO[str], memory_mb: int) -> int:
+    """Merge sorted run files into ``sink`` (:func:`_merged`) as ``form<TAB>mid<TAB>count``
+    lines; returns the number of pairs written."""
     pairs = 0
-    for key, total in merged_pairs(runs):
-        sink.write(f"{key}\t{total}\n")
-        pairs += 1
+    for table in _merged(runs, memory_mb):
+        lines = pa.BufferOutputStream()
+        pa_csv.write_csv(table, lines, _LINES)
+        sink.write(lines.getvalue().to_pybytes().decode("utf-8"))
+        pairs += table.num_rows
     return pairs
 
 
-def _merge_runs(runs: list[Path], directory: Path) -> Path:
+def _merge_runs(runs: list[Path], directory: Path, memory_mb: int) -> Path:
     """Merge sorted run files into one new run file in ``directory`` and remove them."""
-    handle, name = tempfile.mkstemp(prefix="merged-", suffix=".tsv", dir=directory)
-    with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as sink:
-        _merge_into(runs, sink)
+    merged = _write_run(_merged(runs, memory_mb), directory, "merged-", merge_batch_rows(memory_mb))
     for run in runs:
         run.unlink()
-    return Path(name)
+    return merged
 
 
 def count_annotations(paths: Iterable[Path | str], out: Path | str, *, min_posterior: float = 0.0,
@@ -612,8 +755,9 @@ def count_annotations(paths: Iterable[Path | str], out: Path | str, *, min_poste
                 runs.extend(file_runs)
                 bar.update(f.stat().st_size)
             while len(runs) > MERGE_FAN_IN:  # merge in rounds: open files stay bounded
-                groups = [(runs[start:start + MERGE_FAN_IN], Path(directory)) for start in range(0, len(runs), MERGE_FAN_IN)]
+                groups = [(runs[start:start + MERGE_FAN_IN], Path(directory), memory_mb)
+                          for start in range(0, len(runs), MERGE_FAN_IN)]
                 runs = list(ordered_map(_merge_runs, groups, pool, window=len(groups)))
         with atomic_output(out) as sink:
-            report.pairs = _merge_into(runs, sink)
+            report.pairs = _merge_into(runs, sink, memory_mb)
     return report

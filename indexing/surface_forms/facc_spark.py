@@ -48,7 +48,7 @@ def _file_records(path: str, min_posterior: float, memory_mb: int) -> Iterator[t
         except ElqueryError as exc:
             yield (_ERROR, path), str(exc)
             return
-        yield from (((_PAIR, key), total) for key, total in merged_pairs(runs))
+        yield from (((_PAIR, key), total) for key, total in merged_pairs(runs, memory_mb))
     yield (_REPORT, path), counts
 
 
