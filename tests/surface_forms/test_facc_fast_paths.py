@@ -1,0 +1,116 @@
+"""The fast paths of raw FACC1 counting (issue 30) against the plain definitions they replace: the
+vectorized normalization of ASCII mentions against :func:`normalize` itself, the k-way merge of
+run files against a Counter of their rows, and a gzip-compressed tar archive that ends at a member
+boundary without its gzip trailer (refused as a whole, where tarfile's own reading took the members
+before the cut for the whole archive)."""
+
+from __future__ import annotations
+
+import io
+import random
+import tarfile
+import zlib
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from elquery.base import ElqueryError
+from elquery.kb.normalize import normalize
+from elquery.indexing.surface_forms import facc_annotations
+from elquery.indexing.surface_forms.facc_annotations import _forms, _merged, _sorted, _write_run, count_annotations
+
+DOC = "clueweb12-0000tw-00-00001\tUTF-8\t"
+
+
+def _python_forms(mentions: list[bytes]) -> list[str | None]:
+    """The definition: normalize() of the UTF-8 text, None where the bytes are not UTF-8."""
+    forms: list[str | None] = []
+    for mention in mentions:
+        try:
+            forms.append(normalize(mention.decode("utf-8")))
+        except UnicodeDecodeError:
+            forms.append(None)
+    return forms
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=12).map(lambda b: bytes(c & 0x7F for c in b)), max_size=30))
+def test_ascii_mentions_normalize_as_normalize_does(mentions: list[bytes]) -> None:
+    """Every ASCII byte (controls, punctuation, digits, both cases, DEL) in any order."""
+    assert _forms(pa.array(mentions, pa.binary()), {}).to_pylist() == _python_forms(mentions)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=10).map(lambda t: t.encode("utf-8")), st.binary(max_size=8)), max_size=30))
+def test_mixed_mentions_normalize_as_normalize_does(mentions: list[bytes]) -> None:
+    """Unicode text (NFKC, casefolding beyond ASCII) beside ASCII, and bytes that are not UTF-8 (null)."""
+    cache: dict[bytes, str | None] = {}
+    assert _forms(pa.array(mentions, pa.binary()), cache).to_pylist() == _python_forms(mentions)
+
+
+def test_normalized_forms_of_real_shapes() -> None:
+    mentions = [b"Food and Drug Administration", b"F.D.A.", b"  U.S.  ", b"AT&T", b"!!!", b"", b"Cafe\xcc\x81",
+                b"CAF\xc3\x89", b"\xef\xbc\xae\xef\xbc\xb9\xef\xbc\xa3", b"caf\xe9", b"tab\there", b"O'Neil_s"]
+    assert _forms(pa.array(mentions, pa.binary()), {}).to_pylist() == [
+        "food and drug administration", "f d a", "u s", "at t", "", "", "café", "café", "nyc", None, "tab here", "o neil s"]
+
+
+def _run(tmp_path: Path, rows: list[tuple[str, str, int]], batch_rows: int) -> Path:
+    table = pa.table({"form": [r[0] for r in rows], "mid": [r[1] for r in rows], "count": [r[2] for r in rows]},
+                     schema=facc_annotations.RUN_SCHEMA)
+    return _write_run([_sorted(table)], tmp_path, "run-", batch_rows)
+
+
+@pytest.mark.parametrize("memory_mb, batch_rows", [(1, 3), (1, 1000), (64, 7)])
+def test_the_merge_of_runs_sums_every_pair_in_line_order(tmp_path: Path, memory_mb: int, batch_rows: int,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs overlapping in their pairs (forms that are prefixes of others, non-ASCII forms, a run
+    with no rows), merged holding a few rows of each (many steps) or all: each pair once, its
+    counts summed, in the order of the lines ``form<TAB>mid<TAB>count`` as Python sorts them."""
+    monkeypatch.setattr(facc_annotations, "MERGE_ROW_BYTES", 2**20 // 50)  # 1 MB: 50 rows held in all
+    rng = random.Random(3)
+    forms = ["ab", "ab c", "abc", "a", "b", "é", "ée", "z", "zz 9", "日本", "1", "10", "1 0"]
+    mids = ["/m/0a", "/m/0a_", "/m/0b", "/m/01"]
+    expected: Counter[tuple[str, str]] = Counter()
+    runs = []
+    for number in range(7):
+        pairs = rng.sample([(f, m) for f in forms for m in mids], rng.randint(0, 40)) if number else []
+        rows = [(form, mid, rng.randint(1, 9)) for form, mid in pairs]
+        expected.update({(form, mid): count for form, mid, count in rows})
+        runs.append(_run(tmp_path, rows, batch_rows))
+    lines = [f"{form}\t{mid}\t{count}" for table in _merged(runs, memory_mb)
+             for form, mid, count in zip(*(column.to_pylist() for column in table.columns))]
+    assert lines == sorted(f"{form}\t{mid}\t{count}" for (form, mid), count in expected.items())
+
+
+def _tar(members: list[tuple[str, bytes]]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def test_a_tgz_cut_at_a_member_boundary_is_refused_as_a_whole(tmp_path: Path) -> None:
+    """The archive's first member whole, compressed, then nothing: no gzip trailer, no second member."""
+    first = (DOC + "FDA\t1\t4\t0.9\t0.1\t/m/032mx\n").encode() * 40_000  # 2.4 MB: read well before the cut
+    whole = _tar([("0000tw/0000tw-00.anns.tsv", first), ("0000tw/0000tw-01.anns.tsv", first)])
+    cut = 512 + len(first) + (-len(first)) % 512  # the first member's header and padded data
+    compressor = zlib.compressobj(wbits=31)
+    source = tmp_path / "ClueWeb12_00.tgz"
+    source.write_bytes(compressor.compress(whole[:cut]) + compressor.flush(zlib.Z_SYNC_FLUSH))
+    out = tmp_path / "counts.tsv"
+    with pytest.raises(ElqueryError, match=r"truncated or corrupt file \(unexpected end of data\)"):
+        count_annotations([source], out, workers=1)
+    assert not out.exists()
+    good = tmp_path / "ClueWeb12_01.tgz"  # the same archive whole: both members counted
+    compressor = zlib.compressobj(wbits=31)
+    good.write_bytes(compressor.compress(whole) + compressor.flush())
+    report = count_annotations([good], out, workers=1)
+    assert out.read_text() == "fda\t/m/032mx\t80000\n" and report.total("lines") == 80_000
