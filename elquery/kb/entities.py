@@ -4,7 +4,13 @@ every command and API that takes an entity applies to what a user typed."""
 
 from __future__ import annotations
 
+import re
+from urllib.parse import quote
+
 DBPEDIA_RESOURCE = "http://dbpedia.org/resource/"
+DBPEDIA_ESCAPED = '"%?#<>[]^`{|}\\'
+"""Characters a DBpedia 2015-10 IRI writes percent-encoded (``%22`` for ``"``, ``%3F`` for ``?``)."""
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
 def entity_id(iri: str) -> str | None:
@@ -21,6 +27,9 @@ def canonical_entity_id(text: str) -> str | None:
     underscores, as in DBpedia's URIs); ``None`` for anything else (another URI, an empty title,
     whitespace inside an id). The one rule every command and API that takes an entity applies.
 
+    A bare title is encoded as DBpedia writes its IRIs (:func:`dbpedia_title`), so a Wikipedia
+    title (``--entity-ids wikipedia``) reads back as its DBpedia id.
+
     A bare ``Q42`` is read here, with no identifiers table at hand, as the title ``<dbpedia:Q42>``;
     where the index's identifiers table is at hand (whitelists, ``/entity/ID``, qrels, runs, LTR
     ground truth) :func:`elquery.kb.identifiers.resolve` first reads it as a Wikidata QID (the
@@ -31,6 +40,14 @@ def canonical_entity_id(text: str) -> str | None:
     if text.startswith("dbpedia:"):
         text = DBPEDIA_RESOURCE + text[len("dbpedia:"):]
     elif "://" not in text and text:
-        text = DBPEDIA_RESOURCE + text.replace(" ", "_")
+        text = DBPEDIA_RESOURCE + dbpedia_title(text.replace(" ", "_"))
     found = entity_id(text)
     return found if found is not None and not any(c.isspace() for c in found) else None
+
+
+def dbpedia_title(title: str) -> str:
+    """A title as a DBpedia 2015-10 IRI writes it: each character of :data:`DBPEDIA_ESCAPED`
+    percent-encoded, except a ``%`` that already starts an escape (``%3F``; MediaWiki titles hold
+    no such sequence, so one is DBpedia's)."""
+    kept = {match.start() for match in _ESCAPE.finditer(title)}
+    return "".join(quote(c, safe="") if c in DBPEDIA_ESCAPED and i not in kept else c for i, c in enumerate(title))

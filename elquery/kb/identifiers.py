@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from elquery.base import ElqueryError
-from elquery.kb.entities import DBPEDIA_RESOURCE, canonical_entity_id
+from elquery.kb.entities import DBPEDIA_RESOURCE, canonical_entity_id, dbpedia_title
 from elquery.kb.sqlite_files import ReadOnlyDatabase
 
 FORMAT = "elquery-identifiers/1"
@@ -59,8 +59,6 @@ _WIKIPEDIA_PREFIXES = ("wikipedia:", "https://en.wikipedia.org/wiki/", "http://e
                        "https://en.m.wikipedia.org/wiki/", "http://en.m.wikipedia.org/wiki/")
 _MEDIAWIKI_SAFE = ";:@$!*(),/~"
 """Characters MediaWiki leaves unescaped in an article URL (besides letters, digits and ``-._``)."""
-_DBPEDIA_ESCAPED = '"%?#<>[]^`{|}\\'
-"""Characters a DBpedia 2015-10 IRI writes percent-encoded (``%22`` for ``"``, ``%3F`` for ``?``)."""
 
 SPELLINGS = {
     "dbpedia": "<dbpedia:Title>, dbpedia:Title, http://dbpedia.org/resource/Title, or a bare title",
@@ -123,8 +121,7 @@ def dbpedia_of_title(title: str) -> str | None:
     title = unquote(title).strip().replace(" ", "_")
     if not title:
         return None
-    encoded = "".join(quote(c, safe="") if c in _DBPEDIA_ESCAPED else c for c in title)
-    return canonical_entity_id(DBPEDIA_RESOURCE + encoded)
+    return canonical_entity_id(DBPEDIA_RESOURCE + dbpedia_title(title))
 
 
 def identifiers_without_table(entity: str) -> Identifiers:
