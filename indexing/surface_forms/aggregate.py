@@ -44,11 +44,25 @@ def partitions_of(forms: pa.Array, partitions: int) -> np.ndarray:
     return np.fromiter(crcs, np.int64, len(forms)) % partitions
 
 
+_ASCII_FOLD = np.full(256, ord(" "), np.uint8)
+"""Byte -> the byte ``normalize`` makes of it in ASCII text: a-z and 0-9 kept, A-Z lowered, any
+other byte a space."""
+_ASCII_FOLD[np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", np.uint8)] = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", np.uint8)
+_ASCII_FOLD[np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", np.uint8)] = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", np.uint8)
+
+
 def normalize_array(texts: pa.Array) -> pa.Array:
-    """``normalize`` of each string: ASCII strings in pyarrow (for them ``normalize`` is lowercase,
-    runs of characters other than a-z and 0-9 become a space, spaces stripped), others in Python."""
+    """``normalize`` of each string: ASCII strings by byte (for them ``normalize`` is lowercase,
+    runs of characters other than a-z and 0-9 become a space, spaces stripped: each byte folded
+    through a table, then split at spaces and joined by single spaces, in pyarrow), others in
+    Python."""
+    if not len(texts):
+        return texts
+    folded = pa.StringArray.from_buffers(
+        len(texts), texts.buffers()[1], pa.py_buffer(_ASCII_FOLD[np.frombuffer(texts.buffers()[2], np.uint8)]),
+        texts.buffers()[0], texts.null_count, texts.offset)
+    forms = pc.binary_join(pc.ascii_split_whitespace(pc.utf8_trim(folded, " ")), " ")
     other = pc.invert(pc.string_is_ascii(texts))
-    forms = pc.utf8_trim(pc.replace_substring_regex(pc.ascii_lower(texts), "[^a-z0-9]+", " "), " ")
     if pc.any(other).as_py():
         normalized = list(map(normalize, texts.filter(other).to_pylist()))
         forms = pc.replace_with_mask(forms, other, pa.array(normalized, pa.string()))

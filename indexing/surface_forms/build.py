@@ -66,7 +66,7 @@ from elquery.indexing.surface_forms.sources import (
     read_redirects,
 )
 from elquery.indexing.surface_forms.store_writer import append_shard, create, finish, write_shard
-from elquery.kb.surface_forms.layout import ANCHORS, FACC, KB
+from elquery.kb.surface_forms.layout import ANCHORS, FACC, FORMAT, KB
 
 COMPRESSION_RATIO = 6
 SPARE_FILES = 64
@@ -376,7 +376,8 @@ def store_plan(options: BuildOptions) -> BuildPlan:
     facc = facc_files(list(options.facc)) if options.facc else []
     annotations = annotation_files(options.facc_annotations) if options.facc_annotations else []
     return BuildPlan("surface-form store", tuple(dumps + facc + annotations),
-                     {"sources": options.sources, "min_count": options.min_count, "min_posterior": options.min_posterior})
+                     {"sources": options.sources, "min_count": options.min_count, "min_posterior": options.min_posterior,
+                      "format": FORMAT})
 
 
 def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False) -> BuildReport:
@@ -410,11 +411,11 @@ def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False)
             spill.close()
         report.seconds["dumps"], step = time.perf_counter() - step, time.perf_counter()
         if facc:
-            if not sources.mids:
+            if not len(sources.mids):
                 raise ElqueryError(
                     f"{', '.join(map(str, options.dumps))}: no owl:sameAs links to Freebase, so FACC ids cannot be mapped"
                 )
-            MidNumbers.of(sources.mids).save(spill_dir)
+            sources.mid_numbers().save(spill_dir)
         write_entity_names(spill_dir, sources.entities.names)
         del sources  # the redirects, the mapping and the entity ids: read from their files from here on
         gc.collect()

@@ -30,7 +30,7 @@ import pyarrow.csv as pa_csv
 
 from elquery.base import ElqueryError
 from elquery.indexing.ntriples import expand_files, open_text
-from elquery.indexing.surface_forms.mid_numbers import Mids, entity_numbers
+from elquery.indexing.surface_forms.mid_numbers import MidNumbers, Mids, arrow_mid_codes, entity_numbers
 
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
 FACC_SUFFIXES = (".tsv", ".gz", ".bz2")
@@ -305,9 +305,35 @@ def _dictionary(column: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
     return encoded.dictionary, encoded.indices.to_numpy().astype(np.int64)
 
 
+def _canonical_batch(row_mids: pa.ChunkedArray, counts: np.ndarray, mids: MidNumbers, report: FaccReport) -> np.ndarray | None:
+    """The entity numbers of a batch whose ids are all canonical (``/m/…``, as :func:`arrow_mid_codes`
+    encodes them from the column's buffers), its rows counted in ``report`` as :func:`_batch_rows`
+    counts them; None for a batch with any other id."""
+    column = row_mids.combine_chunks() if row_mids.num_chunks != 1 else row_mids.chunk(0)
+    codes = arrow_mid_codes(column)
+    if codes is None:
+        return None
+    entities = mids.numbers_of_codes(codes)
+    unmapped = np.flatnonzero(entities < 0)
+    report.rows += len(counts)
+    report.mapped_rows += len(counts) - len(unmapped)
+    if len(unmapped):
+        report.unmapped_rows += len(unmapped)
+        report.unmapped_count += int(counts[unmapped].sum())
+        _, first = np.unique(codes[unmapped], return_index=True)
+        for index in np.sort(unmapped[first]).tolist():  # distinct ids in order of first occurrence
+            if len(report.unmapped_examples) >= MAX_EXAMPLES:
+                break
+            if (mid := column[index].as_py()) not in report.unmapped_examples:
+                report.unmapped_examples.append(mid)
+    return entities
+
+
 def _batch_rows(forms: pa.ChunkedArray, row_mids: pa.ChunkedArray, counts: np.ndarray, path: Path, line: int,
                 mids: Mids, report: FaccReport) -> CodedRows:
     texts, form_codes = _dictionary(forms)
+    if isinstance(mids, MidNumbers) and (entities := _canonical_batch(row_mids, counts, mids, report)) is not None:
+        return CodedRows(texts, form_codes, entities, counts)
     raw_mids, mid_codes = _dictionary(row_mids)
     keys = pc.replace_substring_regex(raw_mids, _MID_PREFIX, "/m/", max_replacements=1).to_pylist()
     lookup = entity_numbers(mids, keys)

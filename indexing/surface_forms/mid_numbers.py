@@ -5,17 +5,21 @@ map read-only, where a dictionary of Python strings took about 100 bytes per mid
 A canonical mid ``/m/`` + up to :data:`MAX_CODE_CHARS` characters of ``[0-9a-z_]`` is encoded as
 the integer whose base-38 digits are its characters (``0``-``9`` 1-10, ``a``-``z`` 11-36, ``_``
 37, 0 after its end): distinct mids get distinct codes, below 2^63. A batch's mids are encoded
-with numpy and found with one ``searchsorted``. A mapped mid too long to encode is kept in a
-dictionary beside the arrays (Freebase's are 5 to 11 characters long, so it stays empty).
+with numpy and found with one ``searchsorted``; a pyarrow column of mids is encoded from its
+buffers (:func:`arrow_mid_codes`), without a Python string per row. A mapped mid too long to
+encode is kept in a dictionary beside the arrays (Freebase's are 5 to 11 characters long, so it
+stays empty).
 """
 
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
 MAX_CODE_CHARS = 12
 _PREFIX = "/m/"
@@ -53,32 +57,56 @@ def mid_codes(mids: Sequence[str]) -> np.ndarray:
     return codes
 
 
+def arrow_mid_codes(mids: pa.Array) -> np.ndarray | None:
+    """:func:`mid_codes` of a pyarrow string array, read from its buffers; None if any of them is
+    not ``/m/`` + 1 to ``MAX_CODE_CHARS`` characters of ``[0-9a-z_]`` (the caller then reads the
+    mids as strings)."""
+    size = len(mids)
+    if size == 0:
+        return np.zeros(0, np.int64)
+    if mids.null_count:
+        return None
+    offsets = np.frombuffer(mids.buffers()[1], np.int32, size + 1, mids.offset * 4).astype(np.int64)
+    data = np.frombuffer(mids.buffers()[2], np.uint8)
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    if lengths.min() <= len(_PREFIX) or lengths.max() > _WIDTH:
+        return None
+    for at, char in enumerate(_PREFIX.encode()):
+        if not (data[starts + at] == char).all():
+            return None
+    encoded = np.zeros(size, np.int64)
+    last = len(data) - 1
+    for column in range(MAX_CODE_CHARS):
+        inside = lengths > len(_PREFIX) + column
+        digits = np.where(inside, _DIGITS[data[np.minimum(starts + len(_PREFIX) + column, last)]], 0)
+        if (inside & (digits == 0)).any():
+            return None
+        encoded = encoded * 38 + digits
+    return encoded
+
+
 class MidNumbers:
     """The entity number of each mapped mid; ``numbers(mids)`` for a batch, -1 where unmapped."""
 
     def __init__(self, codes: np.ndarray, numbers: np.ndarray, long: dict[str, int]) -> None:
         self.codes, self._numbers, self._long = codes, numbers, long
 
-    @classmethod
-    def of(cls, mids: Mapping[str, int]) -> MidNumbers:
-        keys = list(mids)
-        codes = mid_codes(keys)
-        numbers = np.fromiter(mids.values(), np.int64, len(keys))
-        long = {key: number for key, number, code in zip(keys, numbers.tolist(), codes.tolist()) if code < 0}
-        keep = codes >= 0
-        order = np.argsort(codes[keep], kind="stable")
-        return cls(codes[keep][order], numbers[keep][order], long)
-
     def numbers(self, mids: Sequence[str]) -> np.ndarray:
         """Each mid's entity number (int64), -1 for a mid that is not mapped."""
         codes = mid_codes(mids)
-        at = np.minimum(np.searchsorted(self.codes, codes), max(len(self.codes) - 1, 0))
-        found = (codes >= 0) & (self.codes[at] == codes) if len(self.codes) else np.zeros(len(mids), bool)
-        numbers = np.where(found, self._numbers[at] if len(self.codes) else -1, -1)
+        numbers = self.numbers_of_codes(codes)
         if self._long:
             for index in np.flatnonzero(codes < 0).tolist():
                 numbers[index] = self._long.get(mids[index], -1)
         return numbers
+
+    def numbers_of_codes(self, codes: np.ndarray) -> np.ndarray:
+        """The entity number of each mid code (:func:`mid_codes`; int64), -1 for a code not mapped
+        or negative (no code: a mid too long for one is looked up by :meth:`numbers`)."""
+        if not len(self.codes):
+            return np.full(len(codes), -1, np.int64)
+        at = np.minimum(np.searchsorted(self.codes, codes), len(self.codes) - 1)
+        return np.where((codes >= 0) & (self.codes[at] == codes), self._numbers[at], -1)
 
     def save(self, directory: Path) -> None:
         np.save(directory / CODES_FILE, self.codes)
@@ -90,6 +118,73 @@ class MidNumbers:
         """The arrays :meth:`save` wrote, mapped read-only (shared through the page cache)."""
         return cls(np.load(directory / CODES_FILE, mmap_mode="r"), np.load(directory / NUMBERS_FILE, mmap_mode="r"),
                    json.loads((directory / LONG_FILE).read_text(encoding="utf-8")))
+
+
+class FreebaseLinks:
+    """The dumps' links from Freebase mids to entity numbers as they are read, in link order: mids
+    encoded (:func:`mid_codes`) a batch at a time into two int64 arrays, 16 bytes a link where a
+    dictionary of Python strings took about 200 (the main process holds them while it reads the
+    dumps); a mid without a code is kept as a string."""
+
+    def __init__(self) -> None:
+        self._codes, self._numbers = array("q"), array("q")
+        self._pending: list[str] = []
+        self._pending_numbers: list[int] = []
+        self._long: list[tuple[str, int]] = []
+
+    def add(self, mid: str, number: int) -> None:
+        self._pending.append(mid)
+        self._pending_numbers.append(number)
+        if len(self._pending) >= _CHUNK:
+            self._encode()
+
+    def _encode(self) -> None:
+        codes = mid_codes(self._pending)
+        for index in np.flatnonzero(codes < 0).tolist():
+            self._long.append((self._pending[index], self._pending_numbers[index]))
+        self._codes.extend(codes[codes >= 0].tolist())
+        self._numbers.extend(np.array(self._pending_numbers, np.int64)[codes >= 0].tolist())
+        self._pending, self._pending_numbers = [], []
+
+    def __len__(self) -> int:
+        return len(self._codes) + len(self._long) + len(self._pending)
+
+    def resolve(self, names: Sequence[str]) -> tuple[MidNumbers, int]:
+        """The mapping, where a mid linked to several entities keeps the one whose id (in
+        ``names``, by number) is smallest, and the conflicts: the links, in link order, naming
+        another entity than the one their mid has kept so far."""
+        self._encode()
+        codes, numbers = np.frombuffer(self._codes, np.int64), np.frombuffer(self._numbers, np.int64)
+        order = np.argsort(codes, kind="stable")
+        codes, numbers = codes[order], numbers[order]
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if len(codes) else np.zeros(0, np.int64)
+        kept = numbers[starts].copy()
+        conflicts = 0
+        if len(codes):
+            mixed = np.flatnonzero(np.minimum.reduceat(numbers, starts) != np.maximum.reduceat(numbers, starts))
+            ends = np.r_[starts[1:], len(codes)]
+            for group in mixed.tolist():
+                kept[group], found = _kept(numbers[starts[group]:ends[group]].tolist(), names)
+                conflicts += found
+        by_mid: dict[str, list[int]] = {}
+        for mid, number in self._long:
+            by_mid.setdefault(mid, []).append(number)
+        long = {}
+        for mid, linked in by_mid.items():
+            long[mid], found = _kept(linked, names)
+            conflicts += found
+        return MidNumbers(codes[starts], kept, long), conflicts
+
+
+def _kept(numbers: list[int], names: Sequence[str]) -> tuple[int, int]:
+    """The entity a mid keeps from its links (``numbers``, in link order) and the conflicts among them."""
+    known, conflicts = numbers[0], 0
+    for number in numbers[1:]:
+        if number != known:
+            conflicts += 1
+            if names[number] < names[known]:
+                known = number
+    return known, conflicts
 
 
 Mids = Mapping[str, int] | MidNumbers

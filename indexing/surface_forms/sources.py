@@ -27,6 +27,7 @@ from itertools import islice
 from pathlib import Path
 
 from elquery.base import ElqueryError
+from elquery.indexing.surface_forms.mid_numbers import FreebaseLinks, MidNumbers
 from elquery.indexing.ntriples import ObjectKind, ParseReport, numbered_lines, open_text, parse_line, plain_statement
 from elquery.kb.entities import entity_id
 
@@ -199,12 +200,13 @@ def read_redirects(files: Iterable[Path], report: DumpReport) -> dict[str, str]:
 @dataclass
 class DumpSources:
     """Reads the surface-form sources of the dumps, handing KB aliases and anchors to callbacks
-    as (text, entity id) and collecting the Freebase mapping ``/m/0abc`` -> entity id."""
+    as (text, entity id) and collecting the Freebase mapping ``/m/0abc`` -> entity number
+    (:meth:`mid_numbers` once the dumps are read)."""
 
     redirects: dict[str, str]
     entities: Entities
     report: DumpReport
-    mids: dict[str, int] = field(default_factory=dict)
+    mids: FreebaseLinks = field(default_factory=FreebaseLinks)
     _labelled_redirects: set[str] = field(default_factory=set)
 
     def resolve(self, subject: str) -> str | None:
@@ -257,15 +259,16 @@ class DumpSources:
             on_alias(title, self.entities.id(target))
 
     def _freebase(self, entity: str, mid: str) -> None:
-        """Map ``mid`` to ``entity`` (through redirects); a mid linked to several entities keeps
-        the smallest entity id."""
+        """Link ``mid`` to ``entity`` (through redirects)."""
         entity = self.redirects.get(entity, entity)
         if entity.endswith(_DISAMBIGUATION_IDS):
             return
         self.report.freebase_links += 1
-        number = self.entities.id(entity)
-        known = self.mids.setdefault(mid, number)
-        if known != number:
-            self.report.freebase_conflicts += 1
-            if entity < self.entities.names[known]:
-                self.mids[mid] = number
+        self.mids.add(mid, self.entities.id(entity))
+
+    def mid_numbers(self) -> MidNumbers:
+        """The Freebase mapping of the links read (a mid linked to several entities keeps the
+        smallest entity id), its conflicts counted in the report."""
+        mapping, conflicts = self.mids.resolve(self.entities.names)
+        self.report.freebase_conflicts += conflicts
+        return mapping

@@ -1,7 +1,7 @@
 """The store's rows do not depend on how the aggregation runs: a build of the real DBpedia sample
 (KB aliases, anchors) with FACC counts of every shape (three spellings of an id, case, punctuation
 and full-width variants, non-ASCII forms, forms that normalize to nothing, unmapped and malformed
-ids, malformed rows, pairs repeated across files) has, in every table, the very rows of the same
+ids, malformed rows, pairs repeated across files, a file of canonical ids only) has, in every table, the very rows of the same
 build through the previous aggregation (python_aggregate_reference: Python strings per row, the
 block reader), in one partition and in many, with one worker and with two."""
 
@@ -14,6 +14,7 @@ import pytest
 
 from elquery.indexing.surface_forms import BuildOptions, build_store
 from elquery.indexing.surface_forms import build as build_module
+from elquery.indexing.surface_forms import facc
 from elquery.indexing.surface_forms.facc import read_facc_blocks
 from elquery.indexing.surface_forms.memory import partition_input_bytes
 from elquery.indexing.provenance import META_KEY
@@ -37,6 +38,10 @@ def _facc(folder: Path, mids: list[str]) -> tuple[Path, ...]:
     half = len(rows) // 2  # the last four rows (one unmapped id, three malformed rows) in both files
     (folder / "a.tsv").write_text("\n".join(rows[:half] + rows[-4:]) + "\n", encoding="utf-8")
     (folder / "b.tsv").write_text("\n".join(rows[half:] + rows[:40]) + "\n", encoding="utf-8")
+    canonical = [row for row in rows if "\t/m/" in row and not row.startswith(("bad", "two"))]  # read from the column's buffers
+    unmapped = [f"{FORMS[i]}\t/m/0unknown{i % 7}\t{i + 1}" for i in range(12)]
+    (folder / "c.tsv").write_text("\n".join(canonical[:30] + unmapped + canonical[30:]) + "\n", encoding="utf-8")
+    (folder / "d.tsv").write_text("\n".join(rows[:-3]) + "\n", encoding="utf-8")  # well-formed, three spellings
     return (folder,)
 
 
@@ -65,11 +70,14 @@ def options(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> B
 @pytest.mark.parametrize("memory_mb", [1, 512])
 def test_every_table_has_the_rows_of_the_previous_aggregation(options: BuildOptions, memory_mb: int, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    built = {}
+    built, canonical_batches = {}, []
+    read_canonical = facc._canonical_batch
+    monkeypatch.setattr(facc, "_canonical_batch", lambda *args: canonical_batches.append(read_canonical(*args)) or canonical_batches[-1])
     for workers in (1, 2):
         out = tmp_path / f"new-{workers}.db"
         report = build_store(out, BuildOptions(**{**options.__dict__, "workers": workers, "memory_mb": memory_mb}))
         built[workers] = (report.to_json(), _rows(out))
+    assert [batch is not None for batch in canonical_batches] == [True, False]  # c.tsv, d.tsv (a, b: malformed rows, read by block)
     with monkeypatch.context() as patch:
         patch.setattr(build_module, "PairChunk", reference.PairChunk)
         patch.setattr(build_module, "merge_partition", reference.merge_partition)
@@ -79,7 +87,7 @@ def test_every_table_has_the_rows_of_the_previous_aggregation(options: BuildOpti
     partitions = build_module._partitions(
         [*build_module.facc_files(list(options.facc)), *build_module.dump_files(options.dumps)], memory_mb)
     assert (partitions > 3) == (memory_mb == 1) and memory_mb * 2**20 // 12 == partition_input_bytes(memory_mb)
-    assert report.facc.malformed_rows == 6 and report.facc.unmapped_rows == 2 and report.facc.empty_form_rows > 0
+    assert report.facc.malformed_rows == 6 and report.facc.unmapped_rows == 2 + 12 + 1 + 1 and report.facc.empty_form_rows > 0
     assert report.dumps.anchor_links > 0 and report.dumps.kb_aliases > 0 and report.pairs > 100
     assert built[1] == expected
     assert built[2] == expected
