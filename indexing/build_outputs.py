@@ -41,20 +41,28 @@ def _is_index(path: Path) -> bool:
 
 
 def _is_surface_forms(path: Path) -> bool:
-    from elquery.kb.surface_forms.layout import FORMAT
+    """A store of any format (one of an earlier format is replaced by a build, and refused with
+    "rebuild it" by its reader)."""
+    from elquery.kb.surface_forms.layout import FORMAT_PREFIX
 
-    return _sqlite_of_format(path, FORMAT)
+    return _sqlite_format(path).startswith(FORMAT_PREFIX)
 
 
 def _sqlite_of_format(path: Path, format_name: str) -> bool:
     """True for an SQLite file whose ``meta`` table names ``format_name`` as its format."""
+    return _sqlite_format(path) == format_name
+
+
+def _sqlite_format(path: Path) -> str:
+    """The format an SQLite file's ``meta`` table names ("" when it names none or is not SQLite)."""
     if not path.is_file():
-        return False
+        return ""
     try:
         with sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True) as db:
-            return db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() == (format_name,)
+            row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
     except sqlite3.DatabaseError:
-        return False
+        return ""
+    return row[0] if row is not None and isinstance(row[0], str) else ""
 
 
 def _is_tagme(path: Path) -> bool:

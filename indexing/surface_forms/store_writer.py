@@ -2,52 +2,54 @@
 reads it; methods.md §3): one shard per partition of the forms, each a store without indexes,
 assembled into the store, then indexed and given its format and metadata.
 
-Every table is filled in the order of its key (forms and pairs by form id, partition after
-partition; entities by id), so each insert appends to its B-tree and the store is written at the
-disk's speed with a bounded page cache, whatever its size; the indexes (forms by text, entities by
-name, pairs by entity) are made at the end by SQLite's external sort.
+Every table is filled in the order of its key (forms by form id, partition after partition;
+entities and their forms by entity id), so each insert appends to its B-tree and the store is
+written at the disk's speed with a bounded page cache, whatever its size; the indexes (forms by
+text, entities by name) are made at the end by SQLite's external sort. The forms of each entity
+(``entity_forms``) are gathered without holding the pairs: each shard's (entity, form) pairs,
+sorted, are appended to files of 65,536 entity numbers each (:data:`ENTITY_BUCKET_BITS`), which
+:func:`finish` reads one at a time, in entity order.
 
 Commonness (Eq. 9) is computed here, once, for every pair (:func:`commonness_counts`), and each
-form's candidates are encoded in candidate order, so a lookup reads one row.
+form's candidates are encoded in candidate order (:func:`encode_candidates`), so a lookup reads
+one row.
 """
 
 from __future__ import annotations
 
 import json
-import marshal
+import shutil
 import sqlite3
-from collections.abc import Sequence
-from itertools import chain
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from elquery.indexing.surface_forms.aggregate import MergedPartition
 from elquery.indexing.surface_forms.entity_names import MappedEntityNames
+from elquery.kb.surface_forms.candidates import SOURCE_BITS, WIDTHS
 from elquery.kb.surface_forms.layout import FORMAT
 from elquery.kb.surface_forms.store import LONGEST_FORM_KEY, longest_form_tokens
 
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE entities(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-CREATE TABLE forms(
-    id INTEGER PRIMARY KEY, form TEXT NOT NULL,
-    facc_total INTEGER NOT NULL, anchor_total INTEGER NOT NULL, candidates BLOB NOT NULL
-);
-CREATE TABLE pairs(
-    form_id INTEGER NOT NULL, entity_id INTEGER NOT NULL,
-    facc INTEGER NOT NULL, anchors INTEGER NOT NULL, kb INTEGER NOT NULL,
-    PRIMARY KEY(form_id, entity_id)
-) WITHOUT ROWID;
+CREATE TABLE forms(id INTEGER PRIMARY KEY, form TEXT NOT NULL, candidates BLOB NOT NULL);
+CREATE TABLE entity_forms(id INTEGER PRIMARY KEY, forms BLOB NOT NULL);
 """
 # Created after the bulk load (faster than maintaining them row by row).
 INDEXES = """
 CREATE UNIQUE INDEX entities_by_name ON entities(name);
 CREATE UNIQUE INDEX forms_by_form ON forms(form);
-CREATE INDEX pairs_by_entity ON pairs(entity_id);
 """
+SHARD_PAIRS = "CREATE TABLE entity_pairs(chunk INTEGER PRIMARY KEY, entities BLOB NOT NULL, forms BLOB NOT NULL)"
+"""A shard's (entity, form) pairs sorted by entity then form, as uint32 arrays in chunks of
+:data:`_PAIR_CHUNK` (not part of the store)."""
 _BUILD_PRAGMAS = ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "threads = 2")
 SHARD_CACHE_KIB = 8192
+ENTITY_BUCKET_BITS = 16
+_PAIR_CHUNK = 1 << 22
+_PAIR = np.dtype([("entity", "<u4"), ("form", "<u4")])
 
 
 def commonness_counts(part: MergedPartition) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -68,6 +70,47 @@ def names_of(names: Sequence[str], numbers: np.ndarray) -> list[str]:
     return [names[n] for n in numbers.tolist()]
 
 
+def _width_codes(counts: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per form (pairs ``starts[i]:starts[i + 1]``), the code of the fewest bytes that hold its
+    largest count (:data:`elquery.kb.surface_forms.candidates.WIDTHS`)."""
+    largest = np.maximum.reduceat(counts, starts) if len(counts) else np.zeros(0, np.int64)
+    return np.searchsorted(np.array([1, 1 << 8, 1 << 16, 1 << 32]), largest, side="right")
+
+
+def encode_candidates(forms: np.ndarray, entities: np.ndarray, kb: np.ndarray, facc: np.ndarray,
+                      anchors: np.ndarray) -> tuple[bytes, list[int]]:
+    """The candidate blobs of consecutive forms (layout of :mod:`elquery.kb.surface_forms.candidates`)
+    from their pairs in candidate order (``forms`` ascending, every form 0..n-1 with a pair), at
+    once: (the blobs one after the other, the n + 1 offsets that cut them apart)."""
+    pairs = len(forms)
+    starts = np.flatnonzero(np.r_[True, forms[1:] != forms[:-1]]) if pairs else np.zeros(0, np.int64)
+    sizes = np.diff(np.r_[starts, pairs])
+    widths = np.array(WIDTHS)
+    facc_code, anchor_code = _width_codes(facc, starts), _width_codes(anchors, starts)
+    facc_width, anchor_width = widths[facc_code], widths[anchor_code]
+    if pairs and int(entities.max()) >= 1 << (32 - SOURCE_BITS):
+        raise ValueError(f"entity numbers must be below 2^{32 - SOURCE_BITS}")
+    blob_sizes = 1 + sizes * (4 + facc_width + anchor_width)
+    ends = np.cumsum(blob_sizes)
+    begins = ends - blob_sizes
+    out = np.zeros(int(ends[-1]) if pairs else 0, np.uint8)
+    out[begins] = facc_code | anchor_code << 3
+    rank = np.arange(pairs) - np.repeat(starts, sizes)
+    first = np.repeat(begins + 1, sizes)
+    size, fw, aw = (np.repeat(a, sizes) for a in (sizes, facc_width, anchor_width))
+    sources = (kb > 0) | (facc > 0) << 1 | (anchors > 0) << 2
+    words = entities.astype(np.uint64) << SOURCE_BITS | sources.astype(np.uint64)
+    for values, at, width in ((words, first + 4 * rank, np.full(pairs, 4)),
+                              (facc.astype(np.uint64), first + 4 * size + fw * rank, fw),
+                              (anchors.astype(np.uint64), first + (4 + fw) * size + aw * rank, aw)):
+        for byte in range(8):
+            wide = width > byte
+            if not wide.any():
+                break
+            out[at[wide] + byte] = (values[wide] >> np.uint64(8 * byte)) & np.uint64(255)
+    return out.tobytes(), np.r_[0, ends].tolist()
+
+
 def create(path: Path, cache_kib: int = SHARD_CACHE_KIB) -> sqlite3.Connection:
     """A new, empty store (or shard) at ``path``, set up for a bulk load (no journal), with a page
     cache (and memory for each sort) of ``cache_kib`` KiB."""
@@ -80,56 +123,86 @@ def create(path: Path, cache_kib: int = SHARD_CACHE_KIB) -> sqlite3.Connection:
 
 def write_shard(path: Path, part: MergedPartition, names: Sequence[str]) -> np.ndarray:
     """Write one merged partition as a shard (forms with ids 0..n-1 in the partition's sorted
-    order and their encoded candidates, and pairs); returns the entity numbers the pairs use."""
-    counts, totals, sources = commonness_counts(part)
+    order and their encoded candidates, and its (entity, form) pairs by entity); returns the entity
+    numbers the pairs use."""
+    counts, _, _ = commonness_counts(part)
     used, entity_index = np.unique(part.pair_entities, return_inverse=True)
     used_names = names_of(names, used)
     name_rank = np.empty(len(used_names), np.int64)
     name_rank[sorted(range(len(used_names)), key=used_names.__getitem__)] = np.arange(len(used_names))
     order = np.lexsort((name_rank[entity_index], -counts, part.pair_forms))
-    ordered_names = [used_names[i] for i in entity_index[order].tolist()]
-    flat = list(chain.from_iterable(zip(ordered_names, counts[order].tolist(), sources[order].tolist())))
-    bounds = np.searchsorted(part.pair_forms, np.arange(len(part.forms) + 1)).tolist()
-    form_totals = np.zeros(len(part.forms), np.int64)
-    form_totals[part.pair_forms] = totals
-    forms = zip(
-        range(len(part.forms)),
-        part.forms,
-        part.facc_totals.tolist(),
-        part.anchor_totals.tolist(),
-        (marshal.dumps((total, *flat[3 * a : 3 * b]), 4) for total, a, b in zip(form_totals.tolist(), bounds, bounds[1:])),
-    )
-    pairs = zip(*(a.tolist() for a in (part.pair_forms, part.pair_entities, part.pair_facc, part.pair_anchors, part.pair_kb)))
+    blobs, offsets = encode_candidates(part.pair_forms[order], part.pair_entities[order], part.pair_kb[order],
+                                       part.pair_facc[order], part.pair_anchors[order])
+    forms = zip(range(len(part.forms)), part.forms, (blobs[a:b] for a, b in zip(offsets, offsets[1:])))
+    by_entity = np.lexsort((part.pair_forms, part.pair_entities))
+    entities, form_ids = part.pair_entities[by_entity].astype("<u4"), part.pair_forms[by_entity].astype("<u4")
+    chunks = ((n, entities[s:s + _PAIR_CHUNK].tobytes(), form_ids[s:s + _PAIR_CHUNK].tobytes())
+              for n, s in enumerate(range(0, len(entities), _PAIR_CHUNK)))
     db = create(path)
     try:
+        db.execute(SHARD_PAIRS)
         db.execute("BEGIN")
-        db.executemany("INSERT INTO forms VALUES (?, ?, ?, ?, ?)", forms)
-        db.executemany("INSERT INTO pairs VALUES (?, ?, ?, ?, ?)", pairs)
+        db.executemany("INSERT INTO forms VALUES (?, ?, ?)", forms)
+        db.executemany("INSERT INTO entity_pairs VALUES (?, ?, ?)", chunks)
         db.execute("COMMIT")
     finally:
         db.close()
     return used
 
 
+def _buckets(db: sqlite3.Connection) -> Path:
+    """The folder of the entity bucket files of the store ``db`` is writing (beside its file)."""
+    main = next(row[2] for row in db.execute("PRAGMA database_list") if row[1] == "main")
+    return Path(f"{main}.entity-pairs")
+
+
 def append_shard(db: sqlite3.Connection, shard: Path, offset: int) -> None:
-    """Copy a shard into the store, its form ids shifted by ``offset``."""
+    """Copy a shard into the store, its form ids shifted by ``offset``, and append its (entity,
+    form) pairs to the entity buckets. Shards are appended in form-id order."""
+    buckets = _buckets(db)
+    buckets.mkdir(exist_ok=True)
     db.execute("ATTACH DATABASE ? AS shard", (str(shard),))
     try:
         db.execute("BEGIN")
-        db.execute("INSERT INTO forms SELECT id + ?, form, facc_total, anchor_total, candidates FROM shard.forms", (offset,))
-        db.execute("INSERT INTO pairs SELECT form_id + ?, entity_id, facc, anchors, kb FROM shard.pairs", (offset,))
+        db.execute("INSERT INTO forms SELECT id + ?, form, candidates FROM shard.forms", (offset,))
         db.execute("COMMIT")
+        for entity_bytes, form_bytes in db.execute("SELECT entities, forms FROM shard.entity_pairs ORDER BY chunk"):
+            pairs = np.empty(len(entity_bytes) // 4, _PAIR)
+            pairs["entity"] = np.frombuffer(entity_bytes, "<u4")
+            pairs["form"] = np.frombuffer(form_bytes, "<u4") + np.uint32(offset)
+            bucket = pairs["entity"] >> ENTITY_BUCKET_BITS
+            bounds = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1], True])
+            for start, end in zip(bounds.tolist(), bounds[1:].tolist()):
+                with open(buckets / f"{int(bucket[start]):08d}.pairs", "ab") as file:
+                    pairs[start:end].tofile(file)
     finally:
         db.execute("DETACH DATABASE shard")
 
 
+def _entity_forms(buckets: Path) -> Iterator[tuple[int, bytes]]:
+    """(entity, its form ids as little-endian uint32, ascending) by entity, a bucket at a time,
+    each bucket file removed once read."""
+    for path in sorted(buckets.glob("*.pairs")):
+        pairs = np.fromfile(path, _PAIR)
+        path.unlink()
+        pairs = pairs[np.argsort(pairs["entity"], kind="stable")]  # forms stay ascending: appended in form order
+        forms = pairs["form"].tobytes()
+        starts = np.flatnonzero(np.r_[True, pairs["entity"][1:] != pairs["entity"][:-1]])
+        ends = np.r_[starts[1:], len(pairs)]
+        yield from zip(pairs["entity"][starts].tolist(), (forms[4 * a:4 * b] for a, b in zip(starts.tolist(), ends.tolist())))
+
+
 def finish(db: sqlite3.Connection, entities: np.ndarray, names: Sequence[str], meta: dict[str, object]) -> None:
-    """Write the ``entities`` used (numbers into ``names``, ascending), index the assembled store,
-    and record its format and ``meta`` (JSON values)."""
+    """Write the ``entities`` used (numbers into ``names``, ascending) and their forms, index the
+    assembled store, and record its format and ``meta`` (JSON values)."""
+    buckets = _buckets(db)
     db.execute("BEGIN")
     for start in range(0, len(entities), 1 << 20):
         part = entities[start:start + (1 << 20)]
         db.executemany("INSERT INTO entities VALUES (?, ?)", zip(part.tolist(), names_of(names, part)))
+    if buckets.is_dir():
+        db.executemany("INSERT INTO entity_forms VALUES (?, ?)", _entity_forms(buckets))
+        shutil.rmtree(buckets)
     db.execute("COMMIT")
     db.executescript(INDEXES)
     meta = {**meta, LONGEST_FORM_KEY: longest_form_tokens(db)}

@@ -81,7 +81,8 @@ def test_every_artefact_is_built_with_its_provenance(built: Path, data: Path) ->
             assert (f.size, f.sha256) == ((data / f.name).stat().st_size, _sha256(data / f.name))
         assert len(record.id) == ID_LENGTH and record.started <= record.finished
     assert records["index"].report["entities"] == 97 and records["index"].options["top_predicates"] == 1000
-    assert records["surface-forms.db"].options == {"sources": ["kb", "anchors"], "min_count": 1, "min_posterior": 0.0}
+    assert records["surface-forms.db"].options == {"sources": ["kb", "anchors"], "min_count": 1, "min_posterior": 0.0,
+                                                 "format": "elquery-surface-forms/2"}
     assert records["tagme"].options == {"min_link": 2, "max_tokens": 6}
     assert not [p for p in built.iterdir() if p.name.startswith(".")]
 

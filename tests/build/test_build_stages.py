@@ -176,7 +176,7 @@ def test_surface_form_options_through_build(kb: Path, tmp_path: Path, capsys: py
           "--out", str(tmp_path / "sf.db"), "--workers", "1"], capsys)
     built, alone = read_provenance(out / "surface-forms.db"), read_provenance(tmp_path / "sf.db")
     assert built is not None and alone is not None and built.id == alone.id and built.report == alone.report
-    assert built.options == {"sources": ["facc"], "min_count": 2, "min_posterior": 0.0}
+    assert built.options == {"sources": ["facc"], "min_count": 2, "min_posterior": 0.0, "format": "elquery-surface-forms/2"}
     _, err = _run([*common, "--no-kb-aliases", "--min-count", "2"], capsys)  # --memory: memory only
     assert [line.split(":")[0] for line in err if "up to date" in line] == ["index", "identifiers", "surface-forms"]
     _, err = _run([*common, "--anchors"], capsys)

@@ -8,7 +8,6 @@ import bz2
 import gzip
 import io
 import random
-import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -22,6 +21,7 @@ from elquery.kb.normalize import normalize
 from elquery.indexing.surface_forms import BuildOptions, build_store
 from elquery.indexing.surface_forms import facc_annotations
 from elquery.indexing.surface_forms.facc_annotations import Rejected, annotation_pair, count_annotations
+from elquery.kb.surface_forms.store import SurfaceFormStore
 from conftest import write_compressed as _compressed  # tests/conftest.py, on the path as pytest loads it
 
 DOC = "clueweb09-en0000-00-00001\tUTF-8\t"
@@ -158,11 +158,8 @@ def test_a_bad_archive_is_one_line_and_leaves_no_output(tmp_path: Path) -> None:
 
 
 def _store_pairs(db: Path) -> dict[tuple[str, str], int]:
-    with sqlite3.connect(db) as connection:
-        rows = connection.execute(
-            "SELECT f.form, e.name, p.facc FROM pairs p JOIN forms f ON f.id = p.form_id "
-            "JOIN entities e ON e.id = p.entity_id WHERE p.facc > 0")
-        return {(form, entity): count for form, entity, count in rows}
+    with SurfaceFormStore(db) as store:
+        return {(p.form, p.entity): p.facc for p in store.pairs() if p.facc > 0}
 
 
 def test_surface_forms_from_raw_annotations_equal_those_from_their_counts(dbpedia_sample: Path, tmp_path: Path) -> None:

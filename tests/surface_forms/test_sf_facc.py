@@ -4,7 +4,6 @@ DBpedia through owl:sameAs, malformed rows and unmapped ids counted and reported
 from __future__ import annotations
 
 import gzip
-import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -44,11 +43,8 @@ def _dumps(root: Path) -> Path:
 
 
 def _pairs(db: Path) -> dict[tuple[str, str], int]:
-    with sqlite3.connect(db) as connection:
-        rows = connection.execute(
-            "SELECT f.form, e.name, p.facc FROM pairs p JOIN forms f ON f.id = p.form_id JOIN entities e ON e.id = p.entity_id"
-        )
-        return {(form, entity): count for form, entity, count in rows}
+    with SurfaceFormStore(db) as store:
+        return {(p.form, p.entity): p.facc for p in store.pairs()}
 
 
 def _build(tmp_path: Path, files: list[Path], **options) -> tuple[Path, object]:

@@ -5,7 +5,6 @@ independently from the same files; a budget below 1 MB is refused in one line.""
 from __future__ import annotations
 
 import random
-import sqlite3
 from collections import Counter
 from pathlib import Path
 
@@ -56,10 +55,8 @@ def _independent_counts(files: list[Path]) -> Counter[tuple[str, str]]:
 
 
 def _stored(db: Path) -> Counter[tuple[str, str]]:
-    with sqlite3.connect(db) as connection:
-        return Counter({(form, name): facc for form, name, facc in connection.execute(
-            "SELECT f.form, e.name, p.facc FROM pairs p JOIN forms f ON f.id = p.form_id "
-            "JOIN entities e ON e.id = p.entity_id")})
+    with SurfaceFormStore(db) as store:
+        return Counter({(p.form, p.entity): p.facc for p in store.pairs()})
 
 
 def test_a_tiny_memory_spills_and_the_store_is_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import bz2
 import json
 import re
-import sqlite3
 from collections import Counter
 from pathlib import Path
 
@@ -52,12 +51,8 @@ def store(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
 
 
 def _column(db: Path, column: str) -> dict[tuple[str, str], int]:
-    with sqlite3.connect(db) as connection:
-        rows = connection.execute(
-            f"SELECT f.form, e.name, p.{column} FROM pairs p JOIN forms f ON f.id = p.form_id "
-            f"JOIN entities e ON e.id = p.entity_id WHERE p.{column} > 0"
-        )
-        return {(form, entity): value for form, entity, value in rows}
+    with SurfaceFormStore(db) as store:
+        return {(p.form, p.entity): int(getattr(p, column)) for p in store.pairs() if getattr(p, column)}
 
 
 def test_anchor_counts_equal_an_independent_count_of_the_lines(anchor_lines: list, store: Path, redirects: dict[str, str]) -> None:

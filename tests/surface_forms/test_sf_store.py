@@ -171,16 +171,20 @@ def _tables(db: Path) -> list:
     with sqlite3.connect(db) as connection:
         return [
             connection.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
-            for table in ("forms", "pairs", "entities")
+            for table in ("forms", "entity_forms", "entities")
         ]
 
 
 def _content(db: Path) -> list:
-    with sqlite3.connect(db) as connection:
-        return connection.execute(
-            "SELECT f.form, e.name, p.facc, p.anchors, p.kb, f.facc_total, f.anchor_total "
-            "FROM pairs p JOIN forms f ON f.id = p.form_id JOIN entities e ON e.id = p.entity_id ORDER BY 1, 2"
-        ).fetchall()
+    """(form, entity, FACC count, anchor count, KB alias, the form's FACC and anchor totals) per pair."""
+    with SurfaceFormStore(db) as store:
+        pairs = list(store.pairs())
+    totals: dict[str, list[int]] = {}
+    for pair in pairs:
+        total = totals.setdefault(pair.form, [0, 0])
+        total[0] += pair.facc
+        total[1] += pair.anchors
+    return sorted((p.form, p.entity, p.facc, p.anchors, int(p.kb), *totals[p.form]) for p in pairs)
 
 
 def test_output_does_not_depend_on_workers_memory_chunks_or_partitions(tmp_path: Path, dumps: Path, monkeypatch) -> None:

@@ -1,56 +1,62 @@
 """The surface-form store: an SQLite file mapping normalized surface forms to entities (methods.md §3).
 
-Schema (format ``elquery-surface-forms/1``):
+Schema (format ``elquery-surface-forms/2``):
 
-- ``forms(id PRIMARY KEY, form UNIQUE, facc_total, anchor_total, candidates)``: one row per
-  normalized surface form (earlier stores keyed the table by ``form`` and indexed ``id``: the
-  queries below read both layouts), with its total count per counted source, and its
-  candidates ready for a lookup that reads this one row: ``candidates`` is the ``marshal``
-  (version 4) encoding of the flat tuple ``(total, entity, count, sources, entity, count,
-  sources, ...)`` in candidate order (commonness descending, then entity id), ``sources`` a
-  bitmask (1 kb, 2 facc, 4 anchors).
-- ``pairs(form_id, entity_id, facc, anchors, kb)``: one row per (form, entity) with the counts per
-  source (FACC, Wikipedia anchors) and whether the form is a KB alias of the entity (0/1).
-- ``entities(id, name)``: entity ids ``<dbpedia:Title>``.
+- ``forms(id PRIMARY KEY, form UNIQUE, candidates)``: one row per normalized surface form, with
+  its candidates ready for a lookup that reads this one row: ``candidates`` holds, in candidate
+  order (commonness descending, then entity id), each candidate's entity number, sources (KB
+  alias, FACC, anchors), FACC count and anchor count (binary, :mod:`~elquery.kb.surface_forms.candidates`).
+- ``entities(id PRIMARY KEY, name UNIQUE)``: entity ids ``<dbpedia:Title>`` by number.
+- ``entity_forms(id PRIMARY KEY, forms)``: the form ids of each entity (uint32, ascending), for
+  :meth:`SurfaceFormStore.aliases`.
 - ``meta(key, value)``: format, build options and the build report (JSON), and the provenance
   record (``provenance``, :mod:`elquery.indexing.provenance`).
 
-Commonness (methods.md §3, Eq. 9) is n(m, e) / sum over e' of n(m, e'), computed once, when the
-store is written (``commonness_counts`` of :mod:`elquery.indexing.surface_forms.store_writer`): a
-form's counts are its FACC counts (web annotations) when it has any, else its anchor counts; a
-pair without such a count (a KB-only alias) has count 0 and commonness 0.
+Commonness (methods.md §3, Eq. 9) is n(m, e) / sum over e' of n(m, e'): a form's counts are its
+FACC counts (web annotations) when it has any, else its anchor counts; a pair without such a count
+(a KB-only alias) has count 0 and commonness 0. The order of the candidates is computed when the
+store is written (``commonness_counts`` of :mod:`elquery.indexing.surface_forms.store_writer`).
+
+Entity numbers are turned into ids through a list indexed by number, filled a block of
+:data:`NAME_BLOCK` numbers at a time (one range query) as lookups need them, and emptied after
+:data:`NAME_BLOCKS_KEPT` blocks (a bounded memory, however many lookups).
 
 The store is opened read-only and immutable, so any number of processes can read it at once. It
 is written by assembling shards (one per partition of the forms, each a store without indexes;
-:mod:`elquery.indexing.surface_forms.store_writer`).
+:mod:`elquery.indexing.surface_forms.store_writer`). A store of an earlier format is refused in
+one line that says to rebuild it.
 """
 
 from __future__ import annotations
 
 import json
-import marshal
 import sqlite3
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 
 from elquery.base import ElqueryError
 from elquery.kb.entities import canonical_entity_id
 from elquery.kb.normalize import normalize
 from elquery.kb.sqlite_files import ReadOnlyDatabase
-from elquery.kb.surface_forms.layout import FORMAT, SOURCE_ORDER
+from elquery.kb.surface_forms.candidates import SOURCE_BITS, counted, decode, form_ids
+from elquery.kb.surface_forms.layout import FORMAT, FORMAT_PREFIX, SOURCE_ORDER
 
 _LOOKUP = "SELECT candidates FROM forms WHERE form = ?"
 _LOOKUP_MANY = "SELECT form, candidates FROM forms WHERE form IN ({})"
-_ALIASES = """
-SELECT f.form, f.candidates
-FROM entities AS e JOIN pairs AS p ON p.entity_id = e.id JOIN forms AS f ON f.id = p.form_id
-WHERE e.name = ?
-"""
+_FORMS_BY_ID = "SELECT form, candidates FROM forms WHERE id IN ({})"
+_ENTITY = "SELECT id FROM entities WHERE name = ?"
+_ENTITY_FORMS = "SELECT forms FROM entity_forms WHERE id = ?"
+_NAMES = "SELECT id, name FROM entities WHERE id >= ? AND id < ?"
 _LONGEST_FORM = "SELECT coalesce(max(length(form) - length(replace(form, ' ', '')) + 1), 0) FROM forms"
 LONGEST_FORM_KEY = "longest_form_tokens"
 _SOURCES = tuple(tuple(name for bit, name in enumerate(SOURCE_ORDER) if mask >> bit & 1) for mask in range(8))
 _MAX_VARIABLES = 30_000
+NAME_BLOCK = 64
+NAME_BLOCKS_KEPT = 16_384
+"""At most this many blocks of entity ids read before the cache starts again (about 1M ids, 100 MB)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,26 +80,29 @@ class Alias:
     sources: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """A (form, entity) pair of the store with its count per source and whether the form is a KB
+    alias of the entity."""
+
+    form: str
+    entity: str
+    facc: int
+    anchors: int
+    kb: bool
+
+
 def _commonness(count: int, total: int) -> float:
     return count / total if count else 0.0
 
 
-def _decode(blob: bytes) -> list[FormEntity]:
-    total, *flat = marshal.loads(blob)
-    values = iter(flat)
-    return [
-        FormEntity(entity, count, _commonness(count, total), _SOURCES[mask]) for entity, count, mask in zip(values, values, values)
-    ]
-
-
-def _find(blob: bytes, entity: str) -> tuple[int, float, tuple[str, ...]] | None:
-    """(count, commonness, sources) of ``entity`` among a form's candidates."""
-    values = marshal.loads(blob)
-    try:
-        at = values.index(entity, 1)  # names are the only strings in the tuple
-    except ValueError:
+def _find(blob: bytes, entity: int) -> tuple[int, float, tuple[str, ...]] | None:
+    """(count, commonness, sources) of entity number ``entity`` among a form's candidates."""
+    words, counts = counted(blob)
+    at = next((at for at, word in enumerate(words) if word >> SOURCE_BITS == entity), None)
+    if at is None:
         return None
-    return values[at + 1], _commonness(values[at + 1], values[0]), _SOURCES[values[at + 2]]
+    return counts[at], _commonness(counts[at], sum(counts)), _SOURCES[words[at] & 7]
 
 
 def longest_form_tokens(db: sqlite3.Connection) -> int:
@@ -105,6 +114,47 @@ def query_spans(length: int, longest: int) -> list[tuple[int, int]]:
     """Every span ``[start, end)`` of a query of ``length`` tokens that is at most ``longest``
     tokens long: min(longest, length - start) per start, so O(length x longest) spans."""
     return [(start, end) for start in range(length) for end in range(start + 1, min(length, start + longest) + 1)]
+
+
+class _EntityNames:
+    """Entity ids by number, in a list as long as the largest number (8 bytes a number), filled a
+    block of :data:`NAME_BLOCK` numbers at a time (one range query) as lookups need them; after
+    :data:`NAME_BLOCKS_KEPT` blocks it is emptied and starts again (bounded memory whatever the
+    lookups)."""
+
+    def __init__(self, db: ReadOnlyDatabase) -> None:
+        self._db = db
+        self._size = (db.execute("SELECT max(id) FROM entities").fetchone()[0] or 0) + 1
+        self._names = [""] * self._size
+        self._blocks = 0
+
+    def _load(self, numbers: Sequence[int]) -> None:
+        names = self._names
+        if self._blocks >= NAME_BLOCKS_KEPT:
+            names[:] = [""] * self._size
+            self._blocks = 0
+        for block in {number // NAME_BLOCK for number in numbers if not names[number]}:
+            for entity, name in self._db.execute(_NAMES, (block * NAME_BLOCK, (block + 1) * NAME_BLOCK)):
+                names[entity] = name
+            self._blocks += 1
+
+    def take(self, words: Sequence[int]) -> Sequence[str]:
+        """The ids of the entities of candidate ``words`` (``entity << SOURCE_BITS | sources``)."""
+        numbers = [word >> SOURCE_BITS for word in words]
+        if len(numbers) < 2:
+            return [self.name(number) for number in numbers]
+        names = itemgetter(*numbers)(self._names)
+        if "" in names:  # not read yet
+            self._load(numbers)
+            names = itemgetter(*numbers)(self._names)
+        return names
+
+    def name(self, number: int) -> str:
+        name = self._names[number]
+        if not name:
+            self._load((number,))
+            name = self._names[number]
+        return name
 
 
 class SurfaceFormStore:
@@ -125,15 +175,20 @@ class SurfaceFormStore:
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise ElqueryError(f"{path}: not a surface-form store ({exc})") from exc
-        if meta.get("format") != FORMAT:
+        found = meta.get("format")
+        if found != FORMAT:
             self._db.close()
-            raise ElqueryError(f"{path}: not a surface-form store (format {meta.get('format')!r}, expected {FORMAT!r})")
+            if isinstance(found, str) and found.startswith(FORMAT_PREFIX):
+                raise ElqueryError(f"{path}: surface-form store format {found} is not {FORMAT}; rebuild it "
+                                   "(elquery index surface-forms, or elquery build)")
+            raise ElqueryError(f"{path}: not a surface-form store (format {found!r}, expected {FORMAT!r})")
         # the provenance row (elquery.indexing.provenance) is read by read_provenance, not kept here
         self.meta: dict[str, object] = {key: json.loads(value) for key, value in meta.items()
                                         if key not in ("format", "provenance")}
         longest = self.meta.get(LONGEST_FORM_KEY)
         self.longest_form = int(longest) if isinstance(longest, int) else longest_form_tokens(self._db.connection())
         """Tokens in the longest form: no longer span of a query can match (bounds lookup_spans)."""
+        self._names = _EntityNames(self._db)
 
     def __enter__(self) -> SurfaceFormStore:
         return self
@@ -144,10 +199,16 @@ class SurfaceFormStore:
     def close(self) -> None:
         self._db.close()
 
+    def _form_entities(self, blob: bytes) -> list[FormEntity]:
+        words, counts = counted(blob)
+        total = sum(counts)
+        return [FormEntity(name, count, count / total if count else 0.0, _SOURCES[word & 7])
+                for name, count, word in zip(self._names.take(words), counts, words)]
+
     def lookup_form(self, form: str) -> list[FormEntity]:
         """Candidates of an already normalized form, by commonness (then entity id)."""
         row = self._db.execute(_LOOKUP, (form,)).fetchone()
-        return [] if row is None else _decode(row[0])
+        return [] if row is None else self._form_entities(row[0])
 
     def lookup(self, text: str) -> list[FormEntity]:
         """Candidates of ``text`` after normalization (methods.md §3), by commonness."""
@@ -167,26 +228,46 @@ class SurfaceFormStore:
         for first in range(0, len(forms), _MAX_VARIABLES):
             batch = forms[first : first + _MAX_VARIABLES]
             for form, blob in self._db.execute(_LOOKUP_MANY.format(",".join("?" * len(batch))), batch):
-                candidates = _decode(blob)
+                candidates = self._form_entities(blob)
                 for number, span in enumerate(spans[form]):
                     found[span] = list(candidates) if number else candidates
         return dict(sorted(found.items()))
 
+    def _entity_number(self, entity: str) -> int | None:
+        row = self._db.execute(_ENTITY, (canonical_entity_id(entity) or entity,)).fetchone()
+        return None if row is None else row[0]
+
     def commonness(self, mention: str, entity: str) -> float:
         """commonness(m, e) (methods.md §3, Eq. 9); 0.0 when the pair is unknown or KB-only."""
-        entity = canonical_entity_id(entity) or entity
-        row = self._db.execute(_LOOKUP, (normalize(mention),)).fetchone()
-        found = None if row is None else _find(row[0], entity)
+        number = self._entity_number(entity)
+        row = None if number is None else self._db.execute(_LOOKUP, (normalize(mention),)).fetchone()
+        found = None if row is None else _find(row[0], number)
         return 0.0 if found is None else found[1]
 
     def aliases(self, entity: str) -> list[Alias]:
         """Every normalized surface form of ``entity`` (any form :func:`canonical_entity_id` takes;
         KB aliases and counted forms), by count."""
-        entity = canonical_entity_id(entity) or entity
+        number = self._entity_number(entity)
+        row = None if number is None else self._db.execute(_ENTITY_FORMS, (number,)).fetchone()
+        if row is None:
+            return []
+        ids = form_ids(row[0])
         aliases = []
-        for form, blob in self._db.execute(_ALIASES, (entity,)):
-            found = _find(blob, entity)
-            assert found is not None  # _ALIASES selects the forms whose candidates hold entity
-            aliases.append(Alias(form, *found))
+        for first in range(0, len(ids), _MAX_VARIABLES):
+            batch = ids[first : first + _MAX_VARIABLES]
+            for form, blob in self._db.execute(_FORMS_BY_ID.format(",".join("?" * len(batch))), batch):
+                found = _find(blob, number)
+                assert found is not None  # entity_forms lists the forms whose candidates hold the entity
+                aliases.append(Alias(form, *found))
         aliases.sort(key=lambda a: (-a.count, a.form))
         return aliases
+
+    def pairs(self) -> Iterator[Pair]:
+        """Every (form, entity) pair with its counts per source, by form id then candidate order
+        (a scan of the whole store)."""
+        for form, blob in self._db.execute("SELECT form, candidates FROM forms ORDER BY id"):
+            candidates = decode(blob)
+            words = [entity << SOURCE_BITS for entity in candidates.entities]
+            for name, facc, anchors, sources in zip(self._names.take(words), candidates.facc, candidates.anchors,
+                                                    candidates.sources):
+                yield Pair(form, name, facc, anchors, bool(sources & 1))
