@@ -9,13 +9,15 @@ scikit-learn's to the last bits of the sum.
 
 Engines (:data:`ENGINES`), both with scikit-learn's answers:
 
-* ``compiled``: a numba kernel over a compact copy of the trees (8 bytes a node: the threshold as
-  the largest float32 not above it, which decides ``float32(x) <= t`` exactly, and the feature and
-  the offset of the right child packed in an int32; the left child is the next node; a leaf holds
-  the number of its value among the forest's distinct leaf values), traversing the trees in blocks
-  of about :data:`LANES` / rows trees with every (tree, row) pair of a block in lockstep, so a
-  tree is read once for all rows and the memory reads overlap even for a query of one or two
-  candidates. Needs numba (the ``ltr`` extra).
+* ``compiled``: a numba kernel over a compact copy of the trees (two 4-byte words a node: the
+  threshold as the largest float32 not above it, which decides ``float32(x) <= t`` exactly, and
+  the feature and the offset of the right child; the left child is the next node; a leaf holds
+  the number of its value among the forest's distinct leaf values in a NaN that no comparison
+  passes, so a finished walk stays on its leaf), walking tiles of about :data:`LANES` (tree, row)
+  pairs in lockstep with branch-free steps and each next node prefetched
+  (:mod:`elquery.linking.ltr.forest_kernels`): blocks of LANES / rows trees for a query's few
+  rows, one tree at a time over blocks of LANES rows for many. On two threads (the default on a
+  machine of two cores or more) from :data:`PARALLEL_PAIRS` (tree, row) pairs. Needs numba.
 * ``onnxruntime``: the ONNX file in an onnxruntime session (one thread).
 
 ``benchmarks/bench_ltr.py`` measures both against scikit-learn's own ``predict``.
@@ -23,21 +25,27 @@ Engines (:data:`ENGINES`), both with scikit-learn's answers:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from elquery.base import ElqueryError
+from elquery.base import ElqueryError, default_workers
 
 ENGINES = ("compiled", "onnxruntime")
 INPUT, OUTPUT = "features", "score"
 ML_DOMAIN = "ai.onnx.ml"
 MAX_FEATURES = 255
 """At most this many features (the compact layout packs a feature number in 8 bits)."""
-LANES = 64
-"""The compiled engine's (tree, row) pairs walked in lockstep: trees in blocks of LANES / rows."""
+LANES = 256
+"""The compiled engine's (tree, row) pairs walked in lockstep: blocks of LANES / rows trees with all
+the rows, or one tree with blocks of LANES rows."""
+PARALLEL_PAIRS = 100_000
+"""The fewest (tree, row) pairs a batch has for the compiled engine to walk them on two threads
+(about 4 ms of one thread's work: a thread's start costs some 0.1 ms)."""
+_NO_TREES = np.empty((0, 0))
 
 
 @dataclass(frozen=True)
@@ -179,26 +187,75 @@ class OnnxRuntimeEngine:
 
 
 class CompiledEngine:
-    """The numba kernel over the compact layout (module docstring)."""
+    """The numba kernel over the compact layout (module docstring), on ``threads`` threads for a
+    batch of at least :data:`PARALLEL_PAIRS` (tree, row) pairs (default: two, or one on a
+    one-core machine)."""
 
     name = "compiled"
 
-    def __init__(self, arrays: ForestArrays) -> None:
+    def __init__(self, arrays: ForestArrays, threads: int | None = None) -> None:
         if arrays.features > MAX_FEATURES:
             raise ElqueryError(f"the compiled engine takes at most {MAX_FEATURES} features, not {arrays.features}")
         kernels = _kernels()
         thresholds = _float32_at_most(arrays.split_thresholds)
         self._values, slots = np.unique(arrays.leaf_values, return_inverse=True)
-        self._nodes, self._roots = kernels.compact(
+        if len(self._values) > 1 << kernels.SLOT_BITS:
+            raise ElqueryError(f"the compiled engine takes at most {1 << kernels.SLOT_BITS} distinct leaf values, "
+                               f"not {len(self._values)} (use engine onnxruntime)")
+        self._words, self._roots = kernels.compact(
             arrays.roots, arrays.split_features.astype(np.int32), thresholds.view(np.int32),
             arrays.true_ids, arrays.true_leaf.astype(np.bool_), arrays.false_ids, arrays.false_leaf.astype(np.bool_),
             slots.astype(np.int32))
-        self._thresholds = self._nodes.view(np.float32)
-        self._predict = kernels.predict
+        self._thresholds = self._words.view(np.float32)
+        self._walk, self._add_in_order = kernels.walk, kernels.add_in_order
+        self.threads = min(2, default_workers()) if threads is None else threads
+        if self.threads not in (1, 2):
+            raise ElqueryError(f"the compiled engine runs on 1 or 2 threads, not {self.threads}")
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
-        return self._predict(self._nodes, self._thresholds, self._values, self._roots,
-                             np.ascontiguousarray(rows, dtype=np.float32), LANES)
+        """Mean leaf value of each row of float32 ``rows``: the trees' values summed in order, then
+        divided by their number, as scikit-learn does. On two threads, a batch of at least
+        2 * :data:`LANES` rows is split into two halves of its rows; a smaller one into two halves
+        of the trees, the second half's leaf values kept per tree and added in order after the first's."""
+        rows = np.ascontiguousarray(rows, dtype=np.float32)
+        count, trees = len(rows), len(self._roots)
+        totals = np.zeros(count)
+        if self.threads == 1 or count * trees < PARALLEL_PAIRS:
+            self._run(self._roots, rows, totals)
+        elif count >= 2 * LANES:
+            half = count // 2
+            self._in_two(lambda: self._run(self._roots, rows[:half], totals[:half]),
+                         lambda: self._run(self._roots, rows[half:], totals[half:]))
+        else:
+            half = trees // 2
+            second = np.empty((trees - half, count))
+            self._in_two(lambda: self._run(self._roots[:half], rows, totals),
+                         lambda: self._run(self._roots[half:], rows, totals, second))
+            self._add_in_order(totals, second)
+        return totals / trees
+
+    def _run(self, roots: np.ndarray, rows: np.ndarray, totals: np.ndarray, per_tree: np.ndarray = _NO_TREES) -> None:
+        self._walk(self._words, self._thresholds, self._values, roots, rows, LANES, totals, per_tree)
+
+    @staticmethod
+    def _in_two(first: Callable[[], None], second: Callable[[], None]) -> None:
+        """``second`` on a new thread while ``first`` runs on this one (the kernels release the GIL)."""
+        failure: list[BaseException] = []
+
+        def run_second() -> None:
+            try:
+                second()
+            except BaseException as exc:  # re-raised on the calling thread
+                failure.append(exc)
+
+        helper = threading.Thread(target=run_second, name="elquery-forest", daemon=True)
+        helper.start()
+        try:
+            first()
+        finally:
+            helper.join()
+        if failure:
+            raise failure[0]
 
 
 def _float32_at_most(values: np.ndarray) -> np.ndarray:

@@ -68,3 +68,41 @@ def test_compiled_engine_gives_scikit_learns_scores_for_every_batch_size(tmp_pat
     for size in (1, 2, 3, 7, 30, LANES, LANES + 37):
         rows = probes[:size]
         assert np.array_equal(model.score(rows), forest.predict(rows)), size
+
+
+def test_compiled_engine_on_one_and_two_threads_gives_scikit_learns_scores_at_every_switch(tmp_path: Path) -> None:
+    """The compiled engine's paths switch at LANES rows (tree blocks -> row blocks), at
+    PARALLEL_PAIRS (tree, row) pairs (one thread -> two) and at 2 * LANES rows (two threads split
+    the trees -> split the rows); on either side of each, on one thread and on two, the same
+    numbers as scikit-learn's predict."""
+    from elquery.linking.ltr.forest import LANES, PARALLEL_PAIRS, CompiledEngine, from_onnx
+    from onnx import load
+
+    rng = np.random.default_rng(12)
+    matrix = rng.random((300, len(FEATURES)))
+    labels = (matrix[:, 1] + 0.4 * rng.random(300) > 0.7).astype(np.int8)
+    trees = 400
+    forest = train_forest(matrix, labels, trees=trees, seed=4)
+    arrays = from_onnx(load(saved(forest, tmp_path / "m.onnx")))
+    engines = {threads: CompiledEngine(arrays, threads=threads) for threads in (1, 2)}
+    parallel_rows = -(-PARALLEL_PAIRS // trees)  # the fewest rows walked on two threads
+    assert parallel_rows < 2 * LANES
+    probes = rng.random((2 * LANES + 1, len(FEATURES)))
+    probes[:50] = matrix[:50]  # rows of the training data too: on thresholds' neighbours
+    for size in (1, LANES - 1, LANES, LANES + 1, parallel_rows - 1, parallel_rows, 2 * LANES - 1, 2 * LANES,
+                 2 * LANES + 1):
+        rows = probes[:size]
+        wanted = forest.predict(rows)
+        for threads, engine in engines.items():
+            assert np.array_equal(engine.predict(rows.astype(np.float32)), wanted), (size, threads)
+
+
+def test_compiled_engine_refuses_other_thread_counts(tmp_path: Path) -> None:
+    from elquery.base import ElqueryError
+    from elquery.linking.ltr.forest import CompiledEngine, from_sklearn
+
+    rng = np.random.default_rng(1)
+    matrix = rng.random((20, len(FEATURES)))
+    forest = train_forest(matrix, (matrix[:, 0] > 0.5).astype(np.int8), trees=3, seed=1)
+    with pytest.raises(ElqueryError, match="1 or 2 threads, not 3"):
+        CompiledEngine(from_sklearn(forest), threads=3)
