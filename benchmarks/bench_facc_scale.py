@@ -13,6 +13,11 @@ least-squares slope in MB per million pairs (flat: about 0).
 
 ``lookups``: the lookups alone, again, on the stores ``store`` left (without ``--clean``).
 
+``linker``: GIF-MLMcg over the stores ``store`` left and ``--index``: open time, RSS, per-query
+wall and CPU p50 / p99 warm. The stores must have been built with ``--entity-names
+INDEX/entity_ids.txt`` (the generated entities take the index's ids) and ``--entities`` at most
+the index's entities.
+
 ``raw``: for each ``--lines N``, raw FACC1 annotation lines (8 columns, gzip) of the same shape
 counted by ``elquery index facc-counts --memory MB``: lines/s, peak RSS of all processes, the
 slope over sizes, and the time projected for 11 billion lines at the largest size's rate (wall)
@@ -21,6 +26,8 @@ rate says what the code does).
 
 Usage: ``python benchmarks/bench_facc_scale.py store --pairs 3000000 30000000 [--entities 4600000]
 [--memory 512] [--workers 2] [--work /work/bigdata]``; ``... raw --lines 10000000 30000000``.
+``... store --pairs 30000000 --entities 969953 --entity-names INDEX/entity_ids.txt`` then ``... linker
+--pairs 30000000 --entities 969953 --entity-names INDEX/entity_ids.txt --index INDEX``.
 ``--clean`` removes each size's generated data and store after it is measured.
 """
 
@@ -40,9 +47,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
 from harness import TreeSampler, emit, load_avg_1m, percentiles  # noqa: E402
-from synthetic_facc import PairSpec, generate_pairs, generate_raw_annotations  # noqa: E402
+from synthetic_facc import FREEBASE_NS, PairSpec, generate_pairs, generate_raw_annotations, mid  # noqa: E402
 
 FACC1_LINES = 11_000_000_000
+SAME_AS = "<http://www.w3.org/2002/07/owl#sameAs>"
 
 
 def _generated(folder: Path, make) -> dict:
@@ -118,12 +126,29 @@ def _slope(kind: str, points: list[tuple[int, float]], unit: str) -> None:
           "points": {str(x): y for x, y in points}})
 
 
+def _folder(args: argparse.Namespace, pairs: int) -> Path:
+    return args.work / f"pairs-{pairs}-{args.entities}{'-named' if args.entity_names else ''}"
+
+
+def _name_entities(folder: Path, names_file: Path, entities: int) -> None:
+    """Map entity i of the generated data to the i-th id of ``names_file`` (an index's
+    ``entity_ids.txt``) in the Freebase mapping, so the store's entities are the index's."""
+    names = names_file.read_text(encoding="utf-8").splitlines()
+    if len(names) < entities:
+        raise SystemExit(f"{names_file}: {len(names)} ids, fewer than --entities {entities}")
+    with open(folder / "dumps" / "freebase_links_en.ttl", "w", encoding="utf-8") as handle:
+        for i, name in enumerate(names[:entities]):
+            handle.write(f"<http://dbpedia.org/resource/{name[len('<dbpedia:'):-1]}> {SAME_AS} <{FREEBASE_NS}{mid(i)}> .\n")
+
+
 def store(args: argparse.Namespace) -> None:
     points = []
     for pairs in args.pairs:
-        folder = args.work / f"pairs-{pairs}-{args.entities}"
+        folder = _folder(args, pairs)
         spec = PairSpec(pairs, args.entities, args.files, args.seed)
         data = _generated(folder, lambda f: generate_pairs(f, spec))
+        if args.entity_names:
+            _name_entities(folder, args.entity_names, args.entities)
         emit({"bench": "facc_scale_data", **data})
         out = folder / "sf.db"
         out.unlink(missing_ok=True)
@@ -148,8 +173,53 @@ def store(args: argparse.Namespace) -> None:
 
 def lookups(args: argparse.Namespace) -> None:
     for pairs in args.pairs:
-        folder = args.work / f"pairs-{pairs}-{args.entities}"
+        folder = _folder(args, pairs)
         emit({"bench": "facc_scale_lookup", "pairs": pairs, **_lookups(folder / "sf.db", folder / "facc", args.lookups)})
+
+
+def _drawn_texts(facc: Path, count: int, seed: int = 0) -> list[str]:
+    """``count`` raw forms drawn from the first lines of each count file."""
+    texts = []
+    for path in sorted(facc.glob("*.tsv")):
+        with open(path, encoding="utf-8") as handle:
+            texts += [line.split("\t", 1)[0] for _, line in zip(range(count // 8 + 1), handle)]
+    return random.Random(seed).sample(texts, min(count, len(texts)))
+
+
+def linker(args: argparse.Namespace) -> None:
+    """GIF-MLMcg over each store ``store`` left and ``--index`` (built with ``--entity-names`` from
+    its ids): open time and RSS, then per query (two drawn forms, as a user might type them) wall
+    and CPU seconds of ``Linker.link`` warm (after one pass over the same queries), p50 / p99."""
+    from elquery.linking.linker import Linker
+
+    for pairs in args.pairs:
+        folder = _folder(args, pairs)
+        texts = _drawn_texts(folder / "facc", 2 * args.queries)
+        queries = [f"{a} {b}".lower() for a, b in zip(texts[::2], texts[1::2])]
+        started, cpu = time.perf_counter(), time.process_time()
+        linked = Linker(args.index, folder / "sf.db", method="mlmcg")
+        opened, opened_cpu = time.perf_counter() - started, time.process_time() - cpu
+        rss_open = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize() / 2**20
+        first = time.perf_counter()
+        linked.link(queries[0])
+        first = time.perf_counter() - first
+        candidates = [len(linked.result(q).scored) for q in queries]  # and the warm pass
+        wall, cpu_times = [], []
+        for query in queries:
+            began, began_cpu = time.perf_counter(), time.thread_time()
+            linked.link(query)
+            cpu_times.append(time.thread_time() - began_cpu)
+            wall.append(time.perf_counter() - began)
+        rss = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize() / 2**20
+        store_bytes = (folder / "sf.db").stat().st_size
+        emit({"bench": "facc_scale_linker", "pairs": pairs, "method": "gif-mlmcg", "queries": len(queries),
+              "open_s": round(opened, 2), "open_cpu_s": round(opened_cpu, 2), "first_query_ms": round(1000 * first, 1),
+              "rss_open_mb": round(rss_open), "rss_mb": round(rss),
+              **percentiles(wall, ("p50", "p99"), unit="ms", digits=3, nearest_rank=True),
+              **percentiles(cpu_times, ("p50", "p99"), unit="ms", digits=3, nearest_rank=True, prefix="cpu_"),
+              "mean_candidates": round(sum(candidates) / len(candidates), 1),
+              "store_gb": round(store_bytes / 2**30, 2), "store_bytes_per_pair": round(store_bytes / pairs, 1),
+              "load_avg_1m": load_avg_1m()})
 
 
 def raw(args: argparse.Namespace) -> None:
@@ -181,7 +251,8 @@ def raw(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("kind", choices=("store", "lookups", "raw"), help="lookups: on the stores `store` built")
+    parser.add_argument("kind", choices=("store", "lookups", "linker", "raw"),
+                        help="lookups, linker: on the stores `store` built")
     parser.add_argument("--pairs", type=int, nargs="+", default=[3_000_000])
     parser.add_argument("--lines", type=int, nargs="+", default=[10_000_000])
     parser.add_argument("--raw-pairs", type=int, default=30_000_000, help="distinct pairs the raw lines are drawn from")
@@ -192,10 +263,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--lookups", type=int, default=20_000)
     parser.add_argument("--work", type=Path, default=Path("/work/bigdata"))
+    parser.add_argument("--entity-names", type=Path, help="an index's entity_ids.txt: the generated entities "
+                        "take its ids (their first --entities), so the linker can run over the store and the index")
+    parser.add_argument("--index", type=Path, help="linker: the entity index")
+    parser.add_argument("--queries", type=int, default=2000, help="linker: queries of two drawn forms")
     parser.add_argument("--clean", action="store_true", help="remove each size's data and store once measured")
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
-    {"store": store, "lookups": lookups, "raw": raw}[args.kind](args)
+    if args.kind == "linker" and args.index is None:
+        parser.error("linker needs --index (the index whose entity_ids.txt --entity-names gave)")
+    {"store": store, "lookups": lookups, "linker": linker, "raw": raw}[args.kind](args)
     return 0
 
 
