@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from elquery.indexing.surface_forms.arrow_arrays import int64_array, numpy_of, string_array, string_scalar
 from elquery.kb.normalize import normalize
 
 SOURCE_KB, SOURCE_FACC, SOURCE_ANCHORS = 0, 1, 2
@@ -44,6 +45,7 @@ def partitions_of(forms: pa.Array, partitions: int) -> np.ndarray:
     return np.fromiter(crcs, np.int64, len(forms)) % partitions
 
 
+_SPACE = string_scalar(" ")
 _ASCII_FOLD = np.full(256, ord(" "), np.uint8)
 """Byte -> the byte ``normalize`` makes of it in ASCII text: a-z and 0-9 kept, A-Z lowered, any
 other byte a space."""
@@ -61,11 +63,11 @@ def normalize_array(texts: pa.Array) -> pa.Array:
     folded = pa.StringArray.from_buffers(
         len(texts), texts.buffers()[1], pa.py_buffer(_ASCII_FOLD[np.frombuffer(texts.buffers()[2], np.uint8)]),
         texts.buffers()[0], texts.null_count, texts.offset)
-    forms = pc.binary_join(pc.ascii_split_whitespace(pc.utf8_trim(folded, " ")), " ")
+    forms = pc.binary_join(pc.ascii_split_whitespace(pc.utf8_trim(folded, " ")), _SPACE)
     other = pc.invert(pc.string_is_ascii(texts))
     if pc.any(other).as_py():
         normalized = list(map(normalize, texts.filter(other).to_pylist()))
-        forms = pc.replace_with_mask(forms, other, pa.array(normalized, pa.string()))
+        forms = pc.replace_with_mask(forms, other, string_array(normalized))
     return forms
 
 
@@ -112,19 +114,19 @@ class PairChunk:
 
     def add(self, raw_forms: list[str], entities: np.ndarray, counts: np.ndarray) -> None:
         """Add rows; rows with entity -1 or a form that normalizes to nothing are dropped."""
-        encoded = pc.dictionary_encode(pa.array(raw_forms, pa.string()))
-        self.add_coded(encoded.dictionary, encoded.indices.to_numpy().astype(np.int64), entities, counts)
+        encoded = pc.dictionary_encode(string_array(raw_forms))
+        self.add_coded(encoded.dictionary, numpy_of(encoded.indices).astype(np.int64), entities, counts)
 
     def add_coded(self, texts: pa.Array, codes: np.ndarray, entities: np.ndarray, counts: np.ndarray) -> None:
         """``add`` with raw forms dictionary-encoded: row i has form ``texts[codes[i]]`` (distinct
         strings)."""
         encoded = pc.dictionary_encode(normalize_array(texts))
         forms = encoded.dictionary
-        rows = encoded.indices.to_numpy().astype(np.int64)[codes] if len(codes) else np.zeros(0, np.int64)
-        empty = pc.index(forms, "").as_py()
+        rows = numpy_of(encoded.indices).astype(np.int64)[codes] if len(codes) else np.zeros(0, np.int64)
+        empty = np.flatnonzero(numpy_of(pc.utf8_length(forms)) == 0)  # the index of "" (distinct forms: one at most)
         keep = entities >= 0
-        if empty >= 0:
-            is_empty = rows == empty
+        if len(empty):
+            is_empty = rows == empty[0]
             self.empty_form_rows += int(np.count_nonzero(is_empty & keep))
             keep &= ~is_empty
         self._keys.append(((rows[keep] + self._distinct) << _ENTITY_BITS) | entities[keep])
@@ -138,13 +140,18 @@ class PairChunk:
     def flush(self) -> None:
         """Sum the chunk's rows per (form, entity) and spill them by partition."""
         if self._keys:
-            encoded = pc.dictionary_encode(pa.concat_arrays(self._forms))
-            forms, ids = encoded.dictionary, encoded.indices.to_numpy().astype(np.int64)
             keys = np.concatenate(self._keys)
-            keys = (ids[keys >> _ENTITY_BITS] << _ENTITY_BITS) | (keys & _ENTITY_MASK)
+            if len(self._forms) == 1:  # one batch: its forms are distinct already
+                forms = self._forms[0]
+            else:
+                encoded = pc.dictionary_encode(pa.concat_arrays(self._forms))
+                forms, ids = encoded.dictionary, numpy_of(encoded.indices).astype(np.int64)
+                keys = (ids[keys >> _ENTITY_BITS] << _ENTITY_BITS) | (keys & _ENTITY_MASK)
             keys, counts = _sum_by_key(keys, np.concatenate(self._counts))
             partitions = partitions_of(forms, self.spill.partitions)
             row_partitions = partitions[keys >> _ENTITY_BITS]
+            if self.spill.partitions <= 1 << 16:
+                row_partitions = row_partitions.astype(np.uint16)  # a stable argsort of 16 bits is a radix sort
             order = np.argsort(row_partitions, kind="stable")  # keys stay sorted within a partition
             bounds = np.searchsorted(row_partitions[order], np.arange(self.spill.partitions + 1)).tolist()
             for partition, (start, stop) in enumerate(zip(bounds, bounds[1:])):
@@ -154,7 +161,7 @@ class PairChunk:
                     starts = _group_starts(local)
                     dense = np.cumsum(np.r_[False, local[1:] != local[:-1]])
                     piece_keys = (dense << _ENTITY_BITS) | (keys[rows] & _ENTITY_MASK)
-                    self.spill.write(partition, (self.source, forms.take(local[starts]), piece_keys, counts[rows]))
+                    self.spill.write(partition, (self.source, forms.take(int64_array(local[starts])), piece_keys, counts[rows]))
         self._reset()
 
 
@@ -207,8 +214,8 @@ def merge_partition(paths: list[Path], min_count: int) -> MergedPartition:
         empty = np.zeros(0, np.int64)
         return MergedPartition([], empty, empty, empty, empty, empty, empty, empty)
     encoded = pc.dictionary_encode(pa.concat_arrays([forms for _, forms, _, _ in pieces]))
-    names, ids = encoded.dictionary, encoded.indices.to_numpy().astype(np.int64)
-    order = pc.sort_indices(names).to_numpy()
+    names, ids = encoded.dictionary, numpy_of(encoded.indices).astype(np.int64)
+    order = numpy_of(pc.sort_indices(names)).astype(np.int64)
     rank = np.empty(len(names), np.int64)
     rank[order] = np.arange(len(names))
     ids = rank[ids]
@@ -233,7 +240,7 @@ def merge_partition(paths: list[Path], min_count: int) -> MergedPartition:
     starts = _group_starts(form_ranks)
     used = form_ranks[starts]
     return MergedPartition(
-        forms=names.take(order[used]).to_pylist(),
+        forms=names.take(int64_array(order[used])).to_pylist(),
         facc_totals=np.add.reduceat(facc_sum, starts) if len(starts) else facc_sum,
         anchor_totals=np.add.reduceat(anchor_sum, starts) if len(starts) else anchor_sum,
         pair_forms=np.cumsum(np.r_[False, form_ranks[1:] != form_ranks[:-1]]).astype(np.int64),

@@ -30,6 +30,7 @@ import pyarrow.csv as pa_csv
 
 from elquery.base import ElqueryError
 from elquery.indexing.ntriples import expand_files, open_text
+from elquery.indexing.surface_forms.arrow_arrays import numpy_of
 from elquery.indexing.surface_forms.mid_numbers import MidNumbers, Mids, arrow_mid_codes, entity_numbers
 
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
@@ -288,7 +289,7 @@ def _arrow_rows(text: str) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray
     raw_counts = table.column("count")
     if not pc.all(pc.match_substring_regex(raw_counts, f"^{_COUNT.pattern}$")).as_py() and table.num_rows:
         return None
-    counts = raw_counts.cast(pa.int64()).to_numpy()
+    counts = numpy_of(raw_counts.cast(pa.int64()).combine_chunks())
     if len(counts) and counts.min() <= 0:
         return None
     if table.num_rows and pc.max(pc.utf8_length(table.column("form"))).as_py() > MAX_LINE_CHARS:
@@ -302,7 +303,7 @@ _MID_PREFIX = r"^(?:" + re.escape(FREEBASE_NS) + r"m\.|m\.)"  # as the block rea
 def _dictionary(column: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
     """Distinct values (in order of first occurrence) and each row's index among them."""
     encoded = pc.dictionary_encode(column.combine_chunks() if column.num_chunks != 1 else column.chunk(0))
-    return encoded.dictionary, encoded.indices.to_numpy().astype(np.int64)
+    return encoded.dictionary, numpy_of(encoded.indices).astype(np.int64)
 
 
 def _canonical_batch(row_mids: pa.ChunkedArray, counts: np.ndarray, mids: MidNumbers, report: FaccReport) -> np.ndarray | None:
