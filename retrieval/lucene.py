@@ -137,17 +137,18 @@ def score_grid(leaf: Any, models: list[str], texts: list[str], scorings: np.ndar
     text ``texts[t]``; the ascending ``docids``) for each (m, t) row of ``scorings`` (n x 2), in one pass
     (``EntityScores.scoreGrid``: each text analyzed once, each (field, term) pair read once): the
     known terms of each scoring (int32, one per scoring) and its log scores (float64, one row per
-    scoring, one column per docid; read-only, a view of the answer)."""
+    scoring, one column per docid; read-only, a view of the answer): ``EntityScores.scoreGrid``
+    answers the scores first, then the known terms."""
     count = len(docids)
     if not len(scorings):
         return np.zeros(0, dtype=np.int32), np.zeros((0, count))
-    answer = np.dtype([("known", "<i4"), ("count", "<i4"), ("scores", "<f8", (count,))])
     raw = _call("scoreGrid", leaf, _analyzer(), models, texts, encode_docids(scorings.reshape(-1)),
                 encode_docids(docids))
-    records = np.frombuffer(raw, dtype=answer, count=len(scorings))
-    if not np.all(records["count"] == count):
-        raise ValueError(f"score_grid: answers of other than {count} scores")
-    return records["known"], records["scores"]
+    cells = len(scorings) * count
+    if len(raw) != 8 * cells + 4 * len(scorings):
+        raise ValueError(f"score_grid: an answer of {len(raw)} bytes for {len(scorings)} x {count} scores")
+    scores = np.frombuffer(raw, dtype="<f8", count=cells).reshape(len(scorings), count)
+    return np.frombuffer(raw, dtype="<i4", offset=8 * cells), scores
 
 
 def _scores(raw: bytes, offset: int = 0) -> Scores:

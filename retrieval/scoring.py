@@ -15,8 +15,8 @@ outranks a query with content (docs/methods.md §4).
 This is the linking hot path: the candidates' term frequencies are read in Java by advancing
 each query term's postings over the sorted candidate docids (``retrieval/java``). :func:`score_each`
 scores several (language model, text, candidates) at once, in one Java call; :func:`score_grid`
-several (language model, text) over one candidate list, sorted and encoded once (the LTR features'
-scores of a query and its mentions, methods.md §9).
+several (language model, text) over one candidate list in one pass (:class:`GridScorer`: the LTR
+features' scores of a query and its mentions, methods.md §9).
 """
 
 from __future__ import annotations
@@ -281,33 +281,48 @@ def score_each(index: EntityIndex, scorings: Sequence[CandidateScoring]) -> list
     return results
 
 
+class GridScorer:
+    """Log scores (Eq. 16) of texts under fixed language models over one candidate list, in ONE
+    Java call a grid (``EntityScores.scoreGrid``): each text analyzed once there, each (field,
+    term) pair's statistics and postings over the candidates read once; the model lines are made
+    and the models' fields checked once, here. The LTR features' language-model scores of a query
+    and its mentions (methods.md §9)."""
+
+    def __init__(self, index: EntityIndex, models: Sequence[LanguageModel]) -> None:
+        index.require_fields(sorted({name for model in models for name in model_fields(model)}),
+                             "the language models scored")
+        self.index = index
+        self.models = tuple(models)
+        self._lines = ["\n".join(model.request_lines()) for model in self.models]
+
+    def scores(self, texts: Sequence[str], scorings: np.ndarray, docids: np.ndarray) -> np.ndarray:
+        """A float64 matrix of one row per (model number m, text number t) row of ``scorings``
+        (int32, n x 2) and one column per docid of ``docids`` (any order, no repeats): the scores
+        :func:`score_each` gives to ``texts[t]`` under ``models[m]`` (a text with no term in the
+        collection: -inf)."""
+        docids = np.asarray(docids, dtype=np.int32)
+        order = np.argsort(docids, kind="stable")
+        known, sorted_scores = lucene.score_grid(self.index.leaf, self._lines,
+                                                 [_LINE_ENDS.sub(" ", text) for text in texts], scorings, docids[order])
+        scores = np.empty(sorted_scores.shape, dtype=np.float64)
+        scores[:, order] = sorted_scores
+        scores[known == 0] = -math.inf  # no evidence, as _no_evidence
+        return scores
+
+
 def score_grid(index: EntityIndex, scorings: Sequence[tuple[LanguageModel, str]], docids: np.ndarray) -> np.ndarray:
     """Log scores (Eq. 16) of the same candidates ``docids`` (any order, no repeats) for each
     (language model, query text) of ``scorings``: a float64 matrix of one row per scoring and one
     column per docid, the rows :func:`score_each` gives for those scorings (a text with no term in
-    the collection: -inf), in ONE Java call. The candidates are sorted and sent once, each model
-    and each distinct text once; there each text is analyzed once and each (field, term) pair's
-    statistics and postings over the candidates read once (``EntityScores.scoreGrid``): the LTR
-    features' language-model scores of a query and its mentions (methods.md §9) over one candidate
-    list."""
+    the collection: -inf), in ONE Java call (:class:`GridScorer`, each model and distinct text sent once)."""
     models = {id(model): model for model, _ in scorings}
-    index.require_fields(sorted({name for model in models.values() for name in model_fields(model)}),
-                         "the language models scored")
     model_number = {key: number for number, key in enumerate(models)}
     text_number: dict[str, int] = {}
     for _, text in scorings:
         text_number.setdefault(text, len(text_number))
     pairs = np.array([(model_number[id(model)], text_number[text]) for model, text in scorings],
                      dtype=np.int32).reshape(-1, 2)
-    docids = np.asarray(docids, dtype=np.int32)
-    order = np.argsort(docids, kind="stable")
-    known, sorted_scores = lucene.score_grid(
-        index.leaf, ["\n".join(model.request_lines()) for model in models.values()],
-        [_LINE_ENDS.sub(" ", text) for text in text_number], pairs, docids[order])
-    scores = np.empty(sorted_scores.shape, dtype=np.float64)
-    scores[:, order] = sorted_scores
-    scores[known == 0] = -math.inf  # no evidence, as _no_evidence
-    return scores
+    return GridScorer(index, list(models.values())).scores(list(text_number), pairs, docids)
 
 
 class MLMScorer(EntityScorer):

@@ -8,9 +8,10 @@ entity is not in the index are left out, as the linker leaves them out.
 Per query, :meth:`FeatureExtractor.extract` makes one SQLite lookup (the surface forms of every
 query span, :meth:`SurfaceFormStore.lookup_spans`) and two Java calls: every language-model
 score of the query and its mentions for every candidate (the retrieval layer's Eq. 16,
-:func:`elquery.retrieval.scoring.score_grid`: the candidate list sorted and encoded once, texts
-analyzed there), and the stored titles and short abstracts
-(:func:`~elquery.linking.ltr.stored.stored_values`); the rest is string tests and arrays.
+:class:`elquery.retrieval.scoring.GridScorer`: each text analyzed once and each (field, term)
+pair's postings over the candidates read once, there), and the stored titles and short abstracts
+(:func:`~elquery.linking.ltr.stored.stored_values`); the rest is string tests per pair and
+arrays (features of a mention, an entity or a query computed once, then gathered per pair).
 
 The features, in :data:`FEATURES` order (m the mention, e the entity, q the query):
 
@@ -48,6 +49,7 @@ from the same dumps as the index; a store without them is refused. Titles ending
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,8 +66,8 @@ from elquery.linking.ltr.stored import stored_values
 from elquery.linking.mentions import (DEFAULT_MAX_QUERY_TOKENS, FormEntityLike, check_query_length,
                                       check_query_limit, detect)
 from elquery.linking.types import Mention
-from elquery.retrieval import LanguageModel, lm, mlm
-from elquery.retrieval.scoring import score_grid
+from elquery.retrieval import lm, mlm
+from elquery.retrieval.scoring import GridScorer
 
 FEATURES = (
     "len", "ntem", "smil", "matches", "len_ratio",
@@ -82,12 +84,17 @@ SINGLE_FIELD_MODELS = tuple(lm(field) for _, field in FIELD_FEATURES)
 """Jelinek-Mercer lambda 0.1 on one field: ``mtitle`` ... ``mcatchall`` and ``qtitle`` ... ``qcatchall``."""
 MLM_TC = mlm()
 """``mlm-tc``: MLM, names 0.2 / content 0.8, lambda 0.1 (the linker's MLM score)."""
+GRID_MODELS = (*SINGLE_FIELD_MODELS, MLM_TC)
+"""The models of a query's scoring grid: the query is scored under each, a mention under the single-field ones."""
 REQUIRED_FIELDS = ("title", "short_abstract", "long_abstract", "wiki_links", "categories", "redirects", "links")
 """What the features read from the index besides ``names`` and ``content``."""
 TITLE, SHORT_ABSTRACT = "title", "short_abstract"
 NOT_FOUND_POSITION = 1000
 """``pos1`` of a mention absent from the short abstract."""
 DEFAULT_COMMONNESS_THRESHOLD = 0.1
+_REDIRECTS, _LINKS, _COMMONNESS = FEATURES.index("redirects"), FEATURES.index("links"), FEATURES.index("commonness")
+_MENTION_SCORES, _QUERY_TITLE = FEATURES.index("mtitle"), FEATURES.index("qct")
+_MLM_TC, _QUERY_SCORES = FEATURES.index("mlm-tc"), FEATURES.index("qtitle")
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,15 @@ def position(text: str, inner: str) -> int:
     :data:`NOT_FOUND_POSITION` when there is none."""
     found = f" {text} ".find(f" {inner} ") if inner else -1
     return found if found >= 0 else NOT_FOUND_POSITION
+
+
+@functools.cache
+def _grid_scorings(texts: int) -> np.ndarray:
+    """The (model, text) rows of a query's grid (:data:`GRID_MODELS`) for the query (text 0) and
+    ``texts - 1`` mentions: the query under every model, each mention under the single-field ones."""
+    single = len(SINGLE_FIELD_MODELS)
+    rows = [(m, 0) for m in range(len(GRID_MODELS))] + [(m, t) for t in range(1, texts) for m in range(single)]
+    return np.array(rows, dtype=np.int32)
 
 
 _Artefact = TypeVar("_Artefact", EntityIndex, SurfaceFormStore)
@@ -140,6 +156,7 @@ class FeatureExtractor:
             if isinstance(sources, list) and KB not in sources:
                 raise ElqueryError(f"{self.store.path}: the surface-form store has no KB aliases, which the LTR "
                                    "features ntem and smil look titles up through; rebuild it with --kb-aliases")
+            self._grid = GridScorer(self.index, GRID_MODELS)
             self._redirects = self.index.entity_counts("redirects")
             self._links = self.index.entity_counts("links")
         except BaseException:
@@ -174,83 +191,71 @@ class FeatureExtractor:
         matches = self.store.lookup_spans(texts)
         threshold = self.commonness_threshold
         docids: dict[str, int | None] = {}
-        candidates = []
-        indexed: dict[str, int] = {}  # the docid of each candidate's entity
+        candidates, candidate_docids = [], []
         for candidate in detect(texts, matches, threshold):
-            docid = self._docid(candidate.entity, docids)
-            if candidate.commonness >= threshold and docid is not None:
-                candidates.append(candidate)
-                indexed[candidate.entity] = docid
+            if candidate.commonness >= threshold:
+                docid = self._docid(candidate.entity, docids)
+                if docid is not None:
+                    candidates.append(candidate)
+                    candidate_docids.append(docid)
         if not candidates:
             return [], np.zeros((0, len(FEATURES)))
         spans = sorted({(c.mention.start, c.mention.end) for c in candidates})
         span_number = {span: n for n, span in enumerate(spans)}
         char_spans = [(tokens[s].start, tokens[e - 1].end) for s, e in spans]
+        mention_texts = [" ".join(texts[s:e]) for s, e in spans]
         titled = self._title_matches(spans, matches, docids)
-        columns = np.array(sorted(set(indexed.values())), dtype=np.int32)
-        query_scores, mlm_tc, mention_scores = self._language_models(query, char_spans, columns)
+        columns = np.array(sorted(set(candidate_docids)), dtype=np.int32)
         stored_docids = sorted({*columns.tolist(), *(d for found in titled.values() for d in found)})
         titles, abstracts = {}, {}
-        stored = stored_values(self.index, stored_docids, (TITLE, SHORT_ABSTRACT))
-        for docid, (stored_title, abstract) in zip(stored_docids, stored):
-            titles[docid] = tuple(t for t in (normalize(v) for v in stored_title.split("\n")) if t)
-            abstracts[docid] = normalize(abstract)
+        for docid, (stored_title, abstract) in zip(stored_docids, stored_values(self.index, stored_docids,
+                                                                                (TITLE, SHORT_ABSTRACT))):
+            titles[docid] = tuple(t for t in map(normalize, stored_title.split("\n")) if t)
+            abstracts[docid] = abstract
         title_equals = {span: {d for d in found if " ".join(texts[span[0]:span[1]]) in titles[d]}
                         for span, found in titled.items()}
         query_text = " ".join(texts)
-        smil = {(start, end): len(set().union(*(found for (i, j), found in title_equals.items()
-                                                 if start <= i and j <= end)))
-                for start, end in spans}
-        pairs, rows, numbers, docids_of_rows = [], [], [], []
-        for candidate in candidates:
-            mention = candidate.mention
-            span = (mention.start, mention.end)
-            number = span_number[span]
-            docid = indexed[candidate.entity]
-            title = titles[docid]
-            rows.append([
-                mention.length, len(title_equals.get(span, ())), smil[span], len(matches[span]),
-                mention.length / len(texts),
-                self._redirects[docid], self._links[docid],
-                candidate.commonness, any(contains(mention.text, t) for t in title),
-                any(contains(t, mention.text) for t in title), mention.text in title,
-                position(abstracts[docid], mention.text),
-                any(contains(query_text, t) for t in title), any(contains(t, query_text) for t in title),
-                query_text in title,
-            ])
-            numbers.append(number)
-            docids_of_rows.append(docid)
-            pairs.append(CandidatePair(mention, candidate.entity, *char_spans[number], candidate.commonness))
-        return pairs, self._matrix(np.array(rows, dtype=np.float64), query_scores, mlm_tc, mention_scores,
-                                   np.array(numbers), np.searchsorted(columns, docids_of_rows))
-
-    @staticmethod
-    def _matrix(other: np.ndarray, query_scores: np.ndarray, mlm_tc: np.ndarray, mention_scores: np.ndarray,
-                numbers: np.ndarray, columns: np.ndarray) -> np.ndarray:
-        """The feature matrix in :data:`FEATURES` order: each row's features that are not language-model
-        scores (``other``: ``len`` ... ``pos1``, then ``qct``, ``tcq``, ``teq``) and the scores of its
-        mention (span ``numbers``) and query for its candidate (``columns``), copied in."""
-        matrix = np.empty((len(other), len(FEATURES)), dtype=np.float64)
-        single = len(SINGLE_FIELD_MODELS)
-        mention_at, query_at = FEATURES.index("mtitle"), FEATURES.index("qtitle")
-        matrix[:, :mention_at] = other[:, :mention_at]
-        matrix[:, mention_at:mention_at + single] = mention_scores[numbers, :, columns]
-        matrix[:, mention_at + single:mention_at + single + 3] = other[:, mention_at:]
-        matrix[:, FEATURES.index("mlm-tc")] = mlm_tc[columns]
-        matrix[:, query_at:query_at + single] = query_scores[:, columns].T
-        return matrix
+        mentions = np.array([[end - start, len(title_equals.get((start, end), ())),
+                              len(set().union(*(found for (i, j), found in title_equals.items()
+                                                if start <= i and j <= end))),
+                              len(matches[(start, end)]), (end - start) / len(texts)]
+                             for start, end in spans], dtype=np.float64)
+        entities = np.array([[any(contains(query_text, t) for t in titles[d]), any(contains(t, query_text) for t in titles[d]),
+                              query_text in titles[d]] for d in columns.tolist()], dtype=np.float64)
+        numbers = np.array([span_number[(c.mention.start, c.mention.end)] for c in candidates])
+        rows = np.searchsorted(columns, candidate_docids)
+        row_docids = columns[rows]
+        pairs, pair_features = [], []
+        normalized_abstracts: dict[int, str] = {}
+        for candidate, number, docid in zip(candidates, numbers.tolist(), candidate_docids):
+            mention, title = mention_texts[number], titles[docid]
+            if docid not in normalized_abstracts:
+                normalized_abstracts[docid] = normalize(abstracts[docid])
+            pair_features.append((candidate.commonness, any(contains(mention, t) for t in title),
+                                  any(contains(t, mention) for t in title), mention in title,
+                                  position(normalized_abstracts[docid], mention)))
+            pairs.append(CandidatePair(candidate.mention, candidate.entity, *char_spans[number], candidate.commonness))
+        query_scores, mlm_tc, mention_scores = self._language_models(query, char_spans, columns)
+        matrix = np.empty((len(pairs), len(FEATURES)), dtype=np.float64)
+        matrix[:, :_REDIRECTS] = mentions[numbers]
+        matrix[:, _REDIRECTS] = self._redirects[row_docids]
+        matrix[:, _LINKS] = self._links[row_docids]
+        matrix[:, _COMMONNESS:_MENTION_SCORES] = pair_features
+        matrix[:, _MENTION_SCORES:_QUERY_TITLE] = mention_scores[numbers, :, rows]
+        matrix[:, _QUERY_TITLE:_MLM_TC] = entities[rows]
+        matrix[:, _MLM_TC] = mlm_tc[rows]
+        matrix[:, _QUERY_SCORES:] = query_scores[:, rows].T
+        return pairs, matrix
 
     def _language_models(self, query: str, char_spans: Sequence[tuple[int, int]],
                          columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """exp(Eq. 16) for the candidates ``columns``: of the query per single field (6 x n), of
         the query under MLM (n), of each mention per single field (spans x 6 x n); one Java call."""
         texts = [query, *(query[a:b] for a, b in char_spans)]
-        models: list[LanguageModel] = [*SINGLE_FIELD_MODELS, MLM_TC]
-        scorings = [(model, text.replace("\t", " "))
-                    for number, text in enumerate(texts) for model in (models if number == 0 else SINGLE_FIELD_MODELS)]
-        scores = np.exp(score_grid(self.index, scorings, columns))
+        scores = np.exp(self._grid.scores([text.replace("\t", " ") for text in texts], _grid_scorings(len(texts)),
+                                          columns))
         single = len(SINGLE_FIELD_MODELS)
-        return scores[:single], scores[single], scores[len(models):].reshape(len(char_spans), single, len(columns))
+        return scores[:single], scores[single], scores[single + 1:].reshape(len(char_spans), single, len(columns))
 
     def _docid(self, entity: str, known: dict[str, int | None]) -> int | None:
         if entity not in known:

@@ -350,6 +350,7 @@ def test_a_query_costs_one_scoring_call_and_one_stored_fields_call(extractor: Fe
     Java call, and the titles and short abstracts from one more; a query without candidates
     makes none."""
     import elquery.linking.ltr.features as features
+    from elquery.retrieval import lucene
 
     calls: Counter = Counter()
 
@@ -359,9 +360,10 @@ def test_a_query_costs_one_scoring_call_and_one_stored_fields_call(extractor: Fe
             return function(*args, **kwargs)
         return wrapper
 
-    monkeypatch.setattr(features, "score_grid", counted("score_grid", features.score_grid))
+    monkeypatch.setattr(features.GridScorer, "scores", counted("scores", features.GridScorer.scores))
     monkeypatch.setattr(features, "stored_values", counted("stored_values", features.stored_values))
+    monkeypatch.setattr(lucene, "_call", counted("java", lucene._call))
     pairs, _ = extractor.extract(QUERIES["named-1"])
     assert len({(p.start, p.end) for p in pairs}) >= 3
-    assert calls == {"score_grid": 1, "stored_values": 1}
-    assert extractor.extract("zzzz qqqq")[0] == [] and calls == {"score_grid": 1, "stored_values": 1}
+    assert calls == {"scores": 1, "java": 1, "stored_values": 1}
+    assert extractor.extract("zzzz qqqq")[0] == [] and calls == {"scores": 1, "java": 1, "stored_values": 1}

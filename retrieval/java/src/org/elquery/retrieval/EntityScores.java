@@ -103,10 +103,11 @@ public final class EntityScores {
 
   /**
    * Several (language model, text) scorings of the same candidates in one pass ({@link ScoreGrid}:
-   * each text analyzed once, each (field, term) pair read once): the answers {@link #scoreEach}
-   * gives to the requests of model {@code models[m]} (its request lines), a {@code text} line of
-   * {@code texts[t]} and the {@code docids} (base64 little-endian int32, ascending), for the
-   * (m, t) pairs of {@code scorings} (base64 little-endian int32 m, t, m, t, ...), in that order.
+   * each text analyzed once, each (field, term) pair read once): the log scores and known terms
+   * {@link #scoreEach} gives to the requests of model {@code models[m]} (its request lines), a
+   * {@code text} line of {@code texts[t]} and the {@code docids} (base64 little-endian int32,
+   * ascending), for the (m, t) pairs of {@code scorings} (base64 little-endian int32 m, t, m, t,
+   * ...), in that order: float64 scores, scoring by scoring, then int32 known terms per scoring.
    */
   public static byte[] scoreGrid(LeafReader leaf, Analyzer analyzer, String[] models, String[] texts,
       String scorings, String docids) throws IOException {

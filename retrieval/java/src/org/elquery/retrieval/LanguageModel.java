@@ -72,9 +72,10 @@ final class LanguageModel {
   /** JM: B, the score of an entity holding no query term. */
   final double baseline;
 
-  private LanguageModel(Statistics statistics, List<String[]> fieldLines, boolean prms, int length,
-      List<String[]> termLines, int k, int[] docids) throws IOException {
-    int nf = fieldLines.size();
+  private LanguageModel(Statistics statistics, ModelLines model, int length, List<String[]> termLines, int k,
+      int[] docids) throws IOException {
+    boolean prms = model.prms;
+    int nf = model.fields.size();
     fields = new String[nf];
     double[] weights = new double[nf];
     dirichlet = new boolean[nf];
@@ -83,11 +84,10 @@ final class LanguageModel {
     double[] prior = new double[nf];
     double entities = 0;
     for (int f = 0; f < nf; f++) {
-      String[] line = fieldLines.get(f);
-      fields[f] = line[1];
-      weights[f] = Double.parseDouble(line[2]);
-      dirichlet[f] = line[3].equals("dirichlet");
-      smoothing[f] = Double.parseDouble(line[4]);
+      fields[f] = model.fields.get(f);
+      weights[f] = model.weights.get(f);
+      dirichlet[f] = model.dirichlet.get(f);
+      smoothing[f] = model.smoothing.get(f);
       collectionLength[f] = statistics.collectionLength(fields[f]);
       prior[f] = statistics.docCount(fields[f]);
       entities += prior[f];
@@ -167,9 +167,8 @@ final class LanguageModel {
   /** The request's model and query; {@code analyzer} (may be null: no {@code text} line) the
    * index's, for a {@code text} line. */
   static LanguageModel parse(LeafReader leaf, Analyzer analyzer, String request) throws IOException {
-    List<String[]> fieldLines = new ArrayList<>();
+    ModelLines model = new ModelLines();
     List<String[]> termLines = new ArrayList<>();
-    boolean prms = false;
     int length = 0;
     int k = 0;
     int[] docids = null;
@@ -177,10 +176,8 @@ final class LanguageModel {
       String[] items = line.split("\t", line.startsWith("term\t") ? 3 : -1);
       switch (items[0]) {
         case "field":
-          fieldLines.add(items);
-          break;
         case "prms":
-          prms = true;
+          model.add(items);
           break;
         case "length":
           length = Integer.parseInt(items[1]);
@@ -206,7 +203,7 @@ final class LanguageModel {
           throw new IllegalArgumentException("unknown request line: " + line);
       }
     }
-    return new LanguageModel(Statistics.of(leaf), fieldLines, prms, length, termLines, k, docids);
+    return new LanguageModel(Statistics.of(leaf), model, length, termLines, k, docids);
   }
 
   /** The {@code term COUNT TERM} lines of analyzed tokens: each distinct term with its count, in
@@ -223,32 +220,45 @@ final class LanguageModel {
     return lines;
   }
 
-  /** The model of {@code modelLines} (its {@code field} lines and optionally {@code prms}, as
-   * {@link #modelLines} reads them) for a query of {@code length} analyzed tokens with the terms of
-   * {@code termLines} ({@link #termLines}), to score {@code docids} (ascending). */
-  static LanguageModel of(Statistics statistics, ModelLines modelLines, int length, List<String[]> termLines,
+  /** The model of {@code model} (as {@link #modelLines} reads it) for a query of {@code length}
+   * analyzed tokens with the terms of {@code termLines} ({@link #termLines}), to score {@code
+   * docids} (ascending). */
+  static LanguageModel of(Statistics statistics, ModelLines model, int length, List<String[]> termLines,
       int[] docids) throws IOException {
-    return new LanguageModel(statistics, modelLines.fields, modelLines.prms, length, termLines, 0, docids);
+    return new LanguageModel(statistics, model, length, termLines, 0, docids);
   }
 
-  /** A model's request lines without a query: its {@code field} lines and whether it is PRMS. */
+  /** A model without a query, from its request's lines {@code field NAME WEIGHT jm|dirichlet
+   * PARAM} (in order) and optionally {@code prms}. */
   static final class ModelLines {
-    final List<String[]> fields = new ArrayList<>();
+    final List<String> fields = new ArrayList<>();
+    final List<Double> weights = new ArrayList<>();
+    final List<Boolean> dirichlet = new ArrayList<>();
+    final List<Double> smoothing = new ArrayList<>();
     boolean prms;
+
+    /** Reads a {@code field} or {@code prms} line (split at tabs). */
+    void add(String[] items) {
+      if (items[0].equals("prms")) {
+        prms = true;
+        return;
+      }
+      fields.add(items[1]);
+      weights.add(Double.parseDouble(items[2]));
+      dirichlet.add(items[3].equals("dirichlet"));
+      smoothing.add(Double.parseDouble(items[4]));
+    }
   }
 
-  /** The {@code field} and {@code prms} lines of a model's request (nothing else). */
+  /** The model of a request holding only {@code field} and {@code prms} lines. */
   static ModelLines modelLines(String request) {
     ModelLines model = new ModelLines();
     for (String line : request.split("\n")) {
       String[] items = line.split("\t", -1);
-      if (items[0].equals("field")) {
-        model.fields.add(items);
-      } else if (items[0].equals("prms")) {
-        model.prms = true;
-      } else {
+      if (!items[0].equals("field") && !items[0].equals("prms")) {
         throw new IllegalArgumentException("not a model's request line: " + line);
       }
+      model.add(items);
     }
     return model;
   }

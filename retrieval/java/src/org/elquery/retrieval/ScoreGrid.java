@@ -51,8 +51,9 @@ final class ScoreGrid implements LanguageModel.Statistics {
   /**
    * The answers {@link EntityScores#scoreEach} gives to the requests of the scorings (model {@code
    * scorings[2s]}, text {@code scorings[2s + 1]}), each of {@code models[m]}'s request lines, a
-   * {@code text} line of {@code texts[t]} and the candidates {@code docids} (ascending), one
-   * after the other: int32 known terms, int32 n, n float64 log scores.
+   * {@code text} line of {@code texts[t]} and the candidates {@code docids} (ascending), as one
+   * matrix: the float64 log scores of each scoring's candidates, scoring after scoring, then the
+   * int32 known terms of each scoring (little-endian).
    */
   static byte[] run(LeafReader leaf, Analyzer analyzer, Lengths lengths, String[] models, String[] texts,
       int[] scorings, int[] docids) throws IOException {
@@ -70,11 +71,16 @@ final class ScoreGrid implements LanguageModel.Statistics {
       termLines[t] = LanguageModel.termLines(tokens);
     }
     int count = scorings.length / 2;
-    ByteBuffer out = EntityScores.buffer(count * (8 + 8 * docids.length));
+    ByteBuffer out = EntityScores.buffer(count * (4 + 8 * docids.length));
+    int[] known = new int[count];
     for (int s = 0; s < count; s++) {
       int t = scorings[2 * s + 1];
       LanguageModel model = LanguageModel.of(grid, parsed[scorings[2 * s]], queryLengths[t], termLines[t], docids);
       grid.score(model, lengths.of(model.fields), out);
+      known[s] = model.terms.length;
+    }
+    for (int s = 0; s < count; s++) {
+      out.putInt(known[s]);
     }
     return out.array();
   }
@@ -84,7 +90,7 @@ final class ScoreGrid implements LanguageModel.Statistics {
     IntBuffer[] of(String[] fields) throws IOException;
   }
 
-  /** Appends the model's known terms, the number of candidates and the log score of each. */
+  /** Appends the log score of each candidate. */
   private void score(LanguageModel model, IntBuffer[] lengths, ByteBuffer out) throws IOException {
     int nf = model.fields.length;
     int[][] columns = new int[model.terms.length * nf][];
@@ -93,7 +99,6 @@ final class ScoreGrid implements LanguageModel.Statistics {
         columns[t * nf + f] = pair(model.fields[f], model.terms[t]).freqs;
       }
     }
-    out.putInt(model.terms.length).putInt(docids.length);
     int[] freqs = new int[columns.length];
     for (int i = 0; i < docids.length; i++) {
       for (int pair = 0; pair < columns.length; pair++) {
