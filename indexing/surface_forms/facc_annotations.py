@@ -465,24 +465,70 @@ def _batches(path: Path, counts: FileCounts) -> Iterator[_Batch]:
         raise ElqueryError(f"{named}: truncated or corrupt file ({exc})") from None
 
 
-def _valid(batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array]:
-    """Which rows are well-formed (digit offsets, a number in [0, 1] as posterior, a mid starting
-    ``/m/``), and every row's posterior (0 where not a number)."""
+def _valid(batch: pa.Table) -> tuple[pa.Array, pa.Array]:
+    """Which rows are well-formed (digit offsets, a number in [0, 1] as posterior, a mid
+    ``/m/[0-9a-z_]+``), and every row's posterior (0 where not a number)."""
     # matched as bytes: a field that is not UTF-8 fails its pattern (and makes its line malformed)
-    number = pc.match_substring_regex(batch.column("posterior"), _whole(_NUMBER))
     posteriors = batch.column("posterior")
-    if not pc.all(number).as_py():  # (rare) only numbers are cast: the others read as 0
-        posteriors = pc.if_else(number, posteriors, b"0")
+    if _decimals(posteriors).all():  # numbers without an exponent (FACC1's): no need of the pattern
+        number = pa.array(np.ones(len(posteriors), bool))
+    else:
+        number = pc.match_substring_regex(posteriors, _whole(_NUMBER))
+        if not pc.all(number).as_py():  # (rare) only numbers are cast: the others read as 0
+            posteriors = pc.if_else(number, posteriors, b"0")
     posterior = posteriors.cast(pa.string()).cast(pa.float64())
-    ok = pc.and_(pc.and_(pc.match_substring_regex(batch.column("begin"), _whole(_DIGITS)),
-                         pc.match_substring_regex(batch.column("end"), _whole(_DIGITS))),
-                 pc.and_(pc.and_(number, pc.less_equal(posterior, 1.0)),
-                         pc.match_substring_regex(batch.column("mid"), _whole(_MID))))
-    return ok, posterior
+    mid = batch.column("mid")
+    fields = (_made_of(batch.column("begin"), _DIGIT_BYTES) & _made_of(batch.column("end"), _DIGIT_BYTES)
+              & _made_of(mid, _MID_BYTES, len(_MID_PREFIX)) & pc.starts_with(mid, _MID_PREFIX).to_numpy())
+    return pc.and_(pc.and_(number, pc.less_equal(posterior, 1.0)), pa.array(fields)), posterior
+
+
+_MID_PREFIX = "/m/"
+_DIGIT_BYTES = np.zeros(256, bool)
+_DIGIT_BYTES[np.frombuffer(b"0123456789", np.uint8)] = True
+_MID_BYTES = _DIGIT_BYTES.copy()  # [0-9a-z_]
+_MID_BYTES[np.frombuffer(b"abcdefghijklmnopqrstuvwxyz_", np.uint8)] = True
+_DECIMAL_BYTES = _DIGIT_BYTES.copy()  # [0-9.]
+_DECIMAL_BYTES[ord(".")] = True
+
+
+def _decimals(column: pa.ChunkedArray) -> np.ndarray:
+    """Whether each value of a binary ``column`` is digits with at most one ``.`` among them: the
+    numbers of :data:`_NUMBER` that have no exponent."""
+    offsets, data = _offsets_and_data(column)
+    dots = np.concatenate(([0], np.cumsum(data == ord("."), dtype=np.int32)))
+    other = np.concatenate(([0], np.cumsum(~_DECIMAL_BYTES[data], dtype=np.int32)))
+    starts, ends = offsets[:-1], offsets[1:]
+    dotted = dots[ends] - dots[starts]
+    return (other[ends] == other[starts]) & (dotted <= 1) & (ends - starts > dotted)
+
+
+def _offsets_and_data(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """The value offsets and the data bytes of a binary ``column`` (as one array)."""
+    array = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    if len(array) == 0:
+        return np.zeros(1, np.int32), np.zeros(0, np.uint8)
+    data = array.buffers()[2]
+    return (np.frombuffer(array.buffers()[1], np.int32, len(array) + 1, array.offset * 4),
+            np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8))
+
+
+def _made_of(column: pa.ChunkedArray, allowed: np.ndarray, skip: int = 0) -> np.ndarray:
+    """Whether each value of a binary ``column`` is longer than ``skip`` bytes, all of them after
+    the first ``skip`` among the ``allowed`` byte values (the patterns ``[0-9]+`` and, after
+    ``/m/``, ``[0-9a-z_]+`` of :data:`_CHECKS`): the disallowed bytes of all the values counted
+    at once (a running sum over the column's data)."""
+    offsets, data = _offsets_and_data(column)
+    disallowed = np.concatenate(([0], np.cumsum(~allowed[data], dtype=np.int32)))
+    starts, ends = offsets[:-1] + skip, offsets[1:]
+    longer = ends > starts
+    starts = np.minimum(starts, ends)
+    return longer & (disallowed[ends] == disallowed[starts])
 
 
 _ASCII = r"^[\x00-\x7f]*$"  # matched against bytes (binary arrays: RE2 reads them as Latin-1)
 _NOT_ASCII_LETTER_OR_DIGIT = r"[^a-z0-9]+"
+_ASCII_NORMALIZED = r"^[a-z0-9]+(?: [a-z0-9]+)*$"
 
 
 def _forms(mentions: pa.Array, cache: dict[bytes, str | None]) -> pa.Array:
@@ -512,19 +558,26 @@ def _forms(mentions: pa.Array, cache: dict[bytes, str | None]) -> pa.Array:
 
 
 def _ascii_forms(mentions: pa.Array) -> pa.Array:
-    """:func:`normalize` of ASCII ``mentions`` (binary), vectorized (:func:`_forms`)."""
+    """:func:`normalize` of ASCII ``mentions`` (binary), vectorized (:func:`_forms`); the
+    replacement only where the lowered mention is not already words of ``[a-z0-9]`` separated by
+    single spaces (most are)."""
     lowered = pc.ascii_lower(mentions.cast(pa.string()))
-    return pc.utf8_trim(pc.replace_substring_regex(lowered, _NOT_ASCII_LETTER_OR_DIGIT, " "), " ")
+    other = pc.invert(pc.match_substring_regex(lowered, _ASCII_NORMALIZED))
+    if not pc.any(other).as_py():
+        return lowered
+    replaced = pc.replace_substring_regex(lowered.filter(other), _NOT_ASCII_LETTER_OR_DIGIT, " ")
+    return pc.replace_with_mask(lowered, other, pc.utf8_trim(replaced, " "))
 
 
 def _spill(pairs: pa.Table, counts: FileCounts, directory: Path, forms: dict[bytes, str | None],
            batch_rows: int) -> Path:
-    """Normalize the distinct mentions of ``pairs`` (mention, mid, count_all) (:func:`_forms`;
-    ``forms`` caches those normalized in Python), sum the (form, mid) pairs and write them sorted
-    to a run file (:func:`_write_run`). A mention that is not UTF-8 makes its lines malformed; one
-    that normalizes to nothing makes them ``empty_form``."""
-    encoded = pc.dictionary_encode(pairs.column("mention").combine_chunks())  # distinct mentions, and each row's
-    form = _forms(encoded.dictionary, forms).take(encoded.indices)
+    """Normalize the mentions of ``pairs`` (mention, mid, count_all) (:func:`_forms`; ``forms``
+    caches those normalized in Python), sum the (form, mid) pairs and write them sorted to a run
+    file (:func:`_summed`, :func:`_write_run`). A mention that is not UTF-8 makes its lines
+    malformed; one that normalizes to nothing makes them ``empty_form``. (Each row is normalized:
+    the mentions of a spill's pairs are nearly all distinct, so finding the distinct ones first
+    costs more than it saves.)"""
+    form = _forms(pairs.column("mention").combine_chunks(), forms)
     count = pairs.column("count_all")
     if form.null_count:
         for row in pc.indices_nonzero(pc.is_null(form)).to_pylist():
@@ -537,11 +590,9 @@ def _spill(pairs: pa.Table, counts: FileCounts, directory: Path, forms: dict[byt
     keep = pc.and_(pc.is_valid(form), pc.invert(empty))
     run = pa.table({"form": form.filter(keep), "mid": pairs.column("mid").cast(pa.string()).filter(keep),
                     "count": count.filter(keep)})
-    run = run.group_by(["form", "mid"], use_threads=False).aggregate([("count", "sum")])
-    run = pa.table({"form": run["form"], "mid": run["mid"], "count": run["count_sum"]})
     if len(forms) > pairs.num_rows:  # the mention cache never outgrows the pair budget
         forms.clear()
-    return _write_run([_sorted(run)], directory, "run-", batch_rows)
+    return _write_run([_summed(run)], directory, "run-", batch_rows)
 
 
 def _sorted(run: pa.Table) -> pa.Table:
