@@ -220,6 +220,8 @@ class CompiledEngine:
         rows = np.ascontiguousarray(rows, dtype=np.float32)
         count, trees = len(rows), len(self._roots)
         totals = np.zeros(count)
+        if count == 0:
+            return totals
         if self.threads == 1 or count * trees < PARALLEL_PAIRS:
             self._run(self._roots, rows, totals)
         elif count >= 2 * LANES:

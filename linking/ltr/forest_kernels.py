@@ -12,13 +12,14 @@ selects the next node (a conditional move, no branch to mispredict). After each 
 node's memory is prefetched, so the reads of the pairs walked in lockstep overlap.
 
 LLVM's x86 pass that turns a conditional move on a loop's critical path back into a branch is
-switched off here (``--x86-cmov-converter=false``, a code-generation heuristic of this process:
+switched off here on x86 (``--x86-cmov-converter=false``, a code-generation heuristic of this process:
 it changes no result), as it would put that mispredicted branch back; it more than halves the
 walk's time.
 """
 
 from __future__ import annotations
 
+import platform
 from typing import Any
 
 import llvmlite.binding
@@ -28,7 +29,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-llvmlite.binding.set_option("elquery", "--x86-cmov-converter=false")
+if platform.machine().lower() in ("x86_64", "amd64"):  # an option LLVM knows on x86 only
+    llvmlite.binding.set_option("elquery", "--x86-cmov-converter=false")
 
 LEAF_NAN = 0x7FC00000
 """A leaf's first word: this quiet NaN's bits, or'ed with the number of its value."""
@@ -49,10 +51,12 @@ def _prefetch(typingctx: Any, array: Any, index: Any) -> Any:
         array_type = signature.args[0]
         pointer = cgutils.get_item_pointer(context, builder, array_type,
                                            context.make_array(array_type)(context, builder, args[0]), [args[1]])
+        byte_pointer = builder.bitcast(pointer, ir.IntType(8).as_pointer())
         int32 = ir.IntType(32)
+        name = "llvm.prefetch.p0" if getattr(byte_pointer.type, "is_opaque", False) else "llvm.prefetch.p0i8"
         function = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [pointer.type, int32, int32, int32]), "llvm.prefetch.p0")
-        builder.call(function, [pointer, int32(0), int32(3), int32(1)])  # read, keep in all levels, data
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_pointer.type, int32, int32, int32]), name)
+        builder.call(function, [byte_pointer, int32(0), int32(3), int32(1)])  # read, keep in all levels, data
         return context.get_dummy_value()
 
     return types.void(array, index), codegen

@@ -95,6 +95,7 @@ def test_compiled_engine_on_one_and_two_threads_gives_scikit_learns_scores_at_ev
         wanted = forest.predict(rows)
         for threads, engine in engines.items():
             assert np.array_equal(engine.predict(rows.astype(np.float32)), wanted), (size, threads)
+    assert engines[2].predict(np.zeros((0, len(FEATURES)), dtype=np.float32)).shape == (0,)
 
 
 def test_compiled_engine_refuses_other_thread_counts(tmp_path: Path) -> None:
