@@ -212,12 +212,14 @@ class FeatureExtractor:
                                                                                 (TITLE, SHORT_ABSTRACT))):
             titles[docid] = tuple(t for t in map(normalize, stored_title.split("\n")) if t)
             abstracts[docid] = abstract
-        title_equals = {span: {d for d in found if " ".join(texts[span[0]:span[1]]) in titles[d]}
-                        for span, found in titled.items()}
+        title_equals: dict[tuple[int, int], set[int]] = {}
+        for (i, j), found in titled.items():
+            ngram = " ".join(texts[i:j])
+            title_equals[(i, j)] = {d for d in found if ngram in titles[d]}
         query_text = " ".join(texts)
         mentions = np.array([[end - start, len(title_equals.get((start, end), ())),
-                              len(set().union(*(found for (i, j), found in title_equals.items()
-                                                if start <= i and j <= end))),
+                              len(set().union(*(title_equals.get((i, j), ()) for i in range(start, end)
+                                                for j in range(i + 1, end + 1)))),
                               len(matches[(start, end)]), (end - start) / len(texts)]
                              for start, end in spans], dtype=np.float64)
         entities = np.array([[any(contains(query_text, t) for t in titles[d]), any(contains(t, query_text) for t in titles[d]),
