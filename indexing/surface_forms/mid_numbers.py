@@ -1,11 +1,12 @@
-"""Freebase mids -> entity numbers in two sorted arrays (step 2 of
-:mod:`elquery.indexing.surface_forms.build`): 16 bytes per mapped mid in files that the FACC readers
-map read-only, where a dictionary of Python strings took about 100 bytes per mid in every reader.
+"""Freebase mids -> entity numbers in a hash table of numpy arrays (step 2 of
+:mod:`elquery.indexing.surface_forms.build`, :mod:`~elquery.indexing.surface_forms.mid_table`):
+20 to 40 bytes per mapped mid in files that the FACC readers map read-only, where a dictionary of
+Python strings took about 100 bytes per mid in every reader.
 
 A canonical mid ``/m/`` + up to :data:`MAX_CODE_CHARS` characters of ``[0-9a-z_]`` is encoded as
 the integer whose base-38 digits are its characters (``0``-``9`` 1-10, ``a``-``z`` 11-36, ``_``
 37, 0 after its end): distinct mids get distinct codes, below 2^63. A batch's mids are encoded
-with numpy and found with one ``searchsorted``; a pyarrow column of mids is encoded from its
+with numpy and found in the table; a pyarrow column of mids is encoded from its
 buffers (:func:`arrow_mid_codes`), without a Python string per row. A mapped mid too long to
 encode is kept in a dictionary beside the arrays (Freebase's are 5 to 11 characters long, so it
 stays empty).
@@ -21,13 +22,15 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from elquery.indexing.surface_forms.mid_table import MidTable
+
 MAX_CODE_CHARS = 12
 _PREFIX = "/m/"
 _WIDTH = len(_PREFIX) + MAX_CODE_CHARS
 _DIGITS = np.zeros(256, np.int64)  # byte -> base-38 digit, 0 for a byte no mid holds
 for _value, _char in enumerate(b"0123456789abcdefghijklmnopqrstuvwxyz_", 1):
     _DIGITS[_char] = _value
-CODES_FILE, NUMBERS_FILE, LONG_FILE = "mid-codes.npy", "mid-numbers.npy", "mid-long.json"
+LONG_FILE = "mid-long.json"
 _CHUNK = 1 << 20
 
 
@@ -88,13 +91,13 @@ def arrow_mid_codes(mids: pa.Array) -> np.ndarray | None:
 class MidNumbers:
     """The entity number of each mapped mid; ``numbers(mids)`` for a batch, -1 where unmapped."""
 
-    def __init__(self, codes: np.ndarray, numbers: np.ndarray, long: dict[str, int]) -> None:
-        self.codes, self._numbers, self._long = codes, numbers, long
+    def __init__(self, table: MidTable, long: dict[str, int]) -> None:
+        self.table, self._long = table, long
 
     def numbers(self, mids: Sequence[str]) -> np.ndarray:
         """Each mid's entity number (int64), -1 for a mid that is not mapped."""
         codes = mid_codes(mids)
-        numbers = self.numbers_of_codes(codes)
+        numbers = self.table.find(codes)
         if self._long:
             for index in np.flatnonzero(codes < 0).tolist():
                 numbers[index] = self._long.get(mids[index], -1)
@@ -103,21 +106,16 @@ class MidNumbers:
     def numbers_of_codes(self, codes: np.ndarray) -> np.ndarray:
         """The entity number of each mid code (:func:`mid_codes`; int64), -1 for a code not mapped
         or negative (no code: a mid too long for one is looked up by :meth:`numbers`)."""
-        if not len(self.codes):
-            return np.full(len(codes), -1, np.int64)
-        at = np.minimum(np.searchsorted(self.codes, codes), len(self.codes) - 1)
-        return np.where((codes >= 0) & (self.codes[at] == codes), self._numbers[at], -1)
+        return self.table.find(codes)
 
     def save(self, directory: Path) -> None:
-        np.save(directory / CODES_FILE, self.codes)
-        np.save(directory / NUMBERS_FILE, self._numbers)
+        self.table.save(directory)
         (directory / LONG_FILE).write_text(json.dumps(self._long), encoding="utf-8")
 
     @classmethod
     def load(cls, directory: Path) -> MidNumbers:
-        """The arrays :meth:`save` wrote, mapped read-only (shared through the page cache)."""
-        return cls(np.load(directory / CODES_FILE, mmap_mode="r"), np.load(directory / NUMBERS_FILE, mmap_mode="r"),
-                   json.loads((directory / LONG_FILE).read_text(encoding="utf-8")))
+        """The table :meth:`save` wrote, mapped read-only (shared through the page cache)."""
+        return cls(MidTable.load(directory), json.loads((directory / LONG_FILE).read_text(encoding="utf-8")))
 
 
 class FreebaseLinks:
@@ -173,7 +171,7 @@ class FreebaseLinks:
         for mid, linked in by_mid.items():
             long[mid], found = _kept(linked, names)
             conflicts += found
-        return MidNumbers(codes[starts], kept, long), conflicts
+        return MidNumbers(MidTable.of(codes[starts], kept), long), conflicts
 
 
 def _kept(numbers: list[int], names: Sequence[str]) -> tuple[int, int]:
