@@ -4,12 +4,14 @@ Wikipedia page ids): read here, with every entity id resolved to its DBpedia id 
 identifiers table of the experiment's entity index (:class:`~elquery.kb.identifiers.WrittenIds`),
 before the evaluators see them (:mod:`elquery.evaluation` compares ids as they are and knows no
 scheme). So qrels in Wikidata QIDs score a DBpedia run, and a run written with ``--entity-ids
-wikidata`` scores as the DBpedia run it was written from.
+wikidata`` scores as the DBpedia run it was written from. The experiment's own runs are read the
+same way (their DBpedia ids resolve to themselves; any other id a backend gives is canonicalized
+as its qrels' are), each distinct id looked up once per experiment.
 
 An id that resolves to no entity (an unknown QID, mid or page id, or any of them without a table)
 is compared as written; one line on stderr per file says how many. Two ids of a query that name
 the same entity count once: a judged entity keeps its highest relevance, a ranked one its highest
-score. The experiment's own runs hold DBpedia ids and are read as they are.
+score.
 """
 
 from __future__ import annotations
@@ -33,13 +35,14 @@ class ExperimentIds:
 
     def __init__(self, index: Path | None) -> None:
         self.table: IdentifierTable | None = table_of_index(index)
+        self._resolved: dict[str, str | None] = {}
         self._noted: set[Path] = set()
 
     def elq(self, path: Path, source: Path | None = None) -> ElqData:
         """An ELQ qrels or run file (:func:`~elquery.formats.elq.read_elq`), its ids resolved;
         ``source``: the file its ids were written in (a given run a cross-validated run combines),
         named by the note instead of ``path``."""
-        ids = WrittenIds(self.table)
+        ids = WrittenIds(self.table, self._resolved)
         data = {qid: frozenset(frozenset(map(ids, interpretation)) for interpretation in interpretations)
                 for qid, interpretations in read_elq(path).items()}
         self._note(ids, source or path)
@@ -47,7 +50,7 @@ class ExperimentIds:
 
     def trec_qrels(self, path: Path) -> dict[str, dict[str, int]]:
         """TREC qrels (:func:`~elquery.formats.trec_qrels.read_trec_qrels`), their ids resolved."""
-        ids = WrittenIds(self.table)
+        ids = WrittenIds(self.table, self._resolved)
         qrels = _merged(read_trec_qrels(path), ids)
         self._note(ids, path)
         return qrels
@@ -55,7 +58,7 @@ class ExperimentIds:
     def trec_run(self, path: Path, source: Path | None = None) -> dict[str, dict[str, float]]:
         """A TREC run (:func:`~elquery.formats.trec_run.read_trec_run`), its ids resolved;
         ``source`` as for :meth:`elq`."""
-        ids = WrittenIds(self.table)
+        ids = WrittenIds(self.table, self._resolved)
         run = _merged(read_trec_run(path), ids)
         self._note(ids, source or path)
         return run
@@ -65,7 +68,7 @@ class ExperimentIds:
         :func:`~elquery.linking.ltr.feature_file.read_ground_truth`)."""
         from elquery.linking.ltr.feature_file import read_ground_truth
 
-        ids = WrittenIds(self.table)
+        ids = WrittenIds(self.table, self._resolved)
         truth = read_ground_truth(path, ids)
         self._note(ids, path)
         return truth

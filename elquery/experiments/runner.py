@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 from elquery.evaluation.interpretation import evaluate_interpretations
 from elquery.evaluation.mentions import MentionRecall, mention_detection_recall
 from elquery.evaluation.rank import evaluate_rankings, relevant_entities
-from elquery.evaluation.readers import read_elq, read_trec_run
 from elquery.base import ElqueryError
 from elquery.experiments.config import (COMMONNESS, GIVEN, IF_METRICS, LEAVE_ONE_OUT, TOP_RANKED, ExpectedFigure,
                                         ExperimentConfig, MethodSpec, RetrievalTaskSpec, TaskSpec, load_config)
@@ -244,9 +243,9 @@ def _folds(config: ExperimentConfig, qids: Sequence[str]) -> list[Fold]:
 
 def _task_evaluator(task: str, spec: TaskSpec, queries: Mapping[str, str], ids: ExperimentIds
                     ) -> Callable[..., Scores]:
-    """A function ``(run path, given=None) -> per-query scores`` of every metric the task reports;
-    the qrels' ids, and those of a run whose ids come from the given run file ``given``, resolved
-    to DBpedia ids by ``ids`` (the experiment's own runs hold DBpedia ids)."""
+    """A function ``(run path, given=None) -> per-query scores`` of every metric the task reports,
+    the ids of the qrels and of the run resolved to DBpedia ids by ``ids``; ``given``: the given
+    run file the run's ids come from (named by the note on ids that do not resolve)."""
     if task == "if":
         qrels = {q: i for q, i in ids.elq(spec.qrels).items() if q in queries}
         if not qrels:
@@ -254,7 +253,7 @@ def _task_evaluator(task: str, spec: TaskSpec, queries: Mapping[str, str], ids: 
 
         def evaluate_if(path: Path, given: Path | None = None) -> Scores:
             scores: Scores = {metric: {} for metric in IF_METRICS}
-            run = read_elq(path) if given is None else ids.elq(path, given)
+            run = ids.elq(path, given)
             for qid, query in evaluate_interpretations(qrels, run).per_query.items():
                 for kind, prf in (("strict", query.strict), ("lean", query.lean), ("entity", query.entity)):
                     scores[f"{kind}.P"][qid], scores[f"{kind}.R"][qid], scores[f"{kind}.F"][qid] = \
@@ -270,7 +269,7 @@ def _task_evaluator(task: str, spec: TaskSpec, queries: Mapping[str, str], ids: 
     groups = _category_queries(spec, relevant_entities(judged)) if isinstance(spec, RetrievalTaskSpec) else {}
 
     def evaluate_ranking(path: Path, given: Path | None = None) -> Scores:
-        run = {} if not _has_lines(path) else read_trec_run(path) if given is None else ids.trec_run(path, given)
+        run = ids.trec_run(path, given) if _has_lines(path) else {}
         per_query = evaluate_rankings(judged, run, metrics, complete=True).per_query
         scores = {metric: {q: values[metric] for q, values in per_query.items()} for metric in metrics}
         return scores | {category_metric(name, metric): {q: scores[metric][q] for q in qids}
@@ -301,8 +300,8 @@ def _run_method(store: RunStore, task: str, spec: TaskSpec, method: MethodSpec,
                 folds: Sequence[Fold], evaluate: Callable[..., Scores],
                 learning: FoldLearning | None = None) -> MethodResult:
     """Sweep ``method``, choose its setting per fold by the task's metric, and evaluate the
-    cross-validated run; a method that learns its model runs on ``learning``'s models; a given
-    run's ids are resolved (:mod:`elquery.experiments.entity_ids`)."""
+    cross-validated run; a method that learns its model runs on ``learning``'s models. Run ids
+    are resolved (:mod:`elquery.experiments.entity_ids`); a given run's note names its file."""
     if method.run is not None:
         runs = {setting: method.run for setting in grid(method)}
     elif isinstance(spec, RetrievalTaskSpec):

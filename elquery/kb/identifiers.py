@@ -263,22 +263,28 @@ class WrittenIds:
     :data:`SPELLINGS`) -> DBpedia ids, through the identifiers ``table`` (None: none) by
     :func:`resolve`, so that files in different schemes compare. An id that resolves to no entity
     is kept as written (a bare ``Q42`` as its DBpedia reading ``<dbpedia:Q42>``, the bare-Q rule)
-    and counted; :meth:`note` says how many. Each distinct id is looked up once."""
+    and counted; :meth:`note` says how many. Each distinct id is looked up once: in ``cache``
+    (text -> DBpedia id or None), which the readers of several files may share."""
 
-    def __init__(self, table: IdentifierTable | None) -> None:
+    def __init__(self, table: IdentifierTable | None, cache: dict[str, str | None] | None = None) -> None:
         self.table = table
-        self._found: dict[str, str] = {}
+        self._resolved = {} if cache is None else cache
+        self._seen: dict[str, str] = {}
+        """This file's distinct ids -> the id each is compared as."""
         self.unresolved: list[str] = []
         """The distinct ids kept as written, in the order met."""
 
     def __call__(self, text: str) -> str:
-        found = self._found.get(text)
+        found = self._seen.get(text)
         if found is None:
-            found = resolve(text, self.table)
-            if found is None:
+            if text in self._resolved:
+                entity = self._resolved[text]
+            else:
+                entity = self._resolved[text] = resolve(text, self.table)
+            if entity is None:
                 self.unresolved.append(text)
-                found = (canonical_entity_id(text) if is_bare_qid(text) else None) or text
-            self._found[text] = found
+                entity = (canonical_entity_id(text) if is_bare_qid(text) else None) or text
+            found = self._seen[text] = entity
         return found
 
     def note(self, name: str) -> str | None:
@@ -289,7 +295,7 @@ class WrittenIds:
             return None
         where = ("in the index's identifiers table" if self.table is not None
                  else "(no identifiers table: `elquery build` makes one)")
-        return (f"{name}: {len(self.unresolved)} of {len(self._found)} entity ids name no entity {where} and are "
+        return (f"{name}: {len(self.unresolved)} of {len(self._seen)} entity ids name no entity {where} and are "
                 f"compared as written (e.g. {min(self.unresolved)[:80]!r})")
 
 
