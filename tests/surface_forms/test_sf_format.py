@@ -101,3 +101,25 @@ def test_a_build_replaces_a_store_of_format_1(store: Path) -> None:
                                     kb_aliases=False, workers=1, progress=False), overwrite=True)
     with SurfaceFormStore(store) as sf:
         assert [c.entity for c in sf.lookup("rome")] == ["<dbpedia:Rome>", "<dbpedia:Rome,_Georgia>"]
+
+
+def test_entity_forms_do_not_depend_on_the_entity_buckets(store: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from elquery.indexing.surface_forms import store_writer
+
+    monkeypatch.setattr(store_writer, "ENTITY_BUCKET_BITS", 0)  # a file per entity number
+    again = tmp_path / "again.db"
+    build_store(again, BuildOptions(dumps=(store.parent / "dumps",), facc=(store.parent / "facc.tsv",),
+                                    kb_aliases=False, workers=1, progress=False))
+    tables = []
+    for db in (store, again):
+        with sqlite3.connect(db) as connection:
+            tables.append([connection.execute(f"SELECT * FROM {t} ORDER BY id").fetchall()
+                           for t in ("forms", "entities", "entity_forms")])
+        connection.close()
+    assert tables[0] == tables[1]
+    forms = dict(tables[0][0][i][:2] for i in range(len(tables[0][0])))
+    names = dict(tables[0][1])
+    assert {names[e]: sorted(forms[f] for f in np.frombuffer(blob, "<u4").tolist()) for e, blob in tables[0][2]} == {
+        "<dbpedia:Rome>": ["roma", "rome"], "<dbpedia:Rome,_Georgia>": ["rome"], "<dbpedia:A.S._Roma>": ["roma"]}
+    assert not list(tmp_path.glob("**/*.pairs"))  # the bucket files are gone
