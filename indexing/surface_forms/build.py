@@ -6,7 +6,7 @@ which grow with the knowledge base only):
 
 1. The dumps are read in this process: redirects first, then KB aliases, anchor texts and the
    Freebase mapping (``sources``). Aliases and anchors are summed in chunks and spilled.
-2. The Freebase mapping (as sorted arrays, :mod:`~elquery.indexing.surface_forms.mid_numbers`)
+2. The Freebase mapping (a hash table in numpy arrays, :mod:`~elquery.indexing.surface_forms.mid_numbers`)
    and the entity ids go to files, and the dump sources are dropped. FACC files are read by
    ``workers`` processes (spawned; they map the mapping's files, so the page cache holds one
    copy), each summing its rows in chunks and spilling them, partitioned by a hash of the

@@ -17,7 +17,9 @@ them to disk, whatever the input's size:
   (:mod:`elquery.indexing.surface_forms.facc_annotations`).
 
 Besides it, each process holds about 150 MB of code and buffers, and the processes that map
-Freebase ids hold the mapping (about 100 bytes per mapped entity) and the entity ids.
+Freebase ids map the mapping from a file (a hash table, 20 to 40 bytes per mapped mid, one copy in
+the page cache); the process reading the dumps holds the entity ids (about 200 bytes per entity)
+and the Freebase links as read (16 bytes each).
 """
 
 from elquery.base import ElqueryError
