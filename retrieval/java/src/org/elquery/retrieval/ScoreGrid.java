@@ -30,7 +30,8 @@ final class ScoreGrid implements LanguageModel.Statistics {
   private final Map<String, TermsEnum> termsEnums = new HashMap<>();
   /** Per field, per term: its collection frequency and frequencies over the candidates. */
   private final Map<String, Map<String, Pair>> pairs = new HashMap<>();
-  private PostingsEnum reuse;
+  /** Per field, the postings enum to reuse (Lucene reuses one only within a field's options). */
+  private final Map<String, PostingsEnum> postingsOf = new HashMap<>();
 
   /** A (field, term) pair: cf(t, f), and n(t, e_f) of each candidate (null when no entity holds the term in the field). */
   private static final class Pair {
@@ -140,7 +141,7 @@ final class ScoreGrid implements LanguageModel.Statistics {
     if (pair == null) {
       TermsEnum iterator = termsEnum(field);
       pair = iterator != null && iterator.seekExact(new BytesRef(term))
-          ? new Pair(iterator.totalTermFreq(), freqs(iterator)) : new Pair(0, null);
+          ? new Pair(iterator.totalTermFreq(), freqs(field, iterator)) : new Pair(0, null);
       ofField.put(term, pair);
     }
     return pair;
@@ -154,9 +155,10 @@ final class ScoreGrid implements LanguageModel.Statistics {
     return termsEnums.get(field);
   }
 
-  /** n(t, e_f) of each candidate for the term {@code iterator} is on. */
-  private int[] freqs(TermsEnum iterator) throws IOException {
-    PostingsEnum postings = reuse = iterator.postings(reuse, PostingsEnum.FREQS);
+  /** n(t, e_f) of each candidate for the term {@code iterator} is on, in {@code field}. */
+  private int[] freqs(String field, TermsEnum iterator) throws IOException {
+    PostingsEnum postings = iterator.postings(postingsOf.get(field), PostingsEnum.FREQS);
+    postingsOf.put(field, postings);
     int[] freqs = new int[docids.length];
     int doc = -1;
     for (int i = 0; i < docids.length && doc != DocIdSetIterator.NO_MORE_DOCS; i++) {
