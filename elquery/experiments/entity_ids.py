@@ -1,4 +1,4 @@
-"""Qrels, given runs and LTR labels of an experiment written in any identifier scheme
+"""Qrels, runs and LTR labels of an experiment written in any identifier scheme
 (docs/identifiers.md: DBpedia ids, Wikipedia titles and URLs, Wikidata QIDs, Freebase mids,
 Wikipedia page ids): read here, with every entity id resolved to its DBpedia id through the
 identifiers table of the experiment's entity index (:class:`~elquery.kb.identifiers.WrittenIds`),
@@ -29,7 +29,7 @@ Value = TypeVar("Value", int, float)
 
 
 class ExperimentIds:
-    """The readers of an experiment's qrels and given runs, resolving their ids through the
+    """The readers of an experiment's qrels and runs, resolving their ids through the
     identifiers table of ``index`` (None, or an index without a table: DBpedia spellings only);
     each file's unresolved ids are reported once."""
 
