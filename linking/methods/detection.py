@@ -4,7 +4,8 @@ method's commonness threshold c and the whitelist."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -36,9 +37,14 @@ class Detection:
         self.matcher: SpanMatcher = self.owned.open(inputs.artefacts["surface_forms"], open_store)
         self.commonness_threshold = inputs.values["commonness_threshold"]
         self.whitelist = inputs.whitelist
+        from elquery.kb.surface_forms.store import SurfaceFormStore
+
+        self._lookup_spans: Callable[[Sequence[str]], Mapping[tuple[int, int], Sequence[FormEntityLike]]] = (
+            partial(self.matcher.lookup_spans, min_commonness=self.commonness_threshold)  # only what detect keeps is made
+            if isinstance(self.matcher, SurfaceFormStore) else self.matcher.lookup_spans)
 
     def candidates(self, tokens: Sequence[str]) -> list[Candidate]:
-        return detect(tokens, self.matcher.lookup_spans(tokens), self.commonness_threshold, self.whitelist)
+        return detect(tokens, self._lookup_spans(tokens), self.commonness_threshold, self.whitelist)
 
     def close(self) -> None:
         self.owned.close()

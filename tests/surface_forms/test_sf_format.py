@@ -123,3 +123,19 @@ def test_entity_forms_do_not_depend_on_the_entity_buckets(store: Path, tmp_path:
     assert {names[e]: sorted(forms[f] for f in np.frombuffer(blob, "<u4").tolist()) for e, blob in tables[0][2]} == {
         "<dbpedia:Rome>": ["roma", "rome"], "<dbpedia:Rome,_Georgia>": ["rome"], "<dbpedia:A.S._Roma>": ["roma"]}
     assert not list(tmp_path.glob("**/*.pairs"))  # the bucket files are gone
+
+
+def test_spans_above_a_commonness_are_those_detection_keeps(store: Path, tmp_path: Path) -> None:
+    dumps = store.parent / "dumps"
+    (dumps / "labels_en.ttl").write_text(  # "roma" also a KB alias of Rome, Georgia: count 0, kept at any threshold
+        '<http://dbpedia.org/resource/Rome,_Georgia> <http://www.w3.org/2000/01/rdf-schema#label> "Roma"@en .\n',
+        encoding="utf-8")
+    with_aliases = tmp_path / "aliases.db"
+    build_store(with_aliases, BuildOptions(dumps=(dumps,), facc=(store.parent / "facc.tsv",), workers=1, progress=False))
+    tokens = ["rome", "roma", "rome"]
+    with SurfaceFormStore(with_aliases) as sf:
+        every = sf.lookup_spans(tokens)
+        assert FormEntity("<dbpedia:Rome,_Georgia>", 0, 0.0, ("kb",)) in every[(1, 2)]
+        for threshold in (0.0, 0.05, 0.1, 0.5, 0.95, 1.0):
+            kept = {span: [c for c in found if c.commonness >= threshold or "kb" in c.sources] for span, found in every.items()}
+            assert sf.lookup_spans(tokens, min_commonness=threshold) == {s: f for s, f in kept.items() if f}

@@ -105,6 +105,21 @@ def _find(blob: bytes, entity: int) -> tuple[int, float, tuple[str, ...]] | None
     return counts[at], _commonness(counts[at], sum(counts)), _SOURCES[words[at] & 7]
 
 
+def _kept(words: Sequence[int], counts: Sequence[int], total: int,
+          min_commonness: float) -> tuple[Sequence[int], Sequence[int]]:
+    """The candidates (in candidate order, so by commonness first) whose commonness is at least
+    ``min_commonness``, and the KB aliases after them."""
+    keep = 0
+    for count in counts:
+        if not (count and count / total >= min_commonness):
+            break
+        keep += 1
+    if keep == len(words):
+        return words, counts
+    aliases = [at for at in range(keep, len(words)) if words[at] & 1]
+    return [*words[:keep], *(words[at] for at in aliases)], [*counts[:keep], *(counts[at] for at in aliases)]
+
+
 def longest_form_tokens(db: sqlite3.Connection) -> int:
     """The number of tokens of the store's longest form (forms are space-joined tokens)."""
     return int(db.execute(_LONGEST_FORM).fetchone()[0])
@@ -199,9 +214,11 @@ class SurfaceFormStore:
     def close(self) -> None:
         self._db.close()
 
-    def _form_entities(self, blob: bytes) -> list[FormEntity]:
+    def _form_entities(self, blob: bytes, min_commonness: float = 0.0) -> list[FormEntity]:
         words, counts = counted(blob)
         total = sum(counts)
+        if min_commonness > 0.0:
+            words, counts = _kept(words, counts, total, min_commonness)
         return [FormEntity(name, count, count / total if count else 0.0, _SOURCES[word & 7])
                 for name, count, word in zip(self._names.take(words), counts, words)]
 
@@ -214,10 +231,14 @@ class SurfaceFormStore:
         """Candidates of ``text`` after normalization (methods.md §3), by commonness."""
         return self.lookup_form(normalize(text))
 
-    def lookup_spans(self, tokens: Sequence[str], max_length: int | None = None) -> dict[tuple[int, int], list[FormEntity]]:
+    def lookup_spans(self, tokens: Sequence[str], max_length: int | None = None,
+                     min_commonness: float = 0.0) -> dict[tuple[int, int], list[FormEntity]]:
         """Candidates of every contiguous span [start, end) of the normalized query ``tokens``
         (``query_tokens``; methods.md §3, query n-grams) up to the store's longest form (and at most
         ``max_length`` tokens long if given), in one query; spans without candidates are left out.
+        With ``min_commonness``, only the candidates mention detection keeps at that threshold
+        (Eq. 8-10: commonness at least ``min_commonness``, or a KB alias), without making the
+        others (a form of thousands of entities costs its few kept ones).
         Time and memory are O(len(tokens) x longest form), whatever the query's length."""
         spans: dict[str, list[tuple[int, int]]] = {}
         longest = self.longest_form if max_length is None else min(max_length, self.longest_form)
@@ -228,7 +249,9 @@ class SurfaceFormStore:
         for first in range(0, len(forms), _MAX_VARIABLES):
             batch = forms[first : first + _MAX_VARIABLES]
             for form, blob in self._db.execute(_LOOKUP_MANY.format(",".join("?" * len(batch))), batch):
-                candidates = self._form_entities(blob)
+                candidates = self._form_entities(blob, min_commonness)
+                if not candidates:
+                    continue
                 for number, span in enumerate(spans[form]):
                     found[span] = list(candidates) if number else candidates
         return dict(sorted(found.items()))
