@@ -227,16 +227,18 @@ class FeatureExtractor:
         numbers = np.array([span_number[(c.mention.start, c.mention.end)] for c in candidates])
         rows = np.searchsorted(columns, candidate_docids)
         row_docids = columns[rows]
-        pairs, pair_features = [], []
+        pairs: list[CandidatePair] = []
+        pair_features: list[tuple[float, bool, bool, bool, int]] = []
         normalized_abstracts: dict[int, str] = {}
         for candidate, number, docid in zip(candidates, numbers.tolist(), candidate_docids):
             mention, title = mention_texts[number], titles[docid]
+            start, end = char_spans[number]
             if docid not in normalized_abstracts:
                 normalized_abstracts[docid] = normalize(abstracts[docid])
             pair_features.append((candidate.commonness, any(contains(mention, t) for t in title),
                                   any(contains(t, mention) for t in title), mention in title,
                                   position(normalized_abstracts[docid], mention)))
-            pairs.append(CandidatePair(candidate.mention, candidate.entity, *char_spans[number], candidate.commonness))
+            pairs.append(CandidatePair(candidate.mention, candidate.entity, start, end, candidate.commonness))
         query_scores, mlm_tc, mention_scores = self._language_models(query, char_spans, columns)
         matrix = np.empty((len(pairs), len(FEATURES)), dtype=np.float64)
         matrix[:, :_REDIRECTS] = mentions[numbers]
