@@ -43,11 +43,13 @@ JSON lines:
   compiles LTR's Java path over its first few thousand queries: on one worker of a busy machine,
   sequential requests took 16 ms at first, 7 ms after 1,000 and 4 ms after 2,800, GIF-MLMcg's
   1.4-1.7 ms), with the CPU seconds the server's processes spent meanwhile
-  (``requests_per_server_cpu_s``: the rate per busy core, whatever else the machine runs).
+  (``requests_per_server_cpu_s``: the rate per busy core, whatever else the machine runs; and
+  ``process_cpu_ms_per_request``: each process's share, uvicorn's supervisor and each worker),
+  for each of ``--serve-workers`` in turn (a server each).
 
 Usage: ``python benchmarks/bench_ltr_linking.py [--work DIR] [--entities N] [--train-queries N]
-[--queries N] [--trees N] [--label-noise P] [--workers N] [--clients N] [--seconds S] [--warmup S]
-[--titles 1,2] [--parts latency,breakdown,cold,serve]``
+[--queries N] [--trees N] [--label-noise P] [--workers N] [--serve-workers N...] [--clients N]
+[--seconds S] [--warmup S] [--titles 1,2] [--parts latency,breakdown,cold,serve]``
 """
 
 from __future__ import annotations
@@ -278,10 +280,10 @@ def serve(index: Path, surface_forms: Path, model: Path, texts: list[str], worke
     from bench_serve import WRK_SCRIPT
     from process_tree import descendants, peak_rss_mb, stat
 
-    def server_cpu() -> float:
-        """CPU seconds of the server and its workers so far."""
-        tree = [stat(server.pid), *descendants(server.pid).values()]
-        return sum(figures.own_cpu for figures in tree if figures is not None)
+    def server_cpu() -> dict[int, float]:
+        """CPU seconds of the server and of each of its workers so far, by process id."""
+        tree = {server.pid: stat(server.pid), **descendants(server.pid)}
+        return {pid: figures.own_cpu for pid, figures in tree.items() if figures is not None}
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -313,15 +315,20 @@ def serve(index: Path, surface_forms: Path, model: Path, texts: list[str], worke
                     return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
                 run(warmup)  # a fresh worker's JVM compiles LTR's Java path over its first thousands of queries
-                cpu = server_cpu()
+                before = server_cpu()
                 measured = run(seconds)
-                cpu = server_cpu() - cpu
+                spent = {pid: used - before.get(pid, 0.0) for pid, used in server_cpu().items()}
+            cpu, requests = sum(spent.values()), measured["requests"]
             emit({"bench": "ltr_serve", "method": method, "workers": workers, "clients": clients,
-                  "seconds": seconds, "requests": measured["requests"],
-                  "requests_per_s": round(measured["requests"] / measured["seconds"], 1),
+                  "seconds": seconds, "requests": requests,
+                  "requests_per_s": round(requests / measured["seconds"], 1),
                   "p50_ms": measured["p50_us"] / 1000, "p99_ms": measured["p99_us"] / 1000,
                   "errors": measured["errors"], "server_cpu_s": round(cpu, 1),
-                  "requests_per_server_cpu_s": round(measured["requests"] / cpu, 1), "load_avg_1m": load_avg_1m()})
+                  "requests_per_server_cpu_s": round(requests / cpu, 1),
+                  "cpu_ms_per_request": round(1000 * cpu / requests, 3),
+                  "process_cpu_ms_per_request": sorted((round(1000 * used / requests, 3) for used in spent.values()),
+                                                       reverse=True),
+                  "load_avg_1m": load_avg_1m()})
         peaks = list(peak_rss_mb([server.pid, *descendants(server.pid)]).values())
         emit({"bench": "ltr_serve_memory", "server_peak_rss_mb": round(sum(peaks), 1)})
     finally:
@@ -342,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label-noise", type=float, default=0.0, help="fraction of training labels flipped")
     parser.add_argument("--gif-threshold", type=float, default=20.0, help="GIF-MLMcg's s")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--serve-workers", type=int, nargs="+",
+                        help="the served part's worker processes, one server per count in turn (default: --workers)")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--warmup", type=float, default=60.0, help="seconds of load before each served measure")
@@ -381,8 +390,9 @@ def main(argv: list[str] | None = None) -> int:
     if "cold" in parts:
         cold(index, surface_forms, model, texts[0])
     if "serve" in parts:
-        serve(index, surface_forms, model, texts[:args.serve_queries], args.workers, args.clients, args.seconds,
-              args.warmup)
+        for workers in args.serve_workers or [args.workers]:
+            serve(index, surface_forms, model, texts[:args.serve_queries], workers, args.clients, args.seconds,
+                  args.warmup)
     return 0
 
 
