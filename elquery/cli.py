@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 def registrars() -> list[Registrar]:
     """Every command's argparse registrar, in the order ``elquery --help`` lists them."""
     import elquery.data.cli
-    import elquery.evaluation.cli
     import elquery.experiments.cli
+    import elquery.experiments.evaluate_ids
     import elquery.indexing.cli
     import elquery.indexing.surface_forms.cli
     import elquery.linking.cli
@@ -35,7 +35,7 @@ def registrars() -> list[Registrar]:
         elquery.linking.cli.register,
         elquery.linking.ltr.cli.register,
         elquery.experiments.cli.register,
-        elquery.evaluation.cli.register,
+        elquery.experiments.evaluate_ids.register,  # elquery.evaluation.cli's, with --index
         elquery.serve.cli.register,
         elquery.mcp.cli.register,
         elquery.data.cli.register,

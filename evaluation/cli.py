@@ -10,7 +10,8 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from elquery.base import ElqueryError, positive_int
@@ -18,7 +19,7 @@ from elquery.evaluation.errors import EvaluationInputError
 from elquery.evaluation.interpretation import evaluate_interpretations
 from elquery.evaluation.setmetrics import Aggregate
 from elquery.files import check_input
-from elquery.formats.elq import read_elq
+from elquery.formats.elq import ElqData, read_elq
 from elquery.formats.trec_qrels import read_trec_qrels
 from elquery.formats.trec_run import read_trec_run
 
@@ -32,8 +33,29 @@ _F_NOTE = ("F = mean of per-query F (as the ICTIR'15 tables report); "
            "F_of_means = F of the mean P and R (as the published strict script prints)")
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``evaluate`` command (with sub-commands elq, rank, compare) to ``subparsers``."""
+@dataclass(frozen=True)
+class Readers:
+    """How the commands read their qrels and runs. :data:`AS_WRITTEN` compares the ids as the
+    files write them; ``elquery evaluate --index`` (:mod:`elquery.experiments.evaluate_ids`) gives
+    readers that resolve every id to its DBpedia id first (this package knows no id scheme)."""
+
+    elq: Callable[[str], ElqData]
+    trec_qrels: Callable[[str], Mapping[str, Mapping[str, int]]]
+    trec_run: Callable[[str], Mapping[str, Mapping[str, float]]]
+
+
+AS_WRITTEN = Readers(read_elq, read_trec_qrels, read_trec_run)
+
+
+def _as_written(args: argparse.Namespace) -> Readers:
+    return AS_WRITTEN
+
+
+def register(subparsers: Any, options: Callable[[argparse.ArgumentParser], None] | None = None,
+             readers: Callable[[argparse.Namespace], Readers] = _as_written) -> None:
+    """Add the ``evaluate`` command (with sub-commands elq, rank, compare) to ``subparsers``;
+    ``options`` adds more options to each sub-command, ``readers`` gives the readers of a command's
+    files from its arguments (checking them, once every input file is checked, before any is read)."""
     evaluate = subparsers.add_parser(
         "evaluate", help="score runs against qrels (interpretations, rankings, significance)",
         description="Score runs against qrels with the metrics of methods.md section 7.")
@@ -49,7 +71,9 @@ def register(subparsers: Any) -> None:
         + _F_NOTE + ".")
     _add_files(elq)
     _add_output(elq, per_query=True)
-    elq.set_defaults(func=_run_elq)
+    elq.set_defaults(func=_run_elq, readers=readers)
+    if options is not None:
+        options(elq)
 
     rank = commands.add_parser(
         "rank", help="rank metrics (MAP, MRR, P@k, nDCG@k, ...) with trec_eval semantics",
@@ -67,7 +91,9 @@ def register(subparsers: Any) -> None:
                       help="evaluate only the judged queries present in the run (trec_eval "
                       "without -c); by default a judged query missing from the run scores 0")
     _add_output(rank, per_query=True)
-    rank.set_defaults(func=_run_rank)
+    rank.set_defaults(func=_run_rank, readers=readers)
+    if options is not None:
+        options(rank)
 
     comp = commands.add_parser(
         "compare", help="significance of the difference between two runs",
@@ -87,7 +113,9 @@ def register(subparsers: Any) -> None:
     comp.add_argument("--seed", type=int, default=0,
                       help="seed of the randomization test (default: 0)")
     _add_output(comp, per_query=False)
-    comp.set_defaults(func=_run_compare)
+    comp.set_defaults(func=_run_compare, readers=readers)
+    if options is not None:
+        options(comp)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,8 +184,9 @@ def _check_inputs(args: argparse.Namespace, runs: Sequence[str]) -> None:
 
 def _run_elq(args: argparse.Namespace) -> int:
     _check_inputs(args, [args.run])
-    qrels = read_elq(args.qrels)
-    run = read_elq(args.run)
+    read = args.readers(args)
+    qrels = read.elq(args.qrels)
+    run = read.elq(args.run)
     _warn_unmatched(args.run, run, qrels)
     result = evaluate_interpretations(qrels, run)
     if args.format == "json":
@@ -183,8 +212,9 @@ def _run_rank(args: argparse.Namespace) -> int:
     from elquery.evaluation.rank import relevant_entities
 
     _check_inputs(args, [args.run])
-    qrels = read_trec_qrels(args.qrels)
-    run = read_trec_run(args.run)
+    read = args.readers(args)
+    qrels = read.trec_qrels(args.qrels)
+    run = read.trec_run(args.run)
     _warn_unmatched(args.run, run, qrels)
     _warn_missing(args.run, run, relevant_entities(qrels), args.complete)
     result = _rankings(args.run, qrels, run, args.metrics, args.complete)
@@ -205,20 +235,21 @@ def _run_compare(args: argparse.Namespace) -> int:
     from elquery.evaluation.significance import compare
 
     _check_inputs(args, [args.run_a, args.run_b])
+    read = args.readers(args)
     match = _ELQ_METRIC.fullmatch(args.metric)
     scores: list[dict[str, float]] = []
     if match:
         kind, letter = match[1].lower(), match[2].lower()
-        qrels = read_elq(args.qrels)
+        qrels = read.elq(args.qrels)
         for path in (args.run_a, args.run_b):
-            run = read_elq(path)
+            run = read.elq(path)
             _warn_unmatched(path, run, qrels)
             per_query = evaluate_interpretations(qrels, run).per_query
             scores.append({q: getattr(getattr(s, kind), letter) for q, s in per_query.items()})
     else:
-        trec_qrels = read_trec_qrels(args.qrels)
+        trec_qrels = read.trec_qrels(args.qrels)
         for path in (args.run_a, args.run_b):
-            trec_run = read_trec_run(path)
+            trec_run = read.trec_run(path)
             _warn_unmatched(path, trec_run, trec_qrels)
             result = _rankings(args.qrels, trec_qrels, trec_run, [args.metric], complete=True)
             scores.append({q: v[args.metric] for q, v in result.per_query.items()})

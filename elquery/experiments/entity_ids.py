@@ -6,7 +6,9 @@ before the evaluators see them (:mod:`elquery.evaluation` compares ids as they a
 scheme). So qrels in Wikidata QIDs score a DBpedia run, and a run written with ``--entity-ids
 wikidata`` scores as the DBpedia run it was written from. The experiment's own runs are read the
 same way (their DBpedia ids resolve to themselves; any other id a backend gives is canonicalized
-as its qrels' are), each distinct id looked up once per experiment.
+as its qrels' are), each distinct id looked up once per experiment. ``elquery evaluate --index``
+(:mod:`elquery.experiments.evaluate_ids`) and the MCP ``evaluate`` tool read theirs with the same
+readers.
 
 An id that resolves to no entity (an unknown QID, mid or page id, or any of them without a table)
 is compared as written; one line on stderr per file says how many. Two ids of a query that name
@@ -31,10 +33,15 @@ Value = TypeVar("Value", int, float)
 class ExperimentIds:
     """The readers of an experiment's qrels and runs, resolving their ids through the
     identifiers table of ``index`` (None, or an index without a table: DBpedia spellings only);
-    each file's unresolved ids are reported once."""
+    each file's unresolved ids are reported once: kept in :attr:`notes` and, unless ``command`` is
+    None, printed on stderr after ``command: `` (``elquery evaluate --index`` reads its files with
+    these readers too, the MCP ``evaluate`` tool answers the notes as warnings)."""
 
-    def __init__(self, index: Path | None) -> None:
+    def __init__(self, index: Path | None, command: str | None = "elquery experiment") -> None:
         self.table: IdentifierTable | None = table_of_index(index)
+        self.command = command
+        self.notes: list[str] = []
+        """One line per file with unresolved ids, in the order read."""
         self._resolved: dict[str, str | None] = {}
         self._noted: set[Path] = set()
 
@@ -48,11 +55,12 @@ class ExperimentIds:
         self._note(ids, source or path)
         return data
 
-    def trec_qrels(self, path: Path) -> dict[str, dict[str, int]]:
-        """TREC qrels (:func:`~elquery.formats.trec_qrels.read_trec_qrels`), their ids resolved."""
+    def trec_qrels(self, path: Path, source: Path | None = None) -> dict[str, dict[str, int]]:
+        """TREC qrels (:func:`~elquery.formats.trec_qrels.read_trec_qrels`), their ids resolved;
+        ``source`` as for :meth:`elq`."""
         ids = WrittenIds(self.table, self._resolved)
         qrels = _merged(read_trec_qrels(path), ids)
-        self._note(ids, path)
+        self._note(ids, source or path)
         return qrels
 
     def trec_run(self, path: Path, source: Path | None = None) -> dict[str, dict[str, float]]:
@@ -77,7 +85,9 @@ class ExperimentIds:
         note = ids.note(str(source))
         if note is not None and source not in self._noted:
             self._noted.add(source)
-            print(f"elquery experiment: {note}", file=sys.stderr)
+            self.notes.append(note)
+            if self.command is not None:
+                print(f"{self.command}: {note}", file=sys.stderr)
 
 
 def _merged(data: Mapping[str, Mapping[str, Value]], ids: Callable[[str], str]) -> dict[str, dict[str, Value]]:
