@@ -37,11 +37,12 @@ class ExperimentIds:
     None, printed on stderr after ``command: `` (``elquery evaluate --index`` reads its files with
     these readers too, the MCP ``evaluate`` tool answers the notes as warnings)."""
 
-    def __init__(self, index: Path | None, command: str | None = "elquery experiment") -> None:
+    def __init__(self, index: Path | None, command: str | None = "elquery experiment",
+                 notes: list[str] | None = None) -> None:
         self.table: IdentifierTable | None = table_of_index(index)
         self.command = command
-        self.notes: list[str] = []
-        """One line per file with unresolved ids, in the order read."""
+        self.notes: list[str] = [] if notes is None else notes
+        """One line per file with unresolved ids, in the order read (appended to ``notes`` if given)."""
         self._resolved: dict[str, str | None] = {}
         self._noted: set[Path] = set()
 

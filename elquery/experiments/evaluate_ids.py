@@ -7,6 +7,7 @@ option the command reads its files as written (:data:`elquery.evaluation.cli.AS_
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,17 +41,26 @@ def readers(args: argparse.Namespace) -> evaluation_cli.Readers:
     no entity); an index without a table is an error."""
     if args.index is None and args.artefacts is None:
         return evaluation_cli.AS_WRITTEN
-    from elquery.experiments.entity_ids import ExperimentIds
     from elquery.kb.identifiers import table_of_index, table_path
 
     index = Path(args.index) if args.index is not None else _index_of(Path(args.artefacts))
     if table_of_index(index) is None:
         raise ElqueryError(f"{table_path(index)}: no identifiers table in this index (build it with `elquery build`, "
                            "stage identifiers)")
-    ids = ExperimentIds(index, command=COMMAND)
-    return evaluation_cli.Readers(elq=lambda path: ids.elq(Path(path)),
-                                  trec_qrels=lambda path: ids.trec_qrels(Path(path)),
-                                  trec_run=lambda path: ids.trec_run(Path(path)))
+    return resolving_readers(index)
+
+
+def resolving_readers(index: Path, notes: list[str] | None = None,
+                      named: Callable[[str], str] = str) -> evaluation_cli.Readers:
+    """Readers resolving ids through the identifiers table of ``index``; the note on a file's ids
+    that name no entity, the file called ``named(path)``, is printed on stderr after ``elquery
+    evaluate: ``, or appended to ``notes`` when given (the MCP tool's warnings)."""
+    from elquery.experiments.entity_ids import ExperimentIds
+
+    ids = ExperimentIds(index, command=COMMAND if notes is None else None, notes=notes)
+    return evaluation_cli.Readers(elq=lambda path: ids.elq(Path(path), Path(named(path))),
+                                  trec_qrels=lambda path: ids.trec_qrels(Path(path), Path(named(path))),
+                                  trec_run=lambda path: ids.trec_run(Path(path), Path(named(path))))
 
 
 def _index_of(artefacts: Path) -> Path:

@@ -10,7 +10,8 @@ the functions those build it with, within the same :class:`~elquery.serve.servic
 * ``artefacts``: ``/stats`` without its request counters (the served artefacts, their provenance,
   the LTR model, limits, thresholds and where each comes from), with the methods and models served;
 * ``evaluate``: ``elquery evaluate elq|rank --format json`` of a run against qrels, both given as
-  the files' text.
+  the files' text; with ``--index`` the served index when it has an identifiers table (ids in any
+  scheme of docs/identifiers.md resolved to DBpedia ids, :mod:`elquery.experiments.evaluate_ids`).
 
 A refused call raises :class:`~elquery.base.ElqueryError` or
 :class:`~elquery.serve.service.RequestError` with the message the service answers in ``error``."""
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from elquery.base import ElqueryError
+from elquery.evaluation.cli import AS_WRITTEN, Readers
 from elquery.formats.lines import FormatError
 from elquery.mcp.arguments import ToolBody, Values
 from elquery.retrieval.models import MODELS
@@ -154,38 +156,42 @@ def evaluate(service: Service) -> ToolBody:
             if len(text.encode("utf-8")) > MAX_BODY:
                 raise RequestError(413, f"{name} larger than 1 MiB")
         per_query = _flag(values, "per_query")
+        index = service.artefacts.index if service.artefacts.identifiers is not None else None
         if kind == "elq":
-            return await service.bounded(evaluate_elq, texts["qrels"], texts["run"], per_query)
+            return await service.bounded(evaluate_elq, texts["qrels"], texts["run"], per_query, index)
         metrics = _metrics(values.get("metrics", DEFAULT_RANK_METRICS))
         complete = not _flag(values, "skip_missing")
-        return await service.bounded(evaluate_rank, texts["qrels"], texts["run"], metrics, complete, per_query)
+        return await service.bounded(evaluate_rank, texts["qrels"], texts["run"], metrics, complete, per_query, index)
     return answer
 
 
-def evaluate_elq(qrels: str, run: str, per_query: bool) -> dict[str, Any]:
-    """``elquery evaluate elq --format json [--per-query]`` of the ``run`` text against the ``qrels``
-    text, and the warnings the command writes on stderr."""
+def evaluate_elq(qrels: str, run: str, per_query: bool, index: Path | None = None) -> dict[str, Any]:
+    """``elquery evaluate elq --format json [--per-query] [--index INDEX]`` of the ``run`` text
+    against the ``qrels`` text, and the warnings the command writes on stderr."""
     from elquery.evaluation.interpretation import evaluate_interpretations
-    from elquery.formats.elq import read_elq
 
+    notes: list[str] = []
     with _files(qrels, run) as (qrels_path, run_path):
-        truth, found = read_elq(qrels_path), read_elq(run_path)
+        read = _readers(index, notes)
+        truth, found = read.elq(str(qrels_path)), read.elq(str(run_path))
     return {**evaluate_interpretations(truth, found).as_dict(per_query=per_query),
-            "warnings": _unmatched(found, truth)}
+            "warnings": notes + _unmatched(found, truth)}
 
 
-def evaluate_rank(qrels: str, run: str, metrics: Sequence[str], complete: bool, per_query: bool) -> dict[str, Any]:
-    """``elquery evaluate rank --format json --metrics M [--skip-missing] [--per-query]`` of the
-    ``run`` text against the ``qrels`` text, and the warnings the command writes on stderr."""
+def evaluate_rank(qrels: str, run: str, metrics: Sequence[str], complete: bool, per_query: bool,
+                  index: Path | None = None) -> dict[str, Any]:
+    """``elquery evaluate rank --format json --metrics M [--skip-missing] [--per-query] [--index
+    INDEX]`` of the ``run`` text against the ``qrels`` text, and the warnings the command writes on
+    stderr."""
     from elquery.evaluation.rank import evaluate_rankings, relevant_entities
-    from elquery.formats.trec_qrels import read_trec_qrels
-    from elquery.formats.trec_run import read_trec_run
 
+    notes: list[str] = []
     with _files(qrels, run) as (qrels_path, run_path):
-        truth, found = read_trec_qrels(qrels_path), read_trec_run(run_path)
+        read = _readers(index, notes)
+        truth, found = read.trec_qrels(str(qrels_path)), read.trec_run(str(run_path))
     judged = relevant_entities(truth)
     missing = sum(1 for q in judged if q not in found)
-    warnings = _unmatched(found, truth)
+    warnings = notes + _unmatched(found, truth)
     if missing:
         outcome = "score 0" if complete else "are skipped (skip_missing)"
         warnings.append(f"run: {missing} of {len(judged)} judged queries are missing from the run and {outcome}")
@@ -194,6 +200,17 @@ def evaluate_rank(qrels: str, run: str, metrics: Sequence[str], complete: bool, 
     except ElqueryError as exc:
         raise FormatError("run", None, str(exc)) from None
     return {**result.as_dict(per_query=per_query), "warnings": warnings}
+
+
+def _readers(index: Path | None, notes: list[str]) -> Readers:
+    """The command's readers: as written without ``index``, else ``elquery evaluate --index``'s
+    (:func:`elquery.experiments.evaluate_ids.readers`), their one-line notes on ids that name no
+    entity appended to ``notes`` (a file named ``qrels`` or ``run``) instead of printed."""
+    if index is None:
+        return AS_WRITTEN
+    from elquery.experiments.evaluate_ids import resolving_readers
+
+    return resolving_readers(index, notes, named=lambda path: Path(path).name)
 
 
 class _files:
