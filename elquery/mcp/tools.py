@@ -324,5 +324,7 @@ TOOLS = (
     Tool("evaluate", "Evaluate a run against qrels",
          "Evaluate a run against qrels, both given as the files' text, as `elquery evaluate elq|rank --format json`: "
          "kind elq (ELQ files: strict, entity and lean P/R/F) or rank (TREC files: metrics); warnings lists what the "
-         "command writes on stderr.", evaluate_fields, evaluate),
+         "command writes on stderr. When the served index has an identifiers table, entity ids may be Wikidata QIDs, "
+         "Freebase mids, Wikipedia titles, URLs or page ids (curid:N) as well as DBpedia ids, resolved as "
+         "`elquery evaluate --index` does.", evaluate_fields, evaluate),
 )
