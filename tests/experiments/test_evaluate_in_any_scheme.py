@@ -134,10 +134,11 @@ def test_the_mcp_tool_resolves_through_the_served_identifiers_table(setup: Path,
     art = setup / "art"
     server = create_server(Service(Artefacts(art / "index", art / "surface-forms.db"), Limits()))
     unknown = "q01\t1\tQ999999999\n"
-    calls = {(kind, scheme, run): {"kind": kind, "per_query": True,
-                                   "qrels": (qrels[scheme] / KINDS[kind][0]).read_text(encoding="utf-8"),
-                                   "run": (setup / KINDS[kind][1].format(run)).read_text(encoding="utf-8")}
-             for kind in KINDS for scheme in ("dbpedia", "wikidata", "mixed") for run in ("dbpedia", "wikidata")}
+    calls: dict[tuple[str, str, str], dict[str, Any]] = {
+        (kind, scheme, run): {"kind": kind, "per_query": True,
+                              "qrels": (qrels[scheme] / KINDS[kind][0]).read_text(encoding="utf-8"),
+                              "run": (setup / KINDS[kind][1].format(run)).read_text(encoding="utf-8")}
+        for kind in KINDS for scheme in ("dbpedia", "wikidata", "mixed") for run in ("dbpedia", "wikidata")}
     calls[("elq", "unknown", "dbpedia")] = {**calls[("elq", "wikidata", "dbpedia")]}
     calls[("elq", "unknown", "dbpedia")]["qrels"] += unknown
 
