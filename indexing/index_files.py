@@ -7,6 +7,8 @@ the tests that write an index of their own.
 * ``<field>_length.npy``: the exact lengths |e_f| of every field written (the text fields, and
   ``relations`` in an index with relations), int32 in docid order;
 * ``<name>_count.npy``: the per-entity counts of an index with the LTR fields;
+* ``ltr_texts.bin`` / ``ltr_text_offsets.npy``: in an index with the LTR fields, the normalized
+  titles and short abstracts the LTR features' string tests read (:func:`write_ltr_texts`);
 * ``elquery.json``: format, analyzer, entities, the predicates indexed into ``content``, whether the
   index has relations and the LTR fields (as the lengths written say), the counts' sums, and the
   statistics read back from the finished Lucene index (:func:`index_statistics`: per field its
@@ -16,6 +18,8 @@ the tests that write an index of their own.
 from __future__ import annotations
 
 import json
+import os
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,11 +33,18 @@ from elquery.kb.index_format import (
     IDS_FILE,
     ID_RANK_FILE,
     LTR_FIELDS,
+    LTR_TEXT_OFFSETS_FILE,
+    LTR_TEXTS_FILE,
     METADATA_FILE,
     RELATIONS_FIELD,
     count_file,
     length_file,
 )
+from elquery.kb.jvm import java_class
+from elquery.kb.normalize import normalize
+
+LTR_TEXTS_BATCH = 4096
+"""Documents whose stored title and short abstract :func:`write_ltr_texts` reads per Java call."""
 
 
 def write_index_files(index: Path, written: WrittenDocuments, content_predicates: Sequence[str] = ()) -> dict[str, Any]:
@@ -78,17 +89,51 @@ def id_rank(entities: Sequence[str]) -> np.ndarray:
 def index_statistics(index: Path) -> dict[str, Any]:
     """The statistics ``elquery.json`` records from a Lucene index with its files written
     (:func:`write_index_files`): ``fields``, and in an index with relations
-    ``relation_statistics`` and ``relation_predicates`` (per predicate [N_f, |C_f|]). Opens the
-    index, so Java runs in the calling process."""
+    ``relation_statistics`` and ``relation_predicates`` (per predicate [N_f, |C_f|]); in an index
+    with the LTR fields it also writes their normalized texts (:func:`write_ltr_texts`) and records
+    ``ltr_texts``. Opens the index, so Java runs in the calling process."""
     from elquery.kb.entity_index import EntityIndex
 
     with EntityIndex(index) as opened:
         statistics: dict[str, Any] = {"fields": opened.field_statistics()}
+        if opened.metadata.get("ltr_fields"):
+            write_ltr_texts(index, opened.leaf, opened.num_entities)
+            statistics["ltr_texts"] = True
         if opened.has_relations:
             statistics["relation_statistics"] = opened.relation_statistics().as_dict()
             statistics["relation_predicates"] = {p: [s.entities, s.links]
                                                  for p, s in opened.predicate_statistics().items()}
     return statistics
+
+
+def write_ltr_texts(index: Path, leaf: Any, documents: int) -> None:
+    """``ltr_texts.bin`` and ``ltr_text_offsets.npy`` of :mod:`elquery.kb.index_format` from the
+    stored ``title`` and ``short_abstract`` of the ``documents`` of the Lucene ``leaf``: per docid
+    ``"\\n".join(non-empty normalize(line) of its title lines)`` and ``normalize(abstract)``, UTF-8.
+    Written beside and renamed into place, so no half-written pair remains."""
+    read = java_class("org.elquery.retrieval.StoredValues").values
+    offsets = array("q", [0])
+    texts_path, offsets_path = index / LTR_TEXTS_FILE, index / LTR_TEXT_OFFSETS_FILE
+    partial_texts, partial_offsets = index / (LTR_TEXTS_FILE + ".partial"), index / (LTR_TEXT_OFFSETS_FILE + ".partial")
+    try:
+        with partial_texts.open("wb") as out:
+            for first in range(0, documents, LTR_TEXTS_BATCH):
+                values = list(read(leaf, list(range(first, min(first + LTR_TEXTS_BATCH, documents))),
+                                   ["title", "short_abstract"]))
+                for n in range(0, len(values), 2):
+                    titles = "\n".join(t for t in map(normalize, values[n].split("\n")) if t).encode("utf-8")
+                    abstract = normalize(values[n + 1]).encode("utf-8")
+                    out.write(titles)
+                    out.write(abstract)
+                    offsets.append(offsets[-1] + len(titles))
+                    offsets.append(offsets[-1] + len(abstract))
+        with partial_offsets.open("wb") as out:
+            np.save(out, np.frombuffer(offsets, dtype=np.int64))
+        os.replace(partial_texts, texts_path)
+        os.replace(partial_offsets, offsets_path)
+    finally:
+        partial_texts.unlink(missing_ok=True)
+        partial_offsets.unlink(missing_ok=True)
 
 
 def record_statistics(index: Path, metadata: dict[str, Any], statistics: dict[str, Any]) -> None:

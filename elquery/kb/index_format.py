@@ -33,6 +33,14 @@ index without them is the one built before they existed) also holds the text fie
 numeric doc values ``<name>_count`` and in ``<name>_count.npy``. ``elquery.json`` then records
 ``"ltr_fields": true`` and, per count, its sum and the entities with a non-zero count
 (``entity_counts``).
+
+Such an index built since they exist also holds the LTR features' string-test texts in docid
+order, normalized (:func:`elquery.kb.normalize.normalize`) once at build time rather than read
+from Lucene's compressed stored fields and normalized per query: :data:`LTR_TEXTS_FILE`, UTF-8,
+per docid its normalized non-empty titles joined by ``"\\n"`` then its normalized short abstract,
+and :data:`LTR_TEXT_OFFSETS_FILE`, int64 byte offsets (2 per docid and one more: title i is
+``[o[2i], o[2i+1])``, its abstract ``[o[2i+1], o[2i+2])``). ``elquery.json`` records
+``"ltr_texts": true``; an index without them is read through the stored fields (slower).
 """
 
 from __future__ import annotations
@@ -67,6 +75,8 @@ METADATA_FILE = "elquery.json"
 IDS_FILE = "entity_ids.txt"
 ID_RANK_FILE = "entity_id_rank.npy"
 """Per docid its position in entity-id order (int32); the Java scorer opens it by this name."""
+LTR_TEXTS_FILE = "ltr_texts.bin"
+LTR_TEXT_OFFSETS_FILE = "ltr_text_offsets.npy"
 ANALYZER_NAME = "standard-english-stopwords"
 
 

@@ -9,8 +9,9 @@ Per query, :meth:`FeatureExtractor.extract` makes one SQLite lookup (the surface
 query span, :meth:`SurfaceFormStore.lookup_spans`) and two Java calls: every language-model
 score of the query and its mentions for every candidate (the retrieval layer's Eq. 16,
 :class:`elquery.retrieval.scoring.GridScorer`: each text analyzed once and each (field, term)
-pair's postings over the candidates read once, there), and the stored titles and short abstracts
-(:func:`~elquery.linking.ltr.stored.stored_values`); the rest is string tests per pair and
+pair's postings over the candidates read once, there), and the normalized titles and short
+abstracts (:class:`~elquery.linking.ltr.stored.NormalizedTexts`: the index's normalized copy, or
+its stored fields, normalized, in an index built before the copy); the rest is string tests per pair and
 arrays (features of a mention, an entity or a query computed once, then gathered per pair).
 
 The features, in :data:`FEATURES` order (m the mention, e the entity, q the query):
@@ -59,10 +60,10 @@ import numpy as np
 
 from elquery.base import ElqueryError
 from elquery.kb.entity_index import EntityIndex
-from elquery.kb.normalize import normalize, tokenize
+from elquery.kb.normalize import tokenize
 from elquery.kb.surface_forms.layout import KB
 from elquery.kb.surface_forms.store import SurfaceFormStore
-from elquery.linking.ltr.stored import stored_values
+from elquery.linking.ltr.stored import NormalizedTexts
 from elquery.linking.mentions import (DEFAULT_MAX_QUERY_TOKENS, FormEntityLike, check_query_length,
                                       check_query_limit, detect)
 from elquery.linking.types import Mention
@@ -88,7 +89,6 @@ GRID_MODELS = (*SINGLE_FIELD_MODELS, MLM_TC)
 """The models of a query's scoring grid: the query is scored under each, a mention under the single-field ones."""
 REQUIRED_FIELDS = ("title", "short_abstract", "long_abstract", "wiki_links", "categories", "redirects", "links")
 """What the features read from the index besides ``names`` and ``content``."""
-TITLE, SHORT_ABSTRACT = "title", "short_abstract"
 NOT_FOUND_POSITION = 1000
 """``pos1`` of a mention absent from the short abstract."""
 DEFAULT_COMMONNESS_THRESHOLD = 0.1
@@ -157,6 +157,7 @@ class FeatureExtractor:
                 raise ElqueryError(f"{self.store.path}: the surface-form store has no KB aliases, which the LTR "
                                    "features ntem and smil look titles up through; rebuild it with --kb-aliases")
             self._grid = GridScorer(self.index, GRID_MODELS)
+            self._texts = NormalizedTexts(self.index)
             self._redirects = self.index.entity_counts("redirects")
             self._links = self.index.entity_counts("links")
         except BaseException:
@@ -208,9 +209,8 @@ class FeatureExtractor:
         columns = np.array(sorted(set(candidate_docids)), dtype=np.int32)
         stored_docids = sorted({*columns.tolist(), *(d for found in titled.values() for d in found)})
         titles, abstracts = {}, {}
-        for docid, (stored_title, abstract) in zip(stored_docids, stored_values(self.index, stored_docids,
-                                                                                (TITLE, SHORT_ABSTRACT))):
-            titles[docid] = tuple(t for t in map(normalize, stored_title.split("\n")) if t)
+        for docid, (normalized_titles, abstract) in zip(stored_docids, self._texts.texts(stored_docids)):
+            titles[docid] = normalized_titles
             abstracts[docid] = abstract
         title_equals: dict[tuple[int, int], set[int]] = {}
         for (i, j), found in titled.items():
@@ -229,15 +229,12 @@ class FeatureExtractor:
         row_docids = columns[rows]
         pairs: list[CandidatePair] = []
         pair_features: list[tuple[float, bool, bool, bool, int]] = []
-        normalized_abstracts: dict[int, str] = {}
         for candidate, number, docid in zip(candidates, numbers.tolist(), candidate_docids):
             mention, title = mention_texts[number], titles[docid]
             start, end = char_spans[number]
-            if docid not in normalized_abstracts:
-                normalized_abstracts[docid] = normalize(abstracts[docid])
             pair_features.append((candidate.commonness, any(contains(mention, t) for t in title),
                                   any(contains(t, mention) for t in title), mention in title,
-                                  position(normalized_abstracts[docid], mention)))
+                                  position(abstracts[docid], mention)))
             pairs.append(CandidatePair(candidate.mention, candidate.entity, start, end, candidate.commonness))
         query_scores, mlm_tc, mention_scores = self._language_models(query, char_spans, columns)
         matrix = np.empty((len(pairs), len(FEATURES)), dtype=np.float64)

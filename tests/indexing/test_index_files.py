@@ -22,6 +22,8 @@ from elquery.kb.index_format import (
     IDS_FILE,
     ID_RANK_FILE,
     LTR_FIELDS,
+    LTR_TEXT_OFFSETS_FILE,
+    LTR_TEXTS_FILE,
     METADATA_FILE,
     RELATIONS_FIELD,
     TEXT_FIELDS,
@@ -97,6 +99,7 @@ def test_metadata_with_the_statistics_of_the_lucene_index(finished: Path) -> Non
         "ltr_fields": True,
         "entity_counts": {"redirects": {"sum": 3, "entities": 2}, "links": {"sum": 4, "entities": 2}},
         "fields": fields,
+        "ltr_texts": True,
         # entities with a related id, (entity, id) pairs, distinct ids
         "relation_statistics": {"entities": 2, "links": 3, "targets": 3},
         # per predicate: entities relating through it, (entity, id) pairs through it
@@ -104,6 +107,15 @@ def test_metadata_with_the_statistics_of_the_lucene_index(finished: Path) -> Non
     }
     with EntityIndex(finished) as index:
         assert index.text_fields == TEXT_FIELDS and index.has_relations
+
+
+def test_the_normalized_titles_and_short_abstracts_in_docid_order(finished: Path) -> None:
+    """``ltr_texts.bin``: per docid its titles, one a line, then its short abstract, normalized;
+    ``ltr_text_offsets.npy`` the byte offsets (Beta has neither)."""
+    offsets = np.load(finished / LTR_TEXT_OFFSETS_FILE)
+    assert offsets.dtype == np.dtype("<i8") and offsets.tolist() == [0, 4, 9, 19, 19, 19, 19]
+    assert (finished / LTR_TEXTS_FILE).read_bytes() == b"zetariveralpha peak"
+    assert not list(finished.glob("*.partial"))
 
 
 def test_an_index_without_relations_or_ltr_fields_says_so(tmp_path: Path) -> None:
@@ -116,6 +128,7 @@ def test_an_index_without_relations_or_ltr_fields_says_so(tmp_path: Path) -> Non
     metadata = json.loads((out / METADATA_FILE).read_text(encoding="utf-8"))
     assert sorted(metadata) == ["analyzer", "content_predicates", "entities", "entity_id_rank", "fields", "format"]
     assert sorted(p.name for p in out.glob("*.npy")) == ["content_length.npy", "entity_id_rank.npy", "names_length.npy"]
+    assert not (out / LTR_TEXTS_FILE).exists()
     assert not any(field in metadata["fields"] for field in LTR_FIELDS)
 
 

@@ -12,8 +12,10 @@ title features need such mentions)."""
 from __future__ import annotations
 
 import bz2
+import json
 import math
 import re
+import shutil
 import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -344,12 +346,10 @@ def test_threshold_zero_keeps_the_kb_only_and_rare_pairs(sample_link_artefacts: 
         assert found[pair] == pytest.approx(features, rel=1e-9, abs=1e-12), pair
 
 
-def test_a_query_costs_one_scoring_call_and_one_stored_fields_call(extractor: FeatureExtractor,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every language-model feature of a query (the query's 7, each mention's 6) comes from one
-    Java call, and the titles and short abstracts from one more; a query without candidates
-    makes none."""
+def _count_calls(monkeypatch: pytest.MonkeyPatch) -> Counter:
+    """Counts of the grid-scoring, Java and stored-field calls the features make from now on."""
     import elquery.linking.ltr.features as features
+    import elquery.linking.ltr.stored as stored
     from elquery.retrieval import lucene
 
     calls: Counter = Counter()
@@ -361,9 +361,80 @@ def test_a_query_costs_one_scoring_call_and_one_stored_fields_call(extractor: Fe
         return wrapper
 
     monkeypatch.setattr(features.GridScorer, "scores", counted("scores", features.GridScorer.scores))
-    monkeypatch.setattr(features, "stored_values", counted("stored_values", features.stored_values))
+    monkeypatch.setattr(stored, "stored_values", counted("stored_values", stored.stored_values))
     monkeypatch.setattr(lucene, "_call", counted("java", lucene._call))
+    return calls
+
+
+def test_a_query_costs_one_scoring_call_and_no_stored_fields_call(extractor: FeatureExtractor,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every language-model feature of a query (the query's 7, each mention's 6) comes from one
+    Java call; the titles and short abstracts from the index's normalized copy (``ltr_texts.bin``),
+    not Lucene's stored fields; a query without candidates makes no call."""
+    calls = _count_calls(monkeypatch)
     pairs, _ = extractor.extract(QUERIES["named-1"])
     assert len({(p.start, p.end) for p in pairs}) >= 3
-    assert calls == {"scores": 1, "java": 1, "stored_values": 1}
-    assert extractor.extract("zzzz qqqq")[0] == [] and calls == {"scores": 1, "java": 1, "stored_values": 1}
+    assert calls == {"scores": 1, "java": 1}
+    assert extractor.extract("zzzz qqqq")[0] == [] and calls == {"scores": 1, "java": 1}
+
+
+def test_the_index_holds_the_normalized_titles_and_short_abstracts(sample_link_artefacts: tuple[Path, Path],
+                                                                    expected: Expected) -> None:
+    """``ltr_texts.bin`` at the offsets of ``ltr_text_offsets.npy``: per docid (``entity_ids.txt``
+    order) the normalized labels, one a line, then the normalized short abstract, as computed here
+    from the dump."""
+    index = sample_link_artefacts[0]
+    ids = (index / "entity_ids.txt").read_text(encoding="utf-8").split()
+    offsets = np.load(index / "ltr_text_offsets.npy").tolist()
+    data = (index / "ltr_texts.bin").read_bytes()
+    assert len(offsets) == 2 * len(ids) + 1 and offsets[-1] == len(data)
+    by_entity = {eid(s): s for s in expected.entities}
+    checked = 0
+    for docid, entity in enumerate(ids):
+        titles = data[offsets[2 * docid]:offsets[2 * docid + 1]].decode("utf-8")
+        abstract = data[offsets[2 * docid + 1]:offsets[2 * docid + 2]].decode("utf-8")
+        if entity in by_entity:
+            subject = by_entity[entity]
+            assert titles.split("\n") == [t for t in map(norm, expected.dump.values(subject, LABEL)) if t], entity
+            assert abstract == norm(" ".join(expected.dump.values(subject, COMMENT))), entity
+            checked += 1
+    assert checked == len(expected.entities) > 50
+
+
+def test_an_index_without_the_normalized_texts_reads_the_stored_fields(
+        sample_link_artefacts: tuple[Path, Path], expected: Expected, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index built before ``ltr_texts.bin`` existed (no files, no ``ltr_texts`` in
+    ``elquery.json``) gives the same features, from one stored-fields call a query."""
+    index, surface_forms = sample_link_artefacts
+    older = tmp_path / "index"
+    shutil.copytree(index, older, ignore=shutil.ignore_patterns("ltr_text*", "write.lock"))
+    metadata = json.loads((older / "elquery.json").read_text(encoding="utf-8"))
+    del metadata["ltr_texts"]
+    (older / "elquery.json").write_text(json.dumps(metadata), encoding="utf-8")
+    with FeatureExtractor(older, surface_forms, THRESHOLD) as extractor:
+        calls = _count_calls(monkeypatch)
+        for query in QUERIES.values():
+            found = extracted(extractor, query)
+            wanted = expected.rows(query, THRESHOLD)
+            assert found.keys() == wanted.keys()
+            for pair, features in wanted.items():
+                assert found[pair] == pytest.approx(features, rel=1e-9, abs=1e-12), (pair, query)
+    assert calls["stored_values"] == len(QUERIES)
+
+
+@pytest.mark.parametrize("damage", ["missing", "truncated"])
+def test_normalized_texts_that_do_not_match_the_index_are_one_line(
+        sample_link_artefacts: tuple[Path, Path], tmp_path: Path, damage: str) -> None:
+    from elquery.base import ElqueryError
+
+    index, surface_forms = sample_link_artefacts
+    damaged = tmp_path / "index"
+    shutil.copytree(index, damaged, ignore=shutil.ignore_patterns("write.lock"))
+    texts = damaged / "ltr_texts.bin"
+    if damage == "missing":
+        texts.unlink()
+    else:
+        texts.write_bytes(texts.read_bytes()[:-1])
+    with pytest.raises(ElqueryError, match=r"ltr_texts.bin does not match the Lucene index; rebuild it$"):
+        FeatureExtractor(damaged, surface_forms, THRESHOLD)
