@@ -109,11 +109,6 @@ class CandidatePair:
     commonness: float
 
 
-def contains(outer: str, inner: str) -> bool:
-    """Whether normalized text ``outer`` holds normalized ``inner`` as a run of whole tokens."""
-    return bool(inner) and f" {inner} " in f" {outer} "
-
-
 def position(text: str, inner: str) -> int:
     """The character offset of the first run of whole tokens ``inner`` in normalized ``text``,
     :data:`NOT_FOUND_POSITION` when there is none."""
@@ -158,8 +153,9 @@ class FeatureExtractor:
                                    "features ntem and smil look titles up through; rebuild it with --kb-aliases")
             self._grid = GridScorer(self.index, GRID_MODELS)
             self._texts = NormalizedTexts(self.index)
-            self._redirects = self.index.entity_counts("redirects")
-            self._links = self.index.entity_counts("links")
+            # plain views of the memory-mapped counts: a gather from np.memmap costs ~3 us more
+            self._redirects = np.asarray(self.index.entity_counts("redirects"))
+            self._links = np.asarray(self.index.entity_counts("links"))
         except BaseException:
             self.close()
             raise
@@ -217,24 +213,28 @@ class FeatureExtractor:
             ngram = " ".join(texts[i:j])
             title_equals[(i, j)] = {d for d in found if ngram in titles[d]}
         query_text = " ".join(texts)
+        # "outer contains inner" (as a run of whole tokens) is f" {inner} " in f" {outer} ": each text
+        # padded once; none is empty (a title of no token is dropped, a mention has one)
+        padded_query = f" {query_text} "
+        padded_titles = {d: tuple(f" {t} " for t in titles[d]) for d in columns.tolist()}
         mentions = np.array([[end - start, len(title_equals.get((start, end), ())),
                               len(set().union(*(title_equals.get((i, j), ()) for i in range(start, end)
                                                 for j in range(i + 1, end + 1)))),
                               len(matches[(start, end)]), (end - start) / len(texts)]
                              for start, end in spans], dtype=np.float64)
-        entities = np.array([[any(contains(query_text, t) for t in titles[d]), any(contains(t, query_text) for t in titles[d]),
+        entities = np.array([[any(t in padded_query for t in padded_titles[d]), any(padded_query in t for t in padded_titles[d]),
                               query_text in titles[d]] for d in columns.tolist()], dtype=np.float64)
         numbers = np.array([span_number[(c.mention.start, c.mention.end)] for c in candidates])
         rows = np.searchsorted(columns, candidate_docids)
         row_docids = columns[rows]
         pairs: list[CandidatePair] = []
         pair_features: list[tuple[float, bool, bool, bool, int]] = []
+        padded_mentions = [f" {m} " for m in mention_texts]
         for candidate, number, docid in zip(candidates, numbers.tolist(), candidate_docids):
-            mention, title = mention_texts[number], titles[docid]
+            mention, padded, title = mention_texts[number], padded_mentions[number], padded_titles[docid]
             start, end = char_spans[number]
-            pair_features.append((candidate.commonness, any(contains(mention, t) for t in title),
-                                  any(contains(t, mention) for t in title), mention in title,
-                                  position(abstracts[docid], mention)))
+            pair_features.append((candidate.commonness, any(t in padded for t in title), any(padded in t for t in title),
+                                  mention in titles[docid], position(abstracts[docid], mention)))
             pairs.append(CandidatePair(candidate.mention, candidate.entity, start, end, candidate.commonness))
         query_scores, mlm_tc, mention_scores = self._language_models(query, char_spans, columns)
         matrix = np.empty((len(pairs), len(FEATURES)), dtype=np.float64)
