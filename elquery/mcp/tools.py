@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -233,7 +233,7 @@ class _files:
             raise FormatError(Path(error.path).name, error.line, error.reason) from None
 
 
-def _unmatched(run: dict[str, Any], qrels: dict[str, Any]) -> list[str]:
+def _unmatched(run: Mapping[str, Any], qrels: Mapping[str, Any]) -> list[str]:
     unmatched = sum(1 for q in run if q not in qrels)
     return [f"run: {unmatched} of {len(run)} queries are not in the qrels and are ignored"] if unmatched else []
 

@@ -215,6 +215,8 @@ class SurfaceFormStore:
         self._db.close()
 
     def _form_entities(self, blob: bytes, min_commonness: float = 0.0) -> list[FormEntity]:
+        words: Sequence[int]
+        counts: Sequence[int]
         words, counts = counted(blob)
         total = sum(counts)
         if min_commonness > 0.0:
@@ -263,7 +265,9 @@ class SurfaceFormStore:
     def commonness(self, mention: str, entity: str) -> float:
         """commonness(m, e) (methods.md §3, Eq. 9); 0.0 when the pair is unknown or KB-only."""
         number = self._entity_number(entity)
-        row = None if number is None else self._db.execute(_LOOKUP, (normalize(mention),)).fetchone()
+        if number is None:
+            return 0.0
+        row = self._db.execute(_LOOKUP, (normalize(mention),)).fetchone()
         found = None if row is None else _find(row[0], number)
         return 0.0 if found is None else found[1]
 
@@ -271,7 +275,9 @@ class SurfaceFormStore:
         """Every normalized surface form of ``entity`` (any form :func:`canonical_entity_id` takes;
         KB aliases and counted forms), by count."""
         number = self._entity_number(entity)
-        row = None if number is None else self._db.execute(_ENTITY_FORMS, (number,)).fetchone()
+        if number is None:
+            return []
+        row = self._db.execute(_ENTITY_FORMS, (number,)).fetchone()
         if row is None:
             return []
         ids = form_ids(row[0])
