@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import bz2
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,3 +86,25 @@ def demo_tagme(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         linker = TagmeLinker.demo()
     with linker:
         yield linker
+
+
+def sample_page_ids_and_mids(sample: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Title -> Wikipedia page id and title -> Freebase mid (``/m/...``), read from the sample's
+    ``page_ids`` and ``freebase_links`` dump lines by regular expressions (not by elquery's
+    code), the first value of a title kept."""
+    resource = r"<http://dbpedia.org/resource/(\S+)>"
+    page_ids = _dump_values(sample / "page_ids_en.ttl.bz2",
+                            resource + r' <http://dbpedia.org/ontology/wikiPageID> "(\d+)"\^\^<http://www.w3.org/2001/XMLSchema#integer> \.')
+    mids = _dump_values(sample / "freebase_links_en.ttl.bz2",
+                        resource + r" <http://www.w3.org/2002/07/owl#sameAs> <http://rdf.freebase.com/ns/m\.(\w+)> \.")
+    return page_ids, {title: "/m/" + code for title, code in mids.items()}
+
+
+def _dump_values(path: Path, pattern: str) -> dict[str, str]:
+    """Title -> the value ``pattern`` (subject title, value) finds on each line of a dump."""
+    found: dict[str, str] = {}
+    for line in bz2.open(path, "rt", encoding="utf-8"):
+        match = re.fullmatch(pattern, line.rstrip("\n"))
+        assert match is not None, line
+        found.setdefault(match.group(1), match.group(2))
+    return found

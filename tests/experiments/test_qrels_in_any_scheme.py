@@ -10,10 +10,8 @@ evaluate."""
 
 from __future__ import annotations
 
-import bz2
 import csv
 import itertools
-import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +19,7 @@ from urllib.parse import quote
 
 import pytest
 
+from conftest import sample_page_ids_and_mids
 from elquery.cli import main as elquery
 
 WIKIDATA = {"British_Airways": "Q8691", "KLM": "Q181912", "Rome": "Q220", "Colosseum": "Q10285",
@@ -43,31 +42,17 @@ ALSO_RELEVANT = {"q02": ["Ancient_Roman_architecture"], "q04": ["Saab_Automobile
 SCHEMES = ("wikidata", "freebase", "url", "pageid", "mixed")
 
 
-def _dump(path: Path, pattern: str) -> dict[str, str]:
-    """Title -> the value ``pattern`` (subject title, value) finds on each line of a dump."""
-    found: dict[str, str] = {}
-    for line in bz2.open(path, "rt", encoding="utf-8"):
-        match = re.fullmatch(pattern, line.rstrip("\n"))
-        assert match is not None, line
-        found.setdefault(match.group(1), match.group(2))
-    return found
-
-
 @pytest.fixture(scope="module")
 def spellings(dbpedia_sample: Path) -> dict[str, Callable[[str], str | None]]:
     """Per scheme, the id a title has in it (None: none), from the dump lines and the QIDs above."""
-    resource = r"<http://dbpedia.org/resource/(\S+)>"
-    page_ids = _dump(dbpedia_sample / "page_ids_en.ttl.bz2",
-                     resource + r' <http://dbpedia.org/ontology/wikiPageID> "(\d+)"\^\^<http://www.w3.org/2001/XMLSchema#integer> \.')
-    mids = _dump(dbpedia_sample / "freebase_links_en.ttl.bz2",
-                 resource + r" <http://www.w3.org/2002/07/owl#sameAs> <http://rdf.freebase.com/ns/m\.(\w+)> \.")
+    page_ids, mids = sample_page_ids_and_mids(dbpedia_sample)
     return {
         "wikidata": WIKIDATA.get,
-        "freebase": lambda title: None if title not in mids else "/m/" + mids[title],
+        "freebase": lambda title: mids.get(title),
         "url": lambda title: "https://en.wikipedia.org/wiki/" + quote(title, safe=""),
         "pageid": lambda title: None if title not in page_ids else "curid:" + page_ids[title],
         "wikidata-uri": lambda title: None if title not in WIKIDATA else "http://www.wikidata.org/entity/" + WIKIDATA[title],
-        "freebase-dotted": lambda title: None if title not in mids else "m." + mids[title],
+        "freebase-dotted": lambda title: None if title not in mids else "m." + mids[title].removeprefix("/m/"),
         "pageid-url": lambda title: None if title not in page_ids else "https://en.wikipedia.org/?curid=" + page_ids[title],
     }
 

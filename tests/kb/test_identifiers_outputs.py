@@ -6,15 +6,14 @@ expected page ids and mids are read here from the dump lines themselves."""
 
 from __future__ import annotations
 
-import bz2
 import json
-import re
 import shutil
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
+from conftest import sample_page_ids_and_mids
 from elquery.cli import main as elquery
 from elquery.serve.app import Artefacts, Limits, create_app
 
@@ -22,24 +21,10 @@ WIKIDATA = {"British_Airways": "Q8691", "KLM": "Q181912", "Rome": "Q220"}
 """The QIDs the Wikidata links file written by the test gives."""
 
 
-def _dump(path: Path, pattern: str) -> dict[str, str]:
-    """Title -> the value ``pattern`` (subject title, value) finds on each line of a dump."""
-    found: dict[str, str] = {}
-    for line in bz2.open(path, "rt", encoding="utf-8"):
-        match = re.fullmatch(pattern, line.rstrip("\n"))
-        assert match is not None, line
-        found.setdefault(match.group(1), match.group(2))
-    return found
-
-
 @pytest.fixture(scope="module")
 def dumps(dbpedia_sample: Path) -> dict[str, dict[str, str]]:
-    resource = r"<http://dbpedia.org/resource/(\S+)>"
-    page_ids = _dump(dbpedia_sample / "page_ids_en.ttl.bz2",
-                     resource + r' <http://dbpedia.org/ontology/wikiPageID> "(\d+)"\^\^<http://www.w3.org/2001/XMLSchema#integer> \.')
-    mids = _dump(dbpedia_sample / "freebase_links_en.ttl.bz2",
-                 resource + r" <http://www.w3.org/2002/07/owl#sameAs> <http://rdf.freebase.com/ns/m\.(\w+)> \.")
-    return {"pageid": page_ids, "freebase": {title: "/m/" + code for title, code in mids.items()}}
+    page_ids, mids = sample_page_ids_and_mids(dbpedia_sample)
+    return {"pageid": page_ids, "freebase": mids}
 
 
 @pytest.fixture(scope="module")
