@@ -108,3 +108,11 @@ def _dump_values(path: Path, pattern: str) -> dict[str, str]:
         assert match is not None, line
         found.setdefault(match.group(1), match.group(2))
     return found
+
+
+def write_wikidata_links(data: Path, qids: dict[str, str]) -> None:
+    """A DBpedia ``interlanguage_links_en.ttl`` in ``data`` linking each title of ``qids`` to its
+    Wikidata item, as DBpedia 2015-10 writes them (``owl:sameAs`` a wikidata.dbpedia.org IRI)."""
+    (data / "interlanguage_links_en.ttl").write_text("".join(
+        f"<http://dbpedia.org/resource/{title}> <http://www.w3.org/2002/07/owl#sameAs> "
+        f"<http://wikidata.dbpedia.org/resource/{qid}> .\n" for title, qid in qids.items()), encoding="utf-8")

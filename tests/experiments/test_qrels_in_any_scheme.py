@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 import pytest
 
-from conftest import sample_page_ids_and_mids
+from conftest import sample_page_ids_and_mids, write_wikidata_links
 from elquery.cli import main as elquery
 
 WIKIDATA = {"British_Airways": "Q8691", "KLM": "Q181912", "Rome": "Q220", "Colosseum": "Q10285",
@@ -97,9 +97,7 @@ def setup(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     """The artefacts (``art``), the query file and the two given runs of each scheme."""
     root = tmp_path_factory.mktemp("qrels-ids")
     data = Path(shutil.copytree(dbpedia_sample, root / "dumps"))
-    (data / "interlanguage_links_en.ttl").write_text("".join(
-        f"<http://dbpedia.org/resource/{title}> <http://www.w3.org/2002/07/owl#sameAs> "
-        f"<http://wikidata.dbpedia.org/resource/{qid}> .\n" for title, qid in WIKIDATA.items()), encoding="utf-8")
+    write_wikidata_links(data, WIKIDATA)
     assert elquery(["build", "--data", str(data), "--out", str(root / "art"), "--workers", "1", "--min-link", "1",
                     "--stages", "index,identifiers,surface-forms"]) == 0
     (root / "queries.tsv").write_text("".join(f"{qid}\t{text}\n" for qid, text in QUERIES.items()), encoding="utf-8")

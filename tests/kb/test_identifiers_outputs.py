@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from conftest import sample_page_ids_and_mids
+from conftest import sample_page_ids_and_mids, write_wikidata_links
 from elquery.cli import main as elquery
 from elquery.serve.app import Artefacts, Limits, create_app
 
@@ -31,9 +31,7 @@ def dumps(dbpedia_sample: Path) -> dict[str, dict[str, str]]:
 def artefacts(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("ids-build")
     data = Path(shutil.copytree(dbpedia_sample, root / "dumps"))
-    (data / "interlanguage_links_en.ttl").write_text("".join(
-        f"<http://dbpedia.org/resource/{title}> <http://www.w3.org/2002/07/owl#sameAs> "
-        f"<http://wikidata.dbpedia.org/resource/{qid}> .\n" for title, qid in WIKIDATA.items()), encoding="utf-8")
+    write_wikidata_links(data, WIKIDATA)
     assert elquery(["build", "--data", str(data), "--out", str(root / "art"), "--workers", "1",
                     "--min-link", "1"]) == 0
     return root / "art"
