@@ -43,16 +43,16 @@ import argparse
 import bz2
 import functools
 import json
-import multiprocessing
 import os
 import sys
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from elquery.workers import ordered_map
 
 MANIFEST = "synthetic_dbpedia.json"
 GENERATOR_VERSION = 1
@@ -562,28 +562,15 @@ def generate(
     try:
         for name, handle in handles.items():
             handle.write(bz2.compress(f"# started synthetic {name} seed={seed} entities={entities}\n".encode(), 1))
-        if processes == 1:
-            results: Iterator[tuple[dict[str, bytes], dict[str, int], int, int]] = map(
-                _chunk, _chunks(seed, entities, extras)
-            )
-            executor = None
-        else:
-            # spawn, not fork: the caller may run a JVM (the benchmarks and tests do), and forking
-            # a process with foreign threads can deadlock.
-            executor = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn"))
-            # map() submits everything at once; results come back in order, a few chunks of
-            # compressed bytes held at a time.
-            results = executor.map(_chunk, _chunks(seed, entities, extras))
-        try:
-            for compressed, counts, chunk_indexable, chunk_redirects in results:
-                for name, data in compressed.items():
-                    handles[name].write(data)
-                    triples[name] += counts[name]
-                indexable += chunk_indexable
-                redirects += chunk_redirects
-        finally:
-            if executor is not None:
-                executor.shutdown(cancel_futures=True)
+        # elquery's one pool: spawned workers (the caller may run a JVM) that die with this
+        # process, a few chunks of compressed bytes held at a time; one process runs here.
+        for compressed, counts, chunk_indexable, chunk_redirects in ordered_map(
+                _chunk, ((task,) for task in _chunks(seed, entities, extras)), processes):
+            for name, data in compressed.items():
+                handles[name].write(data)
+                triples[name] += counts[name]
+            indexable += chunk_indexable
+            redirects += chunk_redirects
         for name, handle in handles.items():
             handle.write(bz2.compress(f"# completed {name}\n".encode(), 1))
     finally:
