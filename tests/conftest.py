@@ -5,12 +5,22 @@ from __future__ import annotations
 import bz2
 import os
 import re
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as a user at a terminal sends it: a shell's background job (``cmd &`` in a script,
+    as a CI runner may start the tests) inherits SIGINT ignored, which elquery rightly keeps, and
+    the tests that interrupt a command (this process or the ones it starts, which inherit the
+    disposition) would then test nothing. A handled signal is reset to the default in a child."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def data_root() -> Path:
