@@ -24,6 +24,7 @@ import ctypes
 import os
 import signal
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -73,11 +74,31 @@ class _Pool(ProcessPoolExecutor):
     initializer's error when it failed (see the module docstring)."""
 
     def _spawn_process(self) -> None:
-        with _script_hidden():
+        with _signals_deferred(), _script_hidden():
             super()._spawn_process()  # type: ignore[misc]  # private in CPython, not in typeshed
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         return super().submit(_task, fn, *args, **kwargs)
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Ctrl-C or SIGTERM arriving while a worker is started is taken once the pool knows the
+    worker, so that an interrupt kills it: taken in between, it left a launched worker unknown
+    to the pool, which then read its parent's half-sent start data and printed a traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+    previous = {number: signal.signal(number, lambda number, frame: arrived.append(number))
+                for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+        for number in arrived:
+            os.kill(os.getpid(), number)  # now to the handler it had (which may ignore it)
 
 
 @contextmanager
