@@ -69,7 +69,8 @@ from tqdm import tqdm
 from elquery.base import ElqueryError, check_workers, default_workers
 from elquery.files import atomic_output
 from elquery.indexing.ntriples import expand_files
-from elquery.kb.normalize import normalize
+from elquery.kb.normalize import fold, normalize
+from elquery.indexing.surface_forms.arrow_arrays import int64_array, string_array
 from elquery.indexing.surface_forms.memory import DEFAULT_MEMORY_MB
 from elquery.workers import ordered_map, worker_pool
 
@@ -478,34 +479,54 @@ def _valid(batch: pa.Table) -> tuple[pa.Array, pa.Array]:
             posteriors = pc.if_else(number, posteriors, b"0")
     posterior = posteriors.cast(pa.string()).cast(pa.float64())
     mid = batch.column("mid")
-    fields = (_made_of(batch.column("begin"), _DIGIT_BYTES) & _made_of(batch.column("end"), _DIGIT_BYTES)
-              & _made_of(mid, _MID_BYTES, len(_MID_PREFIX)) & pc.starts_with(mid, _MID_PREFIX).to_numpy())
+    fields = (_made_of(batch.column("begin"), _NOT_DIGIT_BYTES) & _made_of(batch.column("end"), _NOT_DIGIT_BYTES)
+              & _made_of(mid, _NOT_MID_BYTES, len(_MID_PREFIX)) & pc.starts_with(mid, _MID_PREFIX).to_numpy())
     return pc.and_(pc.and_(number, pc.less_equal(posterior, 1.0)), pa.array(fields)), posterior
 
 
 _MID_PREFIX = "/m/"
-_DIGIT_BYTES = np.zeros(256, bool)
-_DIGIT_BYTES[np.frombuffer(b"0123456789", np.uint8)] = True
-_MID_BYTES = _DIGIT_BYTES.copy()  # [0-9a-z_]
-_MID_BYTES[np.frombuffer(b"abcdefghijklmnopqrstuvwxyz_", np.uint8)] = True
-_DECIMAL_BYTES = _DIGIT_BYTES.copy()  # [0-9.]
-_DECIMAL_BYTES[ord(".")] = True
+
+
+def _not_among(allowed: bytes) -> np.ndarray:
+    """A table of the 256 byte values: True for those not in ``allowed``."""
+    table = np.ones(256, bool)
+    table[np.frombuffer(allowed, np.uint8)] = False
+    return table
+
+
+_NOT_DIGIT_BYTES = _not_among(b"0123456789")
+_NOT_MID_BYTES = _not_among(b"0123456789abcdefghijklmnopqrstuvwxyz_")
+_NOT_DECIMAL_BYTES = _not_among(b"0123456789.")
 
 
 def _decimals(column: pa.ChunkedArray) -> np.ndarray:
     """Whether each value of a binary ``column`` is digits with at most one ``.`` among them: the
-    numbers of :data:`_NUMBER` that have no exponent."""
+    numbers of :data:`_NUMBER` that have no exponent. The bytes other than ``[0-9.]`` are found
+    at once (usually none); so are the dots: when there are as many as values and the i-th lies
+    in the i-th value (FACC1's posteriors), each value holds one, else they are counted per value."""
     offsets, data = _offsets_and_data(column)
-    dots = np.concatenate(([0], np.cumsum(data == ord("."), dtype=np.int32)))
-    other = np.concatenate(([0], np.cumsum(~_DECIMAL_BYTES[data], dtype=np.int32)))
     starts, ends = offsets[:-1], offsets[1:]
-    dotted = dots[ends] - dots[starts]
-    return (other[ends] == other[starts]) & (dotted <= 1) & (ends - starts > dotted)
+    lengths = ends - starts
+    ok = lengths > 0
+    ok[_rows_of(np.flatnonzero(_NOT_DECIMAL_BYTES[data]), offsets)] = False
+    dots = np.flatnonzero(data == ord("."))
+    if len(dots) == len(starts) and bool(((dots >= starts) & (dots < ends)).all()):
+        dotted = np.ones(len(starts), np.int64)
+    else:
+        dotted = np.bincount(_rows_of(dots, offsets), minlength=len(starts))
+    return ok & (dotted <= 1) & (lengths > dotted)
 
 
-def _offsets_and_data(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+def _rows_of(positions: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The values (rows) that hold the data bytes at ``positions`` (ascending), given the
+    column's value ``offsets``; positions outside every value are left out."""
+    rows = np.searchsorted(offsets, positions, side="right") - 1
+    return rows[(rows >= 0) & (rows < len(offsets) - 1)]
+
+
+def _offsets_and_data(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """The value offsets and the data bytes of a binary ``column`` (as one array)."""
-    array = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    array = column if isinstance(column, pa.Array) else column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
     if len(array) == 0:
         return np.zeros(1, np.int32), np.zeros(0, np.uint8)
     data = array.buffers()[2]
@@ -513,71 +534,108 @@ def _offsets_and_data(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
             np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8))
 
 
-def _made_of(column: pa.ChunkedArray, allowed: np.ndarray, skip: int = 0) -> np.ndarray:
-    """Whether each value of a binary ``column`` is longer than ``skip`` bytes, all of them after
-    the first ``skip`` among the ``allowed`` byte values (the patterns ``[0-9]+`` and, after
-    ``/m/``, ``[0-9a-z_]+`` of :data:`_CHECKS`): the disallowed bytes of all the values counted
-    at once (a running sum over the column's data)."""
+def _made_of(column: pa.ChunkedArray, disallowed: np.ndarray, skip: int = 0) -> np.ndarray:
+    """Whether each value of a binary ``column`` is longer than ``skip`` bytes, none of them after
+    the first ``skip`` among the ``disallowed`` byte values (the patterns ``[0-9]+`` and, after
+    ``/m/``, ``[0-9a-z_]+`` of :data:`_CHECKS`): the disallowed bytes of all the values found at
+    once (usually none), then the values that hold them."""
     offsets, data = _offsets_and_data(column)
-    disallowed = np.concatenate(([0], np.cumsum(~allowed[data], dtype=np.int32)))
     starts, ends = offsets[:-1] + skip, offsets[1:]
-    longer = ends > starts
-    starts = np.minimum(starts, ends)
-    return longer & (disallowed[ends] == disallowed[starts])
+    ok = ends > starts
+    positions = np.flatnonzero(disallowed[data])
+    if len(positions):
+        rows = np.searchsorted(offsets, positions, side="right") - 1
+        inside = (rows >= 0) & (rows < len(ends))
+        rows, positions = rows[inside], positions[inside]
+        ok[rows[positions >= starts[rows]]] = False
+    return ok
 
 
-_ASCII = r"^[\x00-\x7f]*$"  # matched against bytes (binary arrays: RE2 reads them as Latin-1)
+_NOT_WORD_BYTES = _not_among(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ")
 _NOT_ASCII_LETTER_OR_DIGIT = r"[^a-z0-9]+"
-_ASCII_NORMALIZED = r"^[a-z0-9]+(?: [a-z0-9]+)*$"
+_SEPARATORS = re.compile(r"(?:[^\w\n]|_)+")  # normalize()'s [\W_]+ but for the newlines between texts
+_EDGES = re.compile(r" ?\n ?")
 
 
-def _forms(mentions: pa.Array, cache: dict[bytes, str | None]) -> pa.Array:
-    """The normalized form (:func:`normalize`) of each of the distinct ``mentions`` (binary), null
-    for one that is not UTF-8. For an ASCII mention, NFKC is the identity, casefolding is
-    lowercasing and the letters and digits are ``[a-z0-9]`` once lowered, so its form is the
-    lowered mention with each run of other characters replaced by one space, then trimmed: done
-    with pyarrow over all of them at once. The others go through :func:`normalize` (``cache``
-    keeps what it gave)."""
-    ascii_ = pc.match_substring_regex(mentions, _ASCII)
-    if pc.all(ascii_).as_py():
-        return _ascii_forms(mentions)
-    fast = np.flatnonzero(ascii_.to_numpy(zero_copy_only=False))
-    slow = np.flatnonzero(~ascii_.to_numpy(zero_copy_only=False))
-    others = []
-    for mention in mentions.take(slow).to_pylist():
-        if mention not in cache:
-            try:
-                cache[mention] = normalize(mention.decode("utf-8"))
-            except UnicodeDecodeError:
-                cache[mention] = None
-        others.append(cache[mention])
-    position = np.empty(len(mentions), np.int64)
-    position[fast] = np.arange(len(fast))
-    position[slow] = len(fast) + np.arange(len(slow))
-    return pa.concat_arrays([_ascii_forms(mentions.take(fast)), pa.array(others, pa.string())]).take(position)
+def _forms(mentions: pa.Array) -> pa.Array:
+    """The normalized form (:func:`normalize`) of each of ``mentions`` (binary), null for one that
+    is not UTF-8. For an ASCII mention, NFKC is the identity, casefolding is lowercasing and the
+    letters and digits are ``[a-z0-9]`` once lowered, so its form is the lowered mention with each
+    run of other characters replaced by one space, then trimmed: done with pyarrow over all of
+    them at once (:func:`_ascii_forms`). The others (found by their bytes above 0x7f) go through
+    :func:`normalize`'s steps all together (:func:`_normalized`)."""
+    offsets, data = _offsets_and_data(mentions)
+    slow = _rows_of(np.flatnonzero(data >= 0x80), offsets)
+    slow = slow[np.concatenate(([True], slow[1:] != slow[:-1]))] if len(slow) else slow  # each row once
+    mask = np.zeros(len(mentions), bool)
+    mask[slow] = True
+    forms = _ascii_forms(mentions, offsets, data, mask)
+    if not len(slow):
+        return forms
+    return pc.replace_with_mask(forms, pa.array(mask), _unicode_forms(mentions.take(int64_array(slow))))
 
 
-def _ascii_forms(mentions: pa.Array) -> pa.Array:
-    """:func:`normalize` of ASCII ``mentions`` (binary), vectorized (:func:`_forms`); the
-    replacement only where the lowered mention is not already words of ``[a-z0-9]`` separated by
-    single spaces (most are)."""
-    lowered = pc.ascii_lower(mentions.cast(pa.string()))
-    other = pc.invert(pc.match_substring_regex(lowered, _ASCII_NORMALIZED))
-    if not pc.any(other).as_py():
+def _unicode_forms(mentions: pa.Array) -> pa.Array:
+    """:func:`normalize` of each of the binary ``mentions`` decoded as UTF-8, null for those that are not."""
+    texts = mentions.to_pylist()
+    try:
+        return string_array(_normalized([text.decode("utf-8") for text in texts]))
+    except UnicodeDecodeError:
+        decoded = [_utf8(text) for text in texts]
+    forms = iter(_normalized([text for text in decoded if text is not None]))
+    return pa.array([None if text is None else next(forms) for text in decoded], pa.string())
+
+
+def _utf8(mention: bytes) -> str | None:
+    try:
+        return mention.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _normalized(texts: list[str]) -> list[str]:
+    """:func:`normalize` of each of ``texts``, all at once: joined by newlines, each step of it
+    done once over them all (NFKC and casefolding, which keep each newline and make none; runs of
+    characters that are not letters or digits made one space, the newlines left out; the spaces
+    beside the newlines and at the ends dropped), then split at the newlines. One at a time when
+    a text holds a newline itself."""
+    joined = "\n".join(texts)
+    if len(texts) > 1 and joined.count("\n") == len(texts) - 1:
+        forms = _EDGES.sub("\n", _SEPARATORS.sub(" ", fold(joined))).strip(" ").split("\n")
+        if len(forms) == len(texts):
+            return forms
+    return [normalize(text) for text in texts]
+
+
+def _ascii_forms(mentions: pa.Array, offsets: np.ndarray, data: np.ndarray, unicode: np.ndarray) -> pa.Array:
+    """:func:`normalize` of the ASCII ``mentions`` (binary; ``offsets`` and ``data`` its buffers),
+    vectorized (:func:`_forms`; the forms of those marked in ``unicode`` come out wrong); the
+    replacement only where the mention is not already words of ``[A-Za-z0-9]`` separated by single
+    spaces (found with numpy over the bytes: most are)."""
+    text = pa.StringArray.from_buffers(len(mentions), *mentions.buffers()[1:], offset=mentions.offset)
+    lowered = pc.ascii_lower(text)
+    starts, ends = offsets[:-1], offsets[1:]
+    filled = np.flatnonzero(ends > starts)
+    spaces = data == ord(" ")
+    other = np.zeros(len(mentions), bool)
+    other[filled] = spaces[starts[filled]] | spaces[ends[filled] - 1]
+    other[_rows_of(np.flatnonzero(_NOT_WORD_BYTES[data]), offsets)] = True
+    other[_rows_of(np.flatnonzero(spaces[1:] & spaces[:-1]), offsets)] = True
+    other &= ~unicode
+    if not other.any():
         return lowered
-    replaced = pc.replace_substring_regex(lowered.filter(other), _NOT_ASCII_LETTER_OR_DIGIT, " ")
-    return pc.replace_with_mask(lowered, other, pc.utf8_trim(replaced, " "))
+    mask = pa.array(other)
+    replaced = pc.replace_substring_regex(lowered.filter(mask), _NOT_ASCII_LETTER_OR_DIGIT, " ")
+    return pc.replace_with_mask(lowered, mask, pc.utf8_trim(replaced, " "))
 
 
-def _spill(pairs: pa.Table, counts: FileCounts, directory: Path, forms: dict[bytes, str | None],
-           batch_rows: int) -> Path:
-    """Normalize the mentions of ``pairs`` (mention, mid, count_all) (:func:`_forms`; ``forms``
-    caches those normalized in Python), sum the (form, mid) pairs and write them sorted to a run
+def _spill(pairs: pa.Table, counts: FileCounts, directory: Path, batch_rows: int) -> Path:
+    """Normalize the mentions of ``pairs`` (mention, mid, count_all) (:func:`_forms`), sum the (form, mid) pairs and write them sorted to a run
     file (:func:`_summed`, :func:`_write_run`). A mention that is not UTF-8 makes its lines
     malformed; one that normalizes to nothing makes them ``empty_form``. (Each row is normalized:
     the mentions of a spill's pairs are nearly all distinct, so finding the distinct ones first
     costs more than it saves.)"""
-    form = _forms(pairs.column("mention").combine_chunks(), forms)
+    form = _forms(pairs.column("mention").combine_chunks())
     count = pairs.column("count_all")
     if form.null_count:
         for row in pc.indices_nonzero(pc.is_null(form)).to_pylist():
@@ -590,8 +648,6 @@ def _spill(pairs: pa.Table, counts: FileCounts, directory: Path, forms: dict[byt
     keep = pc.and_(pc.is_valid(form), pc.invert(empty))
     run = pa.table({"form": form.filter(keep), "mid": pairs.column("mid").cast(pa.string()).filter(keep),
                     "count": count.filter(keep)})
-    if len(forms) > pairs.num_rows:  # the mention cache never outgrows the pair budget
-        forms.clear()
     return _write_run([_summed(run)], directory, "run-", batch_rows)
 
 
@@ -639,7 +695,6 @@ def count_file(path: Path, min_posterior: float, memory_mb: int, directory: Path
     rows: list[pa.Table] = []
     held = 0
     summed: pa.Table | None = None
-    forms: dict[bytes, str | None] = {}
     runs: list[Path] = []
     batch_rows = merge_batch_rows(memory_mb)
     for block in _batches(path, counts):
@@ -667,10 +722,10 @@ def count_file(path: Path, min_posterior: float, memory_mb: int, directory: Path
             summed = _sum(summed, rows)
             rows, held = [], 0
             if summed.num_rows >= pair_budget // 2:
-                runs.append(_spill(summed, counts, directory, forms, batch_rows))
+                runs.append(_spill(summed, counts, directory, batch_rows))
                 summed = None
     if any(table.num_rows for table in rows) or summed is not None:
-        runs.append(_spill(_sum(summed, rows), counts, directory, forms, batch_rows))
+        runs.append(_spill(_sum(summed, rows), counts, directory, batch_rows))
     counts.runs = len(runs)
     return counts, runs
 

@@ -13,6 +13,7 @@ import zlib
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -21,7 +22,19 @@ from hypothesis import strategies as st
 from elquery.base import ElqueryError
 from elquery.kb.normalize import normalize
 from elquery.indexing.surface_forms import facc_annotations
-from elquery.indexing.surface_forms.facc_annotations import _forms, _merged, _sorted, _write_run, count_annotations
+from elquery.indexing.surface_forms.facc_annotations import (
+    _CHECKS,
+    _decimals,
+    _forms,
+    _made_of,
+    _merged,
+    _normalized,
+    _NOT_DIGIT_BYTES,
+    _NOT_MID_BYTES,
+    _sorted,
+    _write_run,
+    count_annotations,
+)
 
 DOC = "clueweb12-0000tw-00-00001\tUTF-8\t"
 
@@ -41,22 +54,65 @@ def _python_forms(mentions: list[bytes]) -> list[str | None]:
 @given(st.lists(st.binary(max_size=12).map(lambda b: bytes(c & 0x7F for c in b)), max_size=30))
 def test_ascii_mentions_normalize_as_normalize_does(mentions: list[bytes]) -> None:
     """Every ASCII byte (controls, punctuation, digits, both cases, DEL) in any order."""
-    assert _forms(pa.array(mentions, pa.binary()), {}).to_pylist() == _python_forms(mentions)
+    assert _forms(pa.array(mentions, pa.binary())).to_pylist() == _python_forms(mentions)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.text(max_size=10).map(lambda t: t.encode("utf-8")), st.binary(max_size=8)), max_size=30))
 def test_mixed_mentions_normalize_as_normalize_does(mentions: list[bytes]) -> None:
     """Unicode text (NFKC, casefolding beyond ASCII) beside ASCII, and bytes that are not UTF-8 (null)."""
-    cache: dict[bytes, str | None] = {}
-    assert _forms(pa.array(mentions, pa.binary()), cache).to_pylist() == _python_forms(mentions)
+    assert _forms(pa.array(mentions, pa.binary())).to_pylist() == _python_forms(mentions)
 
 
 def test_normalized_forms_of_real_shapes() -> None:
     mentions = [b"Food and Drug Administration", b"F.D.A.", b"  U.S.  ", b"AT&T", b"!!!", b"", b"Cafe\xcc\x81",
                 b"CAF\xc3\x89", b"\xef\xbc\xae\xef\xbc\xb9\xef\xbc\xa3", b"caf\xe9", b"tab\there", b"O'Neil_s"]
-    assert _forms(pa.array(mentions, pa.binary()), {}).to_pylist() == [
+    assert _forms(pa.array(mentions, pa.binary())).to_pylist() == [
         "food and drug administration", "f d a", "u s", "at t", "", "", "café", "café", "nyc", None, "tab here", "o neil s"]
+
+
+
+# Texts whose normalization could leak across the newline that joins them (_normalized): combining
+# marks first (NFKC composes only within a text), Hangul jamo split over two texts, casefolding
+# that changes lengths (ß, ﬁ), final sigma, full-width letters, separators only, underscores,
+# Unicode spaces, digits of other scripts, a newline inside a text, empty texts.
+TRICKY = ["\u0301e", "Cafe\u0301", "\u1100", "\u1161\u11a8", "STRASSE ß", "\ufb01ne", "ΟΔΟΣ", "ὈΔΥΣΣΕΎΣ",
+          "ＮＹＣ　２", "!!!", "", " ", "_a_b_", "\u00a0x\u2003y\u3000", "٣٤ ١٢", "a\nb", "\n", "İstanbul", "ǅemal",
+          "x\u200by", "\u2163 \u2460", "日本 語", "\t\r"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(TRICKY) | st.text(st.characters(exclude_categories=("Cs",)), max_size=6), max_size=40))
+def test_texts_normalized_together_as_one_by_one(texts: list[str]) -> None:
+    """All the non-ASCII mentions of a spill are normalized in one pass: exactly normalize() of each."""
+    assert _normalized(texts) == [normalize(text) for text in texts]
+
+
+def test_tricky_texts_normalized_together_as_one_by_one() -> None:
+    texts = [text for text in TRICKY if "\n" not in text]
+    assert _normalized(texts) == [normalize(text) for text in texts]
+    assert _normalized(texts)[:3] == ["e", "café", "\u1100"]  # a mark first is no letter; NFKC within each text
+
+
+FIELD_BYTES = b"0123456789./m_az\xff-e+ "
+FIELD = st.binary(max_size=9).map(lambda b: bytes(FIELD_BYTES[c % len(FIELD_BYTES)] for c in b))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(FIELD | st.sampled_from([b"0.5", b"/m/0x_9", b"123", b".", b"1..2", b"/m/", b"/m/A"]), max_size=30),
+       st.integers(0, 3))
+def test_column_checks_are_the_patterns(values: list[bytes], cut: int) -> None:
+    """The numpy checks of offsets, mids and posteriors (bytes outside the allowed ones found at
+    once, then their rows; dots per value) against the patterns of annotation_pair, also on an
+    array that starts inside its buffers (a slice)."""
+    column = pa.array([b"9.9..x"] * cut + values, pa.binary()).slice(cut)
+    chunked = pa.chunked_array([column], pa.binary())
+    digits, number, mid = _CHECKS[0][1], _CHECKS[2][1], _CHECKS[3][1]
+    assert _made_of(chunked, _NOT_DIGIT_BYTES).tolist() == [bool(digits.fullmatch(v)) for v in values]
+    assert (_made_of(chunked, _NOT_MID_BYTES, 3) & np.array([v.startswith(b"/m/") for v in values], bool)).tolist() == [
+        bool(mid.fullmatch(v)) for v in values]
+    exponent_free = [bool(number.fullmatch(v)) and b"e" not in v.lower() for v in values]
+    assert _decimals(chunked).tolist() == exponent_free
 
 
 def _run(tmp_path: Path, rows: list[tuple[str, str, int]], batch_rows: int) -> Path:
