@@ -54,12 +54,14 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from elquery.base import ElqueryError
 from elquery.kb.entity_index import EntityIndex
+from elquery.kb.index_format import analyzer
+from elquery.kb.jvm import java_class
 from elquery.kb.normalize import tokenize
 from elquery.kb.surface_forms.layout import KB
 from elquery.kb.surface_forms.store import SurfaceFormStore
@@ -67,8 +69,8 @@ from elquery.linking.ltr.stored import NormalizedTexts
 from elquery.linking.mentions import (DEFAULT_MAX_QUERY_TOKENS, FormEntityLike, check_query_length,
                                       check_query_limit, detect)
 from elquery.linking.types import Mention
-from elquery.retrieval import lm, mlm
-from elquery.retrieval.scoring import GridScorer
+from elquery.retrieval import lm, lucene, mlm
+from elquery.retrieval.models import model_fields
 
 FEATURES = (
     "len", "ntem", "smil", "matches", "len_ratio",
@@ -116,6 +118,21 @@ def position(text: str, inner: str) -> int:
     return found if found >= 0 else NOT_FOUND_POSITION
 
 
+ENTRY_CLASS = "org.elquery.retrieval.PairFeatures"
+_AS_SPACES = str.maketrans("\t\n\r", "   ")
+
+
+@functools.cache
+def _helper() -> Any:
+    return java_class(ENTRY_CLASS)
+
+
+@functools.cache
+def _analyzer() -> Any:
+    """The index's analyzer (methods.md §2), one for every thread."""
+    return analyzer()
+
+
 @functools.cache
 def _grid_scorings(texts: int) -> np.ndarray:
     """The (model, text) rows of a query's grid (:data:`GRID_MODELS`) for the query (text 0) and
@@ -151,8 +168,11 @@ class FeatureExtractor:
             if isinstance(sources, list) and KB not in sources:
                 raise ElqueryError(f"{self.store.path}: the surface-form store has no KB aliases, which the LTR "
                                    "features ntem and smil look titles up through; rebuild it with --kb-aliases")
-            self._grid = GridScorer(self.index, GRID_MODELS)
-            self._texts = NormalizedTexts(self.index)
+            self.index.require_fields(sorted({name for model in GRID_MODELS for name in model_fields(model)}),
+                                      "the language models scored")
+            self._model_lines = ["\n".join(model.request_lines()) for model in GRID_MODELS]
+            self._texts = NormalizedTexts(self.index)  # checks the index's ltr_texts.bin, or reads stored fields
+            self._mapped = bool(self.index.metadata.get("ltr_texts"))
             # plain views of the memory-mapped counts: a gather from np.memmap costs ~3 us more
             self._redirects = np.asarray(self.index.entity_counts("redirects"))
             self._links = np.asarray(self.index.entity_counts("links"))
@@ -199,64 +219,71 @@ class FeatureExtractor:
             return [], np.zeros((0, len(FEATURES)))
         spans = sorted({(c.mention.start, c.mention.end) for c in candidates})
         span_number = {span: n for n, span in enumerate(spans)}
-        char_spans = [(tokens[s].start, tokens[e - 1].end) for s, e in spans]
-        mention_texts = [" ".join(texts[s:e]) for s, e in spans]
         titled = self._title_matches(spans, matches, docids)
-        columns = np.array(sorted(set(candidate_docids)), dtype=np.int32)
-        stored_docids = sorted({*columns.tolist(), *(d for found in titled.values() for d in found)})
-        titles, abstracts = {}, {}
-        for docid, (normalized_titles, abstract) in zip(stored_docids, self._texts.texts(stored_docids)):
-            titles[docid] = normalized_titles
-            abstracts[docid] = abstract
-        title_equals: dict[tuple[int, int], set[int]] = {}
-        for (i, j), found in titled.items():
-            ngram = " ".join(texts[i:j])
-            title_equals[(i, j)] = {d for d in found if ngram in titles[d]}
-        query_text = " ".join(texts)
-        # "outer contains inner" (as a run of whole tokens) is f" {inner} " in f" {outer} ": each text
-        # padded once; none is empty (a title of no token is dropped, a mention has one)
-        padded_query = f" {query_text} "
-        padded_titles = {d: tuple(f" {t} " for t in titles[d]) for d in columns.tolist()}
-        mentions = np.array([[end - start, len(title_equals.get((start, end), ())),
-                              len(set().union(*(title_equals.get((i, j), ()) for i in range(start, end)
-                                                for j in range(i + 1, end + 1)))),
-                              len(matches[(start, end)]), (end - start) / len(texts)]
+        columns = sorted(set(candidate_docids))
+        number = {docid: n for n, docid in enumerate(columns)}
+        others = sorted({d for found in titled.values() for d in found if d not in number})
+        for docid in others:
+            number[docid] = len(number)
+        numbers = [span_number[(c.mention.start, c.mention.end)] for c in candidates]
+        rows = [number[d] for d in candidate_docids]
+        layout = [len(spans), len(columns), len(candidates), sum(map(len, titled.values())), len(number),
+                  *(i for span in spans for i in span), *columns, *others,
+                  *(i for pair in zip(numbers, rows) for i in pair),
+                  *(i for (start, end), found in titled.items() for d in found for i in (start, end, number[d]))]
+        char_spans = [(tokens[s].start, tokens[e - 1].end) for s, e in spans]
+        scores, strings = self._java_features(query, " ".join(texts), char_spans, layout,
+                                              None if self._mapped else [*columns, *others])
+        query_scores, mlm_tc, mention_scores = scores
+        per_row, per_column, per_span = strings
+        mentions = np.array([[end - start, 0, 0, len(matches[(start, end)]), (end - start) / len(texts)]
                              for start, end in spans], dtype=np.float64)
-        entities = np.array([[any(t in padded_query for t in padded_titles[d]), any(padded_query in t for t in padded_titles[d]),
-                              query_text in titles[d]] for d in columns.tolist()], dtype=np.float64)
-        numbers = np.array([span_number[(c.mention.start, c.mention.end)] for c in candidates])
-        rows = np.searchsorted(columns, candidate_docids)
-        row_docids = columns[rows]
-        pairs: list[CandidatePair] = []
-        pair_features: list[tuple[float, bool, bool, bool, int]] = []
-        padded_mentions = [f" {m} " for m in mention_texts]
-        for candidate, number, docid in zip(candidates, numbers.tolist(), candidate_docids):
-            mention, padded, title = mention_texts[number], padded_mentions[number], padded_titles[docid]
-            start, end = char_spans[number]
-            pair_features.append((candidate.commonness, any(t in padded for t in title), any(padded in t for t in title),
-                                  mention in titles[docid], position(abstracts[docid], mention)))
-            pairs.append(CandidatePair(candidate.mention, candidate.entity, start, end, candidate.commonness))
-        query_scores, mlm_tc, mention_scores = self._language_models(query, char_spans, columns)
-        matrix = np.empty((len(pairs), len(FEATURES)), dtype=np.float64)
-        matrix[:, :_REDIRECTS] = mentions[numbers]
+        mentions[:, 1:3] = per_span
+        span_rows, column_rows = np.array(numbers), np.array(rows)
+        row_docids = np.array(columns)[column_rows]
+        matrix = np.empty((len(candidates), len(FEATURES)), dtype=np.float64)
+        matrix[:, :_REDIRECTS] = mentions[span_rows]
         matrix[:, _REDIRECTS] = self._redirects[row_docids]
         matrix[:, _LINKS] = self._links[row_docids]
-        matrix[:, _COMMONNESS:_MENTION_SCORES] = pair_features
-        matrix[:, _MENTION_SCORES:_QUERY_TITLE] = mention_scores[numbers, :, rows]
-        matrix[:, _QUERY_TITLE:_MLM_TC] = entities[rows]
-        matrix[:, _MLM_TC] = mlm_tc[rows]
-        matrix[:, _QUERY_SCORES:] = query_scores[:, rows].T
+        matrix[:, _COMMONNESS] = [c.commonness for c in candidates]
+        matrix[:, _COMMONNESS + 1:_MENTION_SCORES] = per_row
+        matrix[:, _MENTION_SCORES:_QUERY_TITLE] = mention_scores[span_rows, :, column_rows]
+        matrix[:, _QUERY_TITLE:_MLM_TC] = per_column[column_rows]
+        matrix[:, _MLM_TC] = mlm_tc[column_rows]
+        matrix[:, _QUERY_SCORES:] = query_scores[:, column_rows].T
+        pairs = [CandidatePair(c.mention, c.entity, *char_spans[n], c.commonness) for c, n in zip(candidates, numbers)]
         return pairs, matrix
 
-    def _language_models(self, query: str, char_spans: Sequence[tuple[int, int]],
-                         columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """exp(Eq. 16) for the candidates ``columns``: of the query per single field (6 x n), of
-        the query under MLM (n), of each mention per single field (spans x 6 x n); one Java call."""
-        texts = [query, *(query[a:b] for a, b in char_spans)]
-        scores = np.exp(self._grid.scores([text.replace("\t", " ") for text in texts], _grid_scorings(len(texts)),
-                                          columns))
+    def _java_features(self, query: str, normalized: str, char_spans: Sequence[tuple[int, int]], layout: list[int],
+                       stored: list[int] | None) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray],
+                                                         tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """One Java call (``PairFeatures.features``): exp(Eq. 16) for the candidates (the layout's
+        columns) of the query per single field (6 x n), of the query under MLM (n) and of each
+        mention per single field (spans x 6 x n); and the string tests per row (mct, tcm, tem,
+        pos1), per column (qct, tcq, teq) and per span (ntem, smil). ``stored``: the layout's
+        docids, whose texts are read here (an index without ``ltr_texts.bin``), or None."""
+        if "\t" in query or "\n" in query or "\r" in query:  # line ends and tabs separate tokens as spaces do
+            query = query.translate(_AS_SPACES)
+        lm_texts = [query, *(query[a:b] for a, b in char_spans)]
+        spans, columns, rows = layout[0], layout[1], layout[2]
+        scorings = _grid_scorings(len(lm_texts))
+        texts = None
+        if stored is not None:
+            texts = [text for titles, abstract in self._texts.texts(stored) for text in ("\n".join(titles), abstract)]
+        raw = _helper().features(self.index.leaf, _analyzer(), self._model_lines, lm_texts,
+                                 lucene.encode_docids(scorings.reshape(-1)), normalized,
+                                 lucene.encode_docids(np.array(layout, dtype=np.int32)), texts).tostring()
+        cells = len(scorings) * columns
+        if len(raw) != 8 * cells + 4 * len(scorings) + 4 * (4 * rows + 3 * columns + 2 * spans):
+            raise ValueError(f"pair features: an answer of {len(raw)} bytes for {len(scorings)} x {columns} scores")
+        log_scores = np.frombuffer(raw, dtype="<f8", count=cells).reshape(len(scorings), columns)
+        known = np.frombuffer(raw, dtype="<i4", count=len(scorings), offset=8 * cells)
+        scores = np.exp(np.where((known == 0)[:, None], -np.inf, log_scores))  # no evidence: score 0
+        strings = np.frombuffer(raw, dtype="<i4", offset=8 * cells + 4 * len(scorings))
         single = len(SINGLE_FIELD_MODELS)
-        return scores[:single], scores[single], scores[single + 1:].reshape(len(char_spans), single, len(columns))
+        return ((scores[:single], scores[single], scores[single + 1:].reshape(spans, single, columns)),
+                (strings[:4 * rows].reshape(rows, 4), strings[4 * rows:4 * rows + 3 * columns].reshape(columns, 3),
+                 strings[4 * rows + 3 * columns:].reshape(spans, 2)))
 
     def _docid(self, entity: str, known: dict[str, int | None]) -> int | None:
         if entity not in known:

@@ -360,22 +360,28 @@ def _count_calls(monkeypatch: pytest.MonkeyPatch) -> Counter:
             return function(*args, **kwargs)
         return wrapper
 
-    monkeypatch.setattr(features.GridScorer, "scores", counted("scores", features.GridScorer.scores))
+    class Helper:  # the features' Java class, its calls counted
+        def __init__(self, java):  # type: ignore[no-untyped-def]
+            self.features = counted("features", java.features)
+
+    helper = Helper(features._helper())
+    monkeypatch.setattr(features, "_helper", lambda: helper)
     monkeypatch.setattr(stored, "stored_values", counted("stored_values", stored.stored_values))
     monkeypatch.setattr(lucene, "_call", counted("java", lucene._call))
     return calls
 
 
-def test_a_query_costs_one_scoring_call_and_no_stored_fields_call(extractor: FeatureExtractor,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every language-model feature of a query (the query's 7, each mention's 6) comes from one
-    Java call; the titles and short abstracts from the index's normalized copy (``ltr_texts.bin``),
-    not Lucene's stored fields; a query without candidates makes no call."""
+def test_a_query_costs_one_java_call_and_no_stored_fields_call(extractor: FeatureExtractor,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every language-model feature of a query (the query's 7, each mention's 6) and every string
+    test comes from one Java call, which reads the titles and short abstracts from the index's
+    normalized copy (``ltr_texts.bin``), not Lucene's stored fields; a query without candidates
+    makes no call."""
     calls = _count_calls(monkeypatch)
     pairs, _ = extractor.extract(QUERIES["named-1"])
     assert len({(p.start, p.end) for p in pairs}) >= 3
-    assert calls == {"scores": 1, "java": 1}
-    assert extractor.extract("zzzz qqqq")[0] == [] and calls == {"scores": 1, "java": 1}
+    assert calls == {"features": 1}
+    assert extractor.extract("zzzz qqqq")[0] == [] and calls == {"features": 1}
 
 
 def test_the_index_holds_the_normalized_titles_and_short_abstracts(sample_link_artefacts: tuple[Path, Path],

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.IntBuffer;
+import java.nio.LongBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -42,8 +43,19 @@ final class SideFiles {
    * {@code count} values. */
   static IntBuffer map(LeafReader leaf, String name, int count) throws IOException {
     Path folder = folder(leaf);
-    Path file = folder == null ? null : folder.resolve(name);
-    if (file == null || !Files.isRegularFile(file)) {
+    ByteBuffer data = folder == null ? null : map(folder.resolve(name), "<i4", 4, count);
+    return data == null ? null : data.asIntBuffer();
+  }
+
+  /** The file {@code file} mapped as {@code count} int64 values, or null when there is no such
+   * file or it is not a one-dimensional little-endian int64 array of {@code count} values. */
+  static LongBuffer mapLongs(Path file, long count) throws IOException {
+    ByteBuffer data = map(file, "<i8", 8, count);
+    return data == null ? null : data.asLongBuffer();
+  }
+
+  private static ByteBuffer map(Path file, String descr, int width, long count) throws IOException {
+    if (!Files.isRegularFile(file)) {
       return null;
     }
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
@@ -61,11 +73,11 @@ final class SideFiles {
       while (header.hasRemaining() && channel.read(header) >= 0) {}
       String text = new String(header.array(), StandardCharsets.ISO_8859_1).replace(" ", "");
       long data = headerStart + headerLength;
-      if (!text.contains("'descr':'<i4'") || !text.contains("'fortran_order':False")
-          || !text.contains("'shape':(" + count + ",)") || channel.size() != data + 4L * count) {
+      if (!text.contains("'descr':'" + descr + "'") || !text.contains("'fortran_order':False")
+          || !text.contains("'shape':(" + count + ",)") || channel.size() != data + width * count) {
         return null;
       }
-      return channel.map(FileChannel.MapMode.READ_ONLY, data, 4L * count).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer();
+      return channel.map(FileChannel.MapMode.READ_ONLY, data, width * count).order(ByteOrder.LITTLE_ENDIAN);
     }
   }
 }

@@ -1,0 +1,256 @@
+package org.elquery.retrieval;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.LongBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
+import org.apache.lucene.analysis.Analyzer;
+import org.apache.lucene.index.LeafReader;
+
+/**
+ * The LTR features of a query's candidate (mention, entity) pairs that Java computes in one call
+ * (methods.md section 9, linking/ltr/features.py): the language-model grid of the query and its
+ * mentions ({@link ScoreGrid}) and the string tests over the entities' normalized titles and short
+ * abstracts, read from the index's {@code ltr_texts.bin} (memory-mapped, at the byte offsets of
+ * {@code ltr_text_offsets.npy}: per docid its titles joined by newlines, then its short abstract,
+ * elquery/kb/index_format.py) or given by the caller (an index built before that file).
+ *
+ * <p>Texts are normalized (tokens joined by single spaces); "a contains b" means b is a run of
+ * whole tokens of a, i.e. " b " is in " a ". Per pair (mention m, entity e): mct (m contains a
+ * title of e), tcm (a title contains m), tem (a title equals m), pos1 (the offset in code points
+ * of the first run m in e's short abstract, 1000 if none). Per candidate entity: qct, tcq, teq
+ * (the same tests with the query q in place of m). Per mention span: ntem (the entities whose
+ * title equals m) and smil (those whose title equals some n-gram of m), among the KB matches of
+ * each n-gram the caller gives.
+ */
+public final class PairFeatures {
+  /** The files of index_format.py's LTR_TEXTS_FILE and LTR_TEXT_OFFSETS_FILE. */
+  static final String TEXTS_FILE = "ltr_texts.bin";
+  static final String OFFSETS_FILE = "ltr_text_offsets.npy";
+  /** pos1 of a mention absent from the short abstract. */
+  static final int NOT_FOUND = 1000;
+  private static final Map<LeafReader, MappedTexts> MAPPED = new WeakHashMap<>();
+
+  private PairFeatures() {}
+
+  /**
+   * The grid (as {@link EntityScores#scoreGrid} answers it, over the first {@code C} docids of the
+   * layout) followed by the string features, little-endian int32: per row mct, tcm, tem, pos1;
+   * per column qct, tcq, teq; per span ntem, smil.
+   *
+   * <p>{@code layout} (base64 little-endian int32): S, C, R, T, D; S spans (start, end: token
+   * numbers of {@code query}, its tokens split at single spaces); D docids (ascending for the
+   * first C, the candidates or columns; then the other entities the n-grams' KB matches name);
+   * R rows (span number, column number); T n-gram matches (start, end, number of a docid of the
+   * layout). {@code texts}: null to read the index's {@code ltr_texts.bin}, else two per docid of
+   * the layout, its normalized titles joined by newlines and its normalized short abstract.
+   */
+  public static byte[] features(LeafReader leaf, Analyzer analyzer, String[] models, String[] lmTexts,
+      String scorings, String query, String layout, String[] texts) throws IOException {
+    int[] ints = LanguageModel.ints(layout);
+    int spans = ints[0], columns = ints[1], rows = ints[2], matches = ints[3], docs = ints[4];
+    int at = 5;
+    int spansAt = at;
+    at += 2 * spans;
+    int docsAt = at;
+    at += docs;
+    int rowsAt = at;
+    at += 2 * rows;
+    int matchesAt = at;
+    int[] docids = new int[columns];
+    System.arraycopy(ints, docsAt, docids, 0, columns);
+    byte[] grid = EntityScores.scoreGrid(leaf, analyzer, models, lmTexts, LanguageModel.ints(scorings), docids);
+
+    String[] titles = new String[docs];
+    String[] abstracts = new String[columns];
+    if (texts == null) {
+      MappedTexts mapped = mapped(leaf);
+      for (int d = 0; d < docs; d++) {
+        int doc = ints[docsAt + d];
+        titles[d] = mapped.text(2L * doc);
+        if (d < columns) {
+          abstracts[d] = mapped.text(2L * doc + 1);
+        }
+      }
+    } else {
+      for (int d = 0; d < docs; d++) {
+        titles[d] = texts[2 * d];
+        if (d < columns) {
+          abstracts[d] = texts[2 * d + 1];
+        }
+      }
+    }
+    String[][] titleLists = new String[docs][];
+    String[][] paddedTitles = new String[docs][];
+    for (int d = 0; d < docs; d++) {
+      titleLists[d] = titles[d].isEmpty() ? new String[0] : titles[d].split("\n", -1);
+      paddedTitles[d] = new String[titleLists[d].length];
+      for (int t = 0; t < titleLists[d].length; t++) {
+        paddedTitles[d][t] = " " + titleLists[d][t] + " ";
+      }
+    }
+    String[] tokens = query.split(" ", -1);
+    String[] mentions = new String[spans];
+    for (int s = 0; s < spans; s++) {
+      mentions[s] = join(tokens, ints[spansAt + 2 * s], ints[spansAt + 2 * s + 1]);
+    }
+
+    ByteBuffer out = EntityScores.buffer(grid.length + 4 * (4 * rows + 3 * columns + 2 * spans));
+    out.put(grid);
+    for (int r = 0; r < rows; r++) {
+      int s = ints[rowsAt + 2 * r];
+      int c = ints[rowsAt + 2 * r + 1];
+      String mention = mentions[s];
+      String padded = " " + mention + " ";
+      out.putInt(containsTitle(padded, paddedTitles[c]) ? 1 : 0);
+      out.putInt(titleContains(paddedTitles[c], padded) ? 1 : 0);
+      out.putInt(equalsTitle(titleLists[c], mention) ? 1 : 0);
+      out.putInt(position(abstracts[c], padded));
+    }
+    String paddedQuery = " " + query + " ";
+    for (int c = 0; c < columns; c++) {
+      out.putInt(containsTitle(paddedQuery, paddedTitles[c]) ? 1 : 0);
+      out.putInt(titleContains(paddedTitles[c], paddedQuery) ? 1 : 0);
+      out.putInt(equalsTitle(titleLists[c], query) ? 1 : 0);
+    }
+    boolean[] equal = new boolean[matches];
+    for (int m = 0; m < matches; m++) {
+      int i = ints[matchesAt + 3 * m];
+      int j = ints[matchesAt + 3 * m + 1];
+      equal[m] = equalsTitle(titleLists[ints[matchesAt + 3 * m + 2]], join(tokens, i, j));
+    }
+    for (int s = 0; s < spans; s++) {
+      int start = ints[spansAt + 2 * s];
+      int end = ints[spansAt + 2 * s + 1];
+      int named = 0;
+      Set<Integer> similar = new HashSet<>();
+      for (int m = 0; m < matches; m++) {
+        int i = ints[matchesAt + 3 * m];
+        int j = ints[matchesAt + 3 * m + 1];
+        if (equal[m] && start <= i && j <= end) {
+          similar.add(ints[matchesAt + 3 * m + 2]);
+          if (i == start && j == end) {
+            named++;
+          }
+        }
+      }
+      out.putInt(named);
+      out.putInt(similar.size());
+    }
+    return out.array();
+  }
+
+  private static String join(String[] tokens, int start, int end) {
+    return String.join(" ", java.util.Arrays.asList(tokens).subList(start, end));
+  }
+
+  /** Whether padded text {@code outer} contains a padded title. */
+  private static boolean containsTitle(String outer, String[] paddedTitles) {
+    for (String title : paddedTitles) {
+      if (outer.contains(title)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether a padded title contains padded text {@code inner}. */
+  private static boolean titleContains(String[] paddedTitles, String inner) {
+    for (String title : paddedTitles) {
+      if (title.contains(inner)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean equalsTitle(String[] titles, String text) {
+    for (String title : titles) {
+      if (title.equals(text)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The offset in code points of the first run of whole tokens {@code padded} (" m ") in
+   * {@code text}, {@link #NOT_FOUND} if none: the offset of " m " in " text ". */
+  private static int position(String text, String padded) {
+    String outer = " " + text + " ";
+    int found = outer.indexOf(padded);
+    return found < 0 ? NOT_FOUND : outer.codePointCount(0, found);
+  }
+
+  /** The normalized texts of the index of {@code leaf}, mapped on first use (an
+   * IllegalStateException if it has none that match it). */
+  private static MappedTexts mapped(LeafReader leaf) throws IOException {
+    synchronized (MAPPED) {
+      MappedTexts texts = MAPPED.get(leaf);
+      if (texts == null) {
+        texts = MappedTexts.open(leaf);
+        MAPPED.put(leaf, texts);
+      }
+      return texts;
+    }
+  }
+
+  /** {@code ltr_texts.bin} and its offsets, memory-mapped (the texts in chunks of at most 1 GiB,
+   * a text copied out of one or two of them). */
+  private static final class MappedTexts {
+    private static final long CHUNK = 1L << 30;
+    private final LongBuffer offsets;
+    private final ByteBuffer[] chunks;
+
+    private MappedTexts(LongBuffer offsets, ByteBuffer[] chunks) {
+      this.offsets = offsets;
+      this.chunks = chunks;
+    }
+
+    static MappedTexts open(LeafReader leaf) throws IOException {
+      Path folder = SideFiles.folder(leaf);
+      long count = 2L * leaf.maxDoc() + 1;
+      LongBuffer offsets = folder == null ? null : SideFiles.mapLongs(folder.resolve(OFFSETS_FILE), count);
+      Path file = folder == null ? null : folder.resolve(TEXTS_FILE);
+      if (offsets == null || !Files.isRegularFile(file)) {
+        throw new IllegalStateException("the index has no " + TEXTS_FILE + " matching it");
+      }
+      try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+        long size = channel.size();
+        if (offsets.get((int) (count - 1)) != size) {
+          throw new IllegalStateException(TEXTS_FILE + " does not match the Lucene index");
+        }
+        ByteBuffer[] chunks = new ByteBuffer[(int) ((size + CHUNK - 1) / CHUNK)];
+        for (int c = 0; c < chunks.length; c++) {
+          chunks[c] = channel.map(FileChannel.MapMode.READ_ONLY, c * CHUNK, Math.min(CHUNK, size - c * CHUNK));
+        }
+        return new MappedTexts(offsets, chunks);
+      }
+    }
+
+    /** Text number {@code i}: bytes [offsets[i], offsets[i + 1]), UTF-8. */
+    String text(long i) {
+      long start = offsets.get((int) i);
+      int length = (int) (offsets.get((int) i + 1) - start);
+      byte[] bytes = new byte[length];
+      int done = 0;
+      while (done < length) {
+        long at = start + done;
+        ByteBuffer chunk = chunks[(int) (at / CHUNK)].duplicate();
+        chunk.position((int) (at % CHUNK));
+        int n = Math.min(length - done, chunk.remaining());
+        chunk.get(bytes, done, n);
+        done += n;
+      }
+      return new String(bytes, StandardCharsets.UTF_8);
+    }
+  }
+}
