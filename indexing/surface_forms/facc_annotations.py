@@ -285,8 +285,9 @@ def _members(archive: tarfile.TarFile) -> Iterator[Stream]:
 
 _NAMES = ["document", "encoding", "mention", "begin", "end", "posterior", "context_posterior", "mid"]
 _READ = pa_csv.ReadOptions(column_names=_NAMES, block_size=1 << 30, use_threads=False)  # one parse per block
+_USED = ["mention", "begin", "end", "posterior", "mid"]  # the columns made arrays (the others only delimited)
 _CONVERT = pa_csv.ConvertOptions(column_types={name: pa.binary() for name in _NAMES}, strings_can_be_null=False,
-                                 quoted_strings_can_be_null=False, check_utf8=False)
+                                 quoted_strings_can_be_null=False, check_utf8=False, include_columns=_USED)
 
 
 def _parse_options(handler: object = None) -> pa_csv.ParseOptions:
@@ -425,7 +426,7 @@ def _rows_by_line(lines: bytes, where: str, first: int) -> _Batch:
         else:
             good.append(line)
     if not good:
-        return _Batch(pa.table({name: pa.array([], pa.binary()) for name in _NAMES}), where, first, skipped, len(split),
+        return _Batch(pa.table({name: pa.array([], pa.binary()) for name in _USED}), where, first, skipped, len(split),
                       lines)
     good.append(b"")
     table = pa_csv.read_csv(pa.py_buffer(b"\n".join(good)), _READ, _parse_options(), _CONVERT)
