@@ -29,7 +29,7 @@ import resource
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -65,7 +65,7 @@ from elquery.indexing.surface_forms.sources import (
     predicates_of,
     read_redirects,
 )
-from elquery.indexing.surface_forms.store_writer import append_shard, create, finish, write_shard
+from elquery.indexing.surface_forms.store_writer import Shard, append_shard, create, finish, write_shard
 from elquery.kb.surface_forms.layout import ANCHORS, FACC, FORMAT, KB
 
 COMPRESSION_RATIO = 6
@@ -313,29 +313,29 @@ def _run_workers(files: list[Path], workers: int, options: BuildOptions, spill_d
     return empty_form_rows
 
 
-_names: Sequence[str] = ()
-"""In a merge worker (or in this process, for one worker): the entity ids by number."""
+_name_ranks: np.ndarray = np.zeros(0, np.int64)
+"""In a merge worker (or in this process, for one worker): the rank of each entity's id in sorted
+order, mapped (:attr:`MappedEntityNames.ranks`)."""
 
 
 def _map_names(directory: Path) -> None:
-    global _names
-    _names = MappedEntityNames(directory)
+    global _name_ranks
+    _name_ranks = MappedEntityNames(directory).ranks
 
 
 def _unmap_names() -> None:
-    global _names
-    _names = ()
+    global _name_ranks
+    _name_ranks = np.zeros(0, np.int64)
 
 
-def _shard_task(task: tuple[list[Path], int, Path]) -> tuple[Path, int, int, np.ndarray]:
-    """Merge one partition and write it as a shard: (shard, forms, pairs, entities used); its
+def _shard_task(task: tuple[list[Path], int, Path]) -> tuple[Path, int, int, Shard]:
+    """Merge one partition and write it as a shard: (shard file, forms, pairs, shard); its
     spill files are removed once merged (temporary disk: the spills not yet merged and the store)."""
-    spills, min_count, shard = task
+    spills, min_count, path = task
     part = merge_partition(spills, min_count)
     for spill in spills:
         spill.unlink()
-    used = write_shard(shard, part, _names)
-    return shard, len(part.forms), len(part.pair_forms), used
+    return path, len(part.forms), len(part.pair_forms), write_shard(path, part, _name_ranks)
 
 
 def _assemble(db_path: Path, spill_dir: Path, partitions: int, options: BuildOptions, report: BuildReport) -> None:
@@ -352,18 +352,20 @@ def _assemble(db_path: Path, spill_dir: Path, partitions: int, options: BuildOpt
         db = create(db_path, sqlite_cache_kib(options.memory_mb))
         try:
             used = np.zeros(len(names), bool)
+            longest = 0
             with _bar(options, total=partitions, unit="part", desc="merge") as bar:
-                for shard, forms, pairs, entities in ordered_map(_shard_task, ((task,) for task in tasks), pool):
-                    append_shard(db, shard, report.forms)
-                    shard.unlink()
+                for path, forms, pairs, shard in ordered_map(_shard_task, ((task,) for task in tasks), pool):
+                    append_shard(db, path, report.forms)
+                    path.unlink()
                     report.forms += forms
                     report.pairs += pairs
-                    used[entities] = True
+                    used[shard.entities] = True
+                    longest = max(longest, shard.longest_form_tokens)
                     bar.update()
             if report.forms == 0:
                 raise ElqueryError(f"no surface forms found in the sources given ({', '.join(options.sources) or 'none'})")
             report.entities = int(np.count_nonzero(used))
-            finish(db, np.flatnonzero(used), names,
+            finish(db, np.flatnonzero(used), names, longest,
                    {"sources": options.sources, "min_count": options.min_count, "report": report.to_json()})
         finally:
             db.close()

@@ -21,6 +21,8 @@ import json
 import shutil
 import sqlite3
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +31,7 @@ from elquery.indexing.surface_forms.aggregate import MergedPartition
 from elquery.indexing.surface_forms.entity_names import MappedEntityNames
 from elquery.kb.surface_forms.candidates import SOURCE_BITS, WIDTHS
 from elquery.kb.surface_forms.layout import FORMAT
-from elquery.kb.surface_forms.store import LONGEST_FORM_KEY, longest_form_tokens
+from elquery.kb.surface_forms.store import LONGEST_FORM_KEY
 
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -49,6 +51,7 @@ _BUILD_PRAGMAS = ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXC
 SHARD_CACHE_KIB = 8192
 ENTITY_BUCKET_BITS = 16
 _PAIR_CHUNK = 1 << 22
+ROWS_PER_INSERT = 1000
 _PAIR = np.dtype([("entity", "<u4"), ("form", "<u4")])
 
 
@@ -111,6 +114,25 @@ def encode_candidates(forms: np.ndarray, entities: np.ndarray, kb: np.ndarray, f
     return out.tobytes(), np.r_[0, ends].tolist()
 
 
+def insert_rows(db: sqlite3.Connection, table: str, columns: Sequence[Sequence[object]]) -> None:
+    """Insert the rows ``zip(*columns)`` into ``table``, up to :data:`ROWS_PER_INSERT` rows a
+    statement (a multi-row ``VALUES``): Python binds the values of many rows in one call, about
+    half the CPU of one statement a row."""
+    width, rows = len(columns), len(columns[0])
+    values: list[object] = [None] * (width * rows)
+    for at, column in enumerate(columns):
+        values[at::width] = column
+    per = max(1, min(ROWS_PER_INSERT, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // width))
+    row = f"({', '.join('?' * width)})"
+    full = rows - rows % per
+    if full:
+        step = per * width
+        db.executemany(f"INSERT INTO {table} VALUES {', '.join([row] * per)}",
+                       (values[at:at + step] for at in range(0, full * width, step)))
+    if full < rows:
+        db.execute(f"INSERT INTO {table} VALUES {', '.join([row] * (rows - full))}", values[full * width:])
+
+
 def create(path: Path, cache_kib: int = SHARD_CACHE_KIB) -> sqlite3.Connection:
     """A new, empty store (or shard) at ``path``, set up for a bulk load (no journal), with a page
     cache (and memory for each sort) of ``cache_kib`` KiB."""
@@ -121,19 +143,24 @@ def create(path: Path, cache_kib: int = SHARD_CACHE_KIB) -> sqlite3.Connection:
     return db
 
 
-def write_shard(path: Path, part: MergedPartition, names: Sequence[str]) -> np.ndarray:
+@dataclass(frozen=True)
+class Shard:
+    """What :func:`write_shard` tells the assembler: the entity numbers the shard's pairs use
+    (ascending) and the number of tokens of its longest form (0 without forms)."""
+
+    entities: np.ndarray
+    longest_form_tokens: int
+
+
+def write_shard(path: Path, part: MergedPartition, name_ranks: np.ndarray) -> Shard:
     """Write one merged partition as a shard (forms with ids 0..n-1 in the partition's sorted
-    order and their encoded candidates, and its (entity, form) pairs by entity); returns the entity
-    numbers the pairs use."""
+    order and their encoded candidates, and its (entity, form) pairs by entity).
+    ``name_ranks[n]`` is the rank of entity number n's id in sorted order
+    (:attr:`MappedEntityNames.ranks`): candidates of equal commonness are ordered by id."""
     counts, _, _ = commonness_counts(part)
-    used, entity_index = np.unique(part.pair_entities, return_inverse=True)
-    used_names = names_of(names, used)
-    name_rank = np.empty(len(used_names), np.int64)
-    name_rank[sorted(range(len(used_names)), key=used_names.__getitem__)] = np.arange(len(used_names))
-    order = np.lexsort((name_rank[entity_index], -counts, part.pair_forms))
+    order = np.lexsort((np.asarray(name_ranks)[part.pair_entities], -counts, part.pair_forms))
     blobs, offsets = encode_candidates(part.pair_forms[order], part.pair_entities[order], part.pair_kb[order],
                                        part.pair_facc[order], part.pair_anchors[order])
-    forms = zip(range(len(part.forms)), part.forms, (blobs[a:b] for a, b in zip(offsets, offsets[1:])))
     by_entity = np.lexsort((part.pair_forms, part.pair_entities))
     entities, form_ids = part.pair_entities[by_entity].astype("<u4"), part.pair_forms[by_entity].astype("<u4")
     chunks = ((n, entities[s:s + _PAIR_CHUNK].tobytes(), form_ids[s:s + _PAIR_CHUNK].tobytes())
@@ -142,12 +169,14 @@ def write_shard(path: Path, part: MergedPartition, names: Sequence[str]) -> np.n
     try:
         db.execute(SHARD_PAIRS)
         db.execute("BEGIN")
-        db.executemany("INSERT INTO forms VALUES (?, ?, ?)", forms)
+        insert_rows(db, "forms", [list(range(len(part.forms))), part.forms,
+                                  list(map(blobs.__getitem__, map(slice, offsets, offsets[1:])))])
         db.executemany("INSERT INTO entity_pairs VALUES (?, ?, ?)", chunks)
         db.execute("COMMIT")
     finally:
         db.close()
-    return used
+    longest = max(map(str.count, part.forms, repeat(" ")), default=-1) + 1  # forms are space-joined tokens
+    return Shard(entities[np.r_[True, entities[1:] != entities[:-1]]] if len(entities) else entities, longest)
 
 
 def _buckets(db: sqlite3.Connection) -> Path:
@@ -179,32 +208,35 @@ def append_shard(db: sqlite3.Connection, shard: Path, offset: int) -> None:
         db.execute("DETACH DATABASE shard")
 
 
-def _entity_forms(buckets: Path) -> Iterator[tuple[int, bytes]]:
-    """(entity, its form ids as little-endian uint32, ascending) by entity, a bucket at a time,
-    each bucket file removed once read."""
+def _entity_forms(buckets: Path) -> Iterator[tuple[list[int], list[bytes]]]:
+    """By entity, a bucket at a time: the entities and their form ids (little-endian uint32,
+    ascending), each bucket file removed once read."""
     for path in sorted(buckets.glob("*.pairs")):
         pairs = np.fromfile(path, _PAIR)
         path.unlink()
         pairs = pairs[np.argsort(pairs["entity"], kind="stable")]  # forms stay ascending: appended in form order
         forms = pairs["form"].tobytes()
         starts = np.flatnonzero(np.r_[True, pairs["entity"][1:] != pairs["entity"][:-1]])
-        ends = np.r_[starts[1:], len(pairs)]
-        yield from zip(pairs["entity"][starts].tolist(), (forms[4 * a:4 * b] for a, b in zip(starts.tolist(), ends.tolist())))
+        bounds = (4 * np.r_[starts, len(pairs)]).tolist()
+        yield pairs["entity"][starts].tolist(), list(map(forms.__getitem__, map(slice, bounds, bounds[1:])))
 
 
-def finish(db: sqlite3.Connection, entities: np.ndarray, names: Sequence[str], meta: dict[str, object]) -> None:
+def finish(db: sqlite3.Connection, entities: np.ndarray, names: Sequence[str], longest_form_tokens: int,
+           meta: dict[str, object]) -> None:
     """Write the ``entities`` used (numbers into ``names``, ascending) and their forms, index the
-    assembled store, and record its format and ``meta`` (JSON values)."""
+    assembled store, and record its format, the number of tokens of its longest form and ``meta``
+    (JSON values)."""
     buckets = _buckets(db)
     db.execute("BEGIN")
     for start in range(0, len(entities), 1 << 20):
         part = entities[start:start + (1 << 20)]
-        db.executemany("INSERT INTO entities VALUES (?, ?)", zip(part.tolist(), names_of(names, part)))
+        insert_rows(db, "entities", [part.tolist(), names_of(names, part)])
     if buckets.is_dir():
-        db.executemany("INSERT INTO entity_forms VALUES (?, ?)", _entity_forms(buckets))
+        for numbers, forms in _entity_forms(buckets):
+            insert_rows(db, "entity_forms", [numbers, forms])
         shutil.rmtree(buckets)
     db.execute("COMMIT")
     db.executescript(INDEXES)
-    meta = {**meta, LONGEST_FORM_KEY: longest_form_tokens(db)}
+    meta = {**meta, LONGEST_FORM_KEY: longest_form_tokens}
     rows = [("format", FORMAT)] + [(k, json.dumps(v, ensure_ascii=False, sort_keys=True)) for k, v in meta.items()]
     db.executemany("INSERT INTO meta VALUES (?, ?)", rows)
