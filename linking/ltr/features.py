@@ -133,15 +133,6 @@ def _analyzer() -> Any:
     return analyzer()
 
 
-@functools.cache
-def _grid_scorings(texts: int) -> np.ndarray:
-    """The (model, text) rows of a query's grid (:data:`GRID_MODELS`) for the query (text 0) and
-    ``texts - 1`` mentions: the query under every model, each mention under the single-field ones."""
-    single = len(SINGLE_FIELD_MODELS)
-    rows = [(m, 0) for m in range(len(GRID_MODELS))] + [(m, t) for t in range(1, texts) for m in range(single)]
-    return np.array(rows, dtype=np.int32)
-
-
 _Artefact = TypeVar("_Artefact", EntityIndex, SurfaceFormStore)
 
 
@@ -228,14 +219,13 @@ class FeatureExtractor:
         numbers = [span_number[(c.mention.start, c.mention.end)] for c in candidates]
         rows = [number[d] for d in candidate_docids]
         layout = [len(spans), len(columns), len(candidates), sum(map(len, titled.values())), len(number),
+                  len(SINGLE_FIELD_MODELS),
                   *(i for span in spans for i in span), *columns, *others,
                   *(i for pair in zip(numbers, rows) for i in pair),
                   *(i for (start, end), found in titled.items() for d in found for i in (start, end, number[d]))]
         char_spans = [(tokens[s].start, tokens[e - 1].end) for s, e in spans]
-        scores, strings = self._java_features(query, " ".join(texts), char_spans, layout,
-                                              None if self._mapped else [*columns, *others])
-        query_scores, mlm_tc, mention_scores = scores
-        per_row, per_column, per_span = strings
+        query_scores, mlm_tc, mention_scores, per_row, per_column, per_span = self._java_features(
+            query, " ".join(texts), char_spans, layout, None if self._mapped else [*columns, *others])
         mentions = np.array([[end - start, 0, 0, len(matches[(start, end)]), (end - start) / len(texts)]
                              for start, end in spans], dtype=np.float64)
         mentions[:, 1:3] = per_span
@@ -247,7 +237,7 @@ class FeatureExtractor:
         matrix[:, _LINKS] = self._links[row_docids]
         matrix[:, _COMMONNESS] = [c.commonness for c in candidates]
         matrix[:, _COMMONNESS + 1:_MENTION_SCORES] = per_row
-        matrix[:, _MENTION_SCORES:_QUERY_TITLE] = mention_scores[span_rows, :, column_rows]
+        matrix[:, _MENTION_SCORES:_QUERY_TITLE] = mention_scores
         matrix[:, _QUERY_TITLE:_MLM_TC] = per_column[column_rows]
         matrix[:, _MLM_TC] = mlm_tc[column_rows]
         matrix[:, _QUERY_SCORES:] = query_scores[:, column_rows].T
@@ -255,35 +245,34 @@ class FeatureExtractor:
         return pairs, matrix
 
     def _java_features(self, query: str, normalized: str, char_spans: Sequence[tuple[int, int]], layout: list[int],
-                       stored: list[int] | None) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray],
-                                                         tuple[np.ndarray, np.ndarray, np.ndarray]]:
+                       stored: list[int] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                         np.ndarray, np.ndarray]:
         """One Java call (``PairFeatures.features``): exp(Eq. 16) for the candidates (the layout's
         columns) of the query per single field (6 x n), of the query under MLM (n) and of each
-        mention per single field (spans x 6 x n); and the string tests per row (mct, tcm, tem,
+        row's mention per single field (rows x 6); and the string tests per row (mct, tcm, tem,
         pos1), per column (qct, tcq, teq) and per span (ntem, smil). ``stored``: the layout's
         docids, whose texts are read here (an index without ``ltr_texts.bin``), or None."""
         if "\t" in query or "\n" in query or "\r" in query:  # line ends and tabs separate tokens as spaces do
             query = query.translate(_AS_SPACES)
-        lm_texts = [query, *(query[a:b] for a, b in char_spans)]
         spans, columns, rows = layout[0], layout[1], layout[2]
-        scorings = _grid_scorings(len(lm_texts))
         texts = None
         if stored is not None:
             texts = [text for titles, abstract in self._texts.texts(stored) for text in ("\n".join(titles), abstract)]
-        raw = _helper().features(self.index.leaf, _analyzer(), self._model_lines, lm_texts,
-                                 lucene.encode_docids(scorings.reshape(-1)), normalized,
+        raw = _helper().features(self.index.leaf, _analyzer(), self._model_lines,
+                                 [query, *(query[a:b] for a, b in char_spans)], normalized,
                                  lucene.encode_docids(np.array(layout, dtype=np.int32)), texts).tostring()
-        cells = len(scorings) * columns
-        if len(raw) != 8 * cells + 4 * len(scorings) + 4 * (4 * rows + 3 * columns + 2 * spans):
-            raise ValueError(f"pair features: an answer of {len(raw)} bytes for {len(scorings)} x {columns} scores")
-        log_scores = np.frombuffer(raw, dtype="<f8", count=cells).reshape(len(scorings), columns)
-        known = np.frombuffer(raw, dtype="<i4", count=len(scorings), offset=8 * cells)
-        scores = np.exp(np.where((known == 0)[:, None], -np.inf, log_scores))  # no evidence: score 0
-        strings = np.frombuffer(raw, dtype="<i4", offset=8 * cells + 4 * len(scorings))
-        single = len(SINGLE_FIELD_MODELS)
-        return ((scores[:single], scores[single], scores[single + 1:].reshape(spans, single, columns)),
-                (strings[:4 * rows].reshape(rows, 4), strings[4 * rows:4 * rows + 3 * columns].reshape(columns, 3),
-                 strings[4 * rows + 3 * columns:].reshape(spans, 2)))
+        models, single = len(GRID_MODELS), len(SINGLE_FIELD_MODELS)
+        cells, mention_cells = models * columns, single * rows
+        if len(raw) != 8 * (cells + mention_cells) + 4 * (models + 4 * rows + 3 * columns + 2 * spans):
+            raise ValueError(f"pair features: an answer of {len(raw)} bytes for {rows} rows and {columns} columns")
+        log_scores = np.frombuffer(raw, dtype="<f8", count=cells).reshape(models, columns)
+        known = np.frombuffer(raw, dtype="<i4", count=models, offset=8 * cells)
+        query_scores = np.exp(np.where((known == 0)[:, None], -np.inf, log_scores))  # no evidence: score 0
+        at = 8 * cells + 4 * models
+        mention_scores = np.exp(np.frombuffer(raw, dtype="<f8", count=mention_cells, offset=at).reshape(rows, single))
+        strings = np.frombuffer(raw, dtype="<i4", offset=at + 8 * mention_cells)
+        return (query_scores[:single], query_scores[single], mention_scores, strings[:4 * rows].reshape(rows, 4),
+                strings[4 * rows:4 * rows + 3 * columns].reshape(columns, 3), strings[4 * rows + 3 * columns:].reshape(spans, 2))
 
     def _docid(self, entity: str, known: dict[str, int | None]) -> int | None:
         if entity not in known:

@@ -111,14 +111,14 @@ public final class EntityScores {
    */
   public static byte[] scoreGrid(LeafReader leaf, Analyzer analyzer, String[] models, String[] texts,
       String scorings, String docids) throws IOException {
-    return scoreGrid(leaf, analyzer, models, texts, LanguageModel.ints(scorings), LanguageModel.ints(docids));
+    return ScoreGrid.run(leaf, analyzer, lengths(leaf), models, texts, LanguageModel.ints(scorings),
+        LanguageModel.ints(docids));
   }
 
-  /** {@link #scoreGrid} with the scorings and docids decoded. */
-  static byte[] scoreGrid(LeafReader leaf, Analyzer analyzer, String[] models, String[] texts, int[] scorings,
-      int[] docids) throws IOException {
+  /** The exact field lengths of the index of {@code leaf} (cached per index). */
+  static ScoreGrid.Lengths lengths(LeafReader leaf) {
     IndexState state = state(leaf);
-    return ScoreGrid.run(leaf, analyzer, fields -> state.lengths(leaf, fields), models, texts, scorings, docids);
+    return fields -> state.lengths(leaf, fields);
   }
 
   private static byte[] score(LeafReader leaf, LanguageModel model) throws IOException {

@@ -43,11 +43,14 @@ public final class PairFeatures {
   private PairFeatures() {}
 
   /**
-   * The grid (as {@link EntityScores#scoreGrid} answers it, over the first {@code C} docids of the
-   * layout) followed by the string features, little-endian int32: per row mct, tcm, tem, pos1;
-   * per column qct, tcq, teq; per span ntem, smil.
+   * The language-model scores and the string features of a query's candidate pairs, little-endian:
+   * float64 log scores of the query ({@code lmTexts[0]}) under each model of {@code models}
+   * (request lines) for each column, model by model, and int32 its known terms under each; per row
+   * float64 the log score of its mention ({@code lmTexts[1 + span]}) under each of the first M
+   * models (-infinity for a mention with no term in the collection), as {@link ScoreGrid} scores
+   * them; then int32 per row mct, tcm, tem, pos1; per column qct, tcq, teq; per span ntem, smil.
    *
-   * <p>{@code layout} (base64 little-endian int32): S, C, R, T, D; S spans (start, end: token
+   * <p>{@code layout} (base64 little-endian int32): S, C, R, T, D, M; S spans (start, end: token
    * numbers of {@code query}, its tokens split at single spaces); D docids (ascending for the
    * first C, the candidates or columns; then the other entities the n-grams' KB matches name);
    * R rows (span number, column number); T n-gram matches (start, end, number of a docid of the
@@ -55,10 +58,10 @@ public final class PairFeatures {
    * the layout, its normalized titles joined by newlines and its normalized short abstract.
    */
   public static byte[] features(LeafReader leaf, Analyzer analyzer, String[] models, String[] lmTexts,
-      String scorings, String query, String layout, String[] texts) throws IOException {
+      String query, String layout, String[] texts) throws IOException {
     int[] ints = LanguageModel.ints(layout);
-    int spans = ints[0], columns = ints[1], rows = ints[2], matches = ints[3], docs = ints[4];
-    int at = 5;
+    int spans = ints[0], columns = ints[1], rows = ints[2], matches = ints[3], docs = ints[4], single = ints[5];
+    int at = 6;
     int spansAt = at;
     at += 2 * spans;
     int docsAt = at;
@@ -68,7 +71,20 @@ public final class PairFeatures {
     int matchesAt = at;
     int[] docids = new int[columns];
     System.arraycopy(ints, docsAt, docids, 0, columns);
-    byte[] grid = EntityScores.scoreGrid(leaf, analyzer, models, lmTexts, LanguageModel.ints(scorings), docids);
+    ScoreGrid grid = new ScoreGrid(leaf, analyzer, EntityScores.lengths(leaf), models, lmTexts, docids);
+    ByteBuffer out = EntityScores.buffer(models.length * (8 * columns + 4) + 8 * single * rows
+        + 4 * (4 * rows + 3 * columns + 2 * spans));
+    for (int m = 0; m < models.length; m++) {
+      grid.score(m, 0, out);
+    }
+    for (int m = 0; m < models.length; m++) {
+      out.putInt(grid.model(m, 0).terms.length);
+    }
+    for (int r = 0; r < rows; r++) {
+      for (int m = 0; m < single; m++) {
+        out.putDouble(grid.score(m, 1 + ints[rowsAt + 2 * r], ints[rowsAt + 2 * r + 1]));
+      }
+    }
 
     String[] titles = new String[docs];
     String[] abstracts = new String[columns];
@@ -104,8 +120,6 @@ public final class PairFeatures {
       mentions[s] = join(tokens, ints[spansAt + 2 * s], ints[spansAt + 2 * s + 1]);
     }
 
-    ByteBuffer out = EntityScores.buffer(grid.length + 4 * (4 * rows + 3 * columns + 2 * spans));
-    out.put(grid);
     for (int r = 0; r < rows; r++) {
       int s = ints[rowsAt + 2 * r];
       int c = ints[rowsAt + 2 * r + 1];

@@ -3,6 +3,7 @@ package org.elquery.retrieval;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,6 +27,14 @@ import org.apache.lucene.util.BytesRef;
 final class ScoreGrid implements LanguageModel.Statistics {
   private final LeafReader leaf;
   private final int[] docids;
+  private final Lengths lengths;
+  private final LanguageModel.ModelLines[] parsed;
+  /** Per text, its analyzed length |q| and its term lines ({@link LanguageModel#termLines}). */
+  private final int[] queryLengths;
+  private final List<List<String[]>> termLines;
+  /** Per (model, text), its model once built; per model, the field lengths of its fields. */
+  private final LanguageModel[][] built;
+  private final IntBuffer[][] fieldLengths;
   private final Map<String, Terms> terms = new HashMap<>();
   private final Map<String, TermsEnum> termsEnums = new HashMap<>();
   /** Per field, per term: its collection frequency and frequencies over the candidates. */
@@ -44,11 +53,6 @@ final class ScoreGrid implements LanguageModel.Statistics {
     }
   }
 
-  private ScoreGrid(LeafReader leaf, int[] docids) {
-    this.leaf = leaf;
-    this.docids = docids;
-  }
-
   /**
    * The answers {@link EntityScores#scoreEach} gives to the requests of the scorings (model {@code
    * scorings[2s]}, text {@code scorings[2s + 1]}), each of {@code models[m]}'s request lines, a
@@ -58,32 +62,67 @@ final class ScoreGrid implements LanguageModel.Statistics {
    */
   static byte[] run(LeafReader leaf, Analyzer analyzer, Lengths lengths, String[] models, String[] texts,
       int[] scorings, int[] docids) throws IOException {
-    ScoreGrid grid = new ScoreGrid(leaf, docids);
-    LanguageModel.ModelLines[] parsed = new LanguageModel.ModelLines[models.length];
+    ScoreGrid grid = new ScoreGrid(leaf, analyzer, lengths, models, texts, docids);
+    int count = scorings.length / 2;
+    ByteBuffer out = EntityScores.buffer(count * (4 + 8 * docids.length));
+    for (int s = 0; s < count; s++) {
+      grid.score(scorings[2 * s], scorings[2 * s + 1], out);
+    }
+    for (int s = 0; s < count; s++) {
+      out.putInt(grid.model(scorings[2 * s], scorings[2 * s + 1]).terms.length);
+    }
+    return out.array();
+  }
+
+  /** A grid over the candidates {@code docids} (ascending) for texts {@code texts} (each analyzed
+   * here, once) and models {@code models} (request lines), scored by {@link #score}. */
+  ScoreGrid(LeafReader leaf, Analyzer analyzer, Lengths lengths, String[] models, String[] texts, int[] docids)
+      throws IOException {
+    this.leaf = leaf;
+    this.docids = docids;
+    this.lengths = lengths;
+    parsed = new LanguageModel.ModelLines[models.length];
     for (int m = 0; m < models.length; m++) {
       parsed[m] = LanguageModel.modelLines(models[m]);
     }
-    int[] queryLengths = new int[texts.length];
-    @SuppressWarnings("unchecked")
-    List<String[]>[] termLines = new List[texts.length];
+    queryLengths = new int[texts.length];
+    termLines = new ArrayList<>(texts.length);
     for (int t = 0; t < texts.length; t++) {
       String[] tokens = texts[t].isEmpty() ? new String[0] : DependenceModel.terms(analyzer, texts[t]);
       queryLengths[t] = tokens.length;
-      termLines[t] = LanguageModel.termLines(tokens);
+      termLines.add(LanguageModel.termLines(tokens));
     }
-    int count = scorings.length / 2;
-    ByteBuffer out = EntityScores.buffer(count * (4 + 8 * docids.length));
-    int[] known = new int[count];
-    for (int s = 0; s < count; s++) {
-      int t = scorings[2 * s + 1];
-      LanguageModel model = LanguageModel.of(grid, parsed[scorings[2 * s]], queryLengths[t], termLines[t], docids);
-      grid.score(model, lengths.of(model.fields), out);
-      known[s] = model.terms.length;
+    built = new LanguageModel[models.length][texts.length];
+    fieldLengths = new IntBuffer[models.length][];
+  }
+
+  /** The model of text {@code t} under model {@code m} (built on first use). */
+  LanguageModel model(int m, int t) throws IOException {
+    if (built[m][t] == null) {
+      built[m][t] = LanguageModel.of(this, parsed[m], queryLengths[t], termLines.get(t), docids);
+      if (fieldLengths[m] == null) {
+        fieldLengths[m] = lengths.of(built[m][t].fields);
+      }
     }
-    for (int s = 0; s < count; s++) {
-      out.putInt(known[s]);
+    return built[m][t];
+  }
+
+  /** The log score of candidate number {@code i} for text {@code t} under model {@code m}: what
+   * {@link #run} answers for it, -infinity when no term of the text is in the collection. */
+  double score(int m, int t, int i) throws IOException {
+    LanguageModel model = model(m, t);
+    if (model.terms.length == 0) {
+      return Double.NEGATIVE_INFINITY;
     }
-    return out.array();
+    int nf = model.fields.length;
+    int[] freqs = new int[model.terms.length * nf];
+    for (int term = 0; term < model.terms.length; term++) {
+      for (int f = 0; f < nf; f++) {
+        int[] column = pair(model.fields[f], model.terms[term]).freqs;
+        freqs[term * nf + f] = column == null ? 0 : column[i];
+      }
+    }
+    return model.score(docids[i], freqs, fieldLengths[m]);
   }
 
   /** Exact field lengths per docid, of the index's fields (cached per index). */
@@ -91,13 +130,15 @@ final class ScoreGrid implements LanguageModel.Statistics {
     IntBuffer[] of(String[] fields) throws IOException;
   }
 
-  /** Appends the log score of each candidate. */
-  private void score(LanguageModel model, IntBuffer[] lengths, ByteBuffer out) throws IOException {
+  /** Appends the log score of each candidate for text {@code t} under model {@code m}. */
+  void score(int m, int t, ByteBuffer out) throws IOException {
+    LanguageModel model = model(m, t);
+    IntBuffer[] lengths = fieldLengths[m];
     int nf = model.fields.length;
     int[][] columns = new int[model.terms.length * nf][];
-    for (int t = 0; t < model.terms.length; t++) {
+    for (int term = 0; term < model.terms.length; term++) {
       for (int f = 0; f < nf; f++) {
-        columns[t * nf + f] = pair(model.fields[f], model.terms[t]).freqs;
+        columns[term * nf + f] = pair(model.fields[f], model.terms[term]).freqs;
       }
     }
     int[] freqs = new int[columns.length];
