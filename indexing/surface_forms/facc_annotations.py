@@ -543,7 +543,11 @@ def _made_of(column: pa.ChunkedArray, disallowed: np.ndarray, skip: int = 0) -> 
     offsets, data = _offsets_and_data(column)
     starts, ends = offsets[:-1] + skip, offsets[1:]
     ok = ends > starts
-    positions = np.flatnonzero(disallowed[data])
+    bad = disallowed[data]
+    for before in range(skip):  # each value's first bytes (one of a short value's lies among the next ones' first)
+        at = offsets[:-1] + before
+        bad[at[at < len(bad)]] = False
+    positions = np.flatnonzero(bad)
     if len(positions):
         rows = np.searchsorted(offsets, positions, side="right") - 1
         inside = (rows >= 0) & (rows < len(ends))

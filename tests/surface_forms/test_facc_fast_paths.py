@@ -115,6 +115,16 @@ def test_column_checks_are_the_patterns(values: list[bytes], cut: int) -> None:
     assert _decimals(chunked).tolist() == exponent_free
 
 
+
+def test_a_mid_prefix_cleared_never_hides_a_bad_byte() -> None:
+    """The first bytes of each value are set aside before the bad bytes are looked for: past the
+    data's end (an empty last value) nothing of the value before is set aside."""
+    assert _made_of(pa.chunked_array([pa.array([b"/m/0-", b""], pa.binary())]), _NOT_MID_BYTES, 3).tolist() == [False, False]
+    values = [b"/m", b"/m/0a", b"/", b"/m/-", b"/m/x", b"m"]
+    assert _made_of(pa.chunked_array([pa.array(values, pa.binary())]), _NOT_MID_BYTES, 3).tolist() == [
+        False, True, False, False, True, False]
+
+
 def _run(tmp_path: Path, rows: list[tuple[str, str, int]], batch_rows: int) -> Path:
     table = pa.table({"form": [r[0] for r in rows], "mid": [r[1] for r in rows], "count": [r[2] for r in rows]},
                      schema=facc_annotations.RUN_SCHEMA)
