@@ -27,6 +27,7 @@ from elquery.kb.normalize import normalize
 SOURCE_KB, SOURCE_FACC, SOURCE_ANCHORS = 0, 1, 2
 _ENTITY_BITS = 32
 _ENTITY_MASK = (1 << _ENTITY_BITS) - 1
+_SOURCE_BITS = 2
 
 
 def partition_of(form: str, partitions: int) -> int:
@@ -179,6 +180,22 @@ def _sum_by_key(keys: np.ndarray, *values: np.ndarray) -> tuple[np.ndarray, ...]
     return (keys[starts], *sums)
 
 
+def _sum_by_source(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``counts`` summed per key ``pair << 2 | source``: (the pairs, ascending, and their FACC,
+    anchor and KB sums), with one sort."""
+    keys, sums = _sum_by_key(keys, counts)
+    pairs, sources = keys >> _SOURCE_BITS, keys & ((1 << _SOURCE_BITS) - 1)
+    starts = _group_starts(pairs)
+    slot = np.cumsum(np.r_[False, pairs[1:] != pairs[:-1]]) if len(pairs) else pairs
+    by_source = []
+    for source in (SOURCE_FACC, SOURCE_ANCHORS, SOURCE_KB):
+        total = np.zeros(len(starts), np.int64)
+        mine = sources == source
+        total[slot[mine]] = sums[mine]
+        by_source.append(total)
+    return pairs[starts], by_source[0], by_source[1], by_source[2]
+
+
 @dataclass(frozen=True)
 class MergedPartition:
     """The final rows of one partition: forms (sorted) with their totals, and pairs keyed by the
@@ -219,19 +236,17 @@ def merge_partition(paths: list[Path], min_count: int) -> MergedPartition:
     rank = np.empty(len(names), np.int64)
     rank[order] = np.arange(len(names))
     ids = rank[ids]
-    keys, facc, anchors, kb = [], [], [], []
+    if len(names) >= 1 << (63 - _ENTITY_BITS - _SOURCE_BITS):
+        raise ValueError(f"a partition of {len(names)} forms: more than a key holds")
+    keys, counts = [], []
     offset = 0
-    for source, forms, piece_keys, counts in pieces:
-        keys.append((ids[offset + (piece_keys >> _ENTITY_BITS)] << _ENTITY_BITS) | (piece_keys & _ENTITY_MASK))
+    for source, forms, piece_keys, piece_counts in pieces:
+        form_ranks = ids[offset + (piece_keys >> _ENTITY_BITS)]
+        keys.append((form_ranks << _ENTITY_BITS | (piece_keys & _ENTITY_MASK)) << _SOURCE_BITS | source)
+        counts.append(piece_counts)
         offset += len(forms)
-        zeros = np.zeros(len(counts), np.int64)
-        facc.append(counts if source == SOURCE_FACC else zeros)
-        anchors.append(counts if source == SOURCE_ANCHORS else zeros)
-        kb.append(counts if source == SOURCE_KB else zeros)
     del pieces
-    all_keys, facc_sum, anchor_sum, kb_sum = _sum_by_key(
-        np.concatenate(keys), np.concatenate(facc), np.concatenate(anchors), np.concatenate(kb)
-    )
+    all_keys, facc_sum, anchor_sum, kb_sum = _sum_by_source(np.concatenate(keys), np.concatenate(counts))
     facc_sum[facc_sum < min_count] = 0
     anchor_sum[anchor_sum < min_count] = 0
     keep = (facc_sum > 0) | (anchor_sum > 0) | (kb_sum > 0)

@@ -73,6 +73,22 @@ def names_of(names: Sequence[str], numbers: np.ndarray) -> list[str]:
     return [names[n] for n in numbers.tolist()]
 
 
+def candidate_order(forms: np.ndarray, counts: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """The order of a partition's pairs by form, then count descending, then the rank of the
+    entity's id (``np.lexsort((ranks, -counts, forms))``; forms and ranks non-negative, each
+    (form, rank) once). One sort of a key that packs the three: the form, the rank of the count
+    among the partition's distinct counts (descending) and the id's rank, when they fit in 63 bits
+    (else the three sorts of ``lexsort``)."""
+    if not len(forms):
+        return np.zeros(0, np.int64)
+    distinct = np.unique(counts)
+    descending = len(distinct) - 1 - np.searchsorted(distinct, counts)
+    rank_bits, count_bits = int(ranks.max()).bit_length(), (len(distinct) - 1).bit_length()
+    if int(forms.max()).bit_length() + count_bits + rank_bits > 63:
+        return np.lexsort((ranks, -counts, forms))
+    return np.argsort(forms << (count_bits + rank_bits) | descending << rank_bits | ranks)
+
+
 def _width_codes(counts: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Per form (pairs ``starts[i]:starts[i + 1]``), the code of the fewest bytes that hold its
     largest count (:data:`elquery.kb.surface_forms.candidates.WIDTHS`)."""
@@ -158,11 +174,11 @@ def write_shard(path: Path, part: MergedPartition, name_ranks: np.ndarray) -> Sh
     ``name_ranks[n]`` is the rank of entity number n's id in sorted order
     (:attr:`MappedEntityNames.ranks`): candidates of equal commonness are ordered by id."""
     counts, _, _ = commonness_counts(part)
-    order = np.lexsort((np.asarray(name_ranks)[part.pair_entities], -counts, part.pair_forms))
+    order = candidate_order(part.pair_forms, counts, np.asarray(name_ranks)[part.pair_entities])
     blobs, offsets = encode_candidates(part.pair_forms[order], part.pair_entities[order], part.pair_kb[order],
                                        part.pair_facc[order], part.pair_anchors[order])
-    by_entity = np.lexsort((part.pair_forms, part.pair_entities))
-    entities, form_ids = part.pair_entities[by_entity].astype("<u4"), part.pair_forms[by_entity].astype("<u4")
+    by_entity = np.sort(part.pair_entities << 32 | part.pair_forms)  # both below 2^32
+    entities, form_ids = (by_entity >> 32).astype("<u4"), (by_entity & 0xFFFFFFFF).astype("<u4")
     chunks = ((n, entities[s:s + _PAIR_CHUNK].tobytes(), form_ids[s:s + _PAIR_CHUNK].tobytes())
               for n, s in enumerate(range(0, len(entities), _PAIR_CHUNK)))
     db = create(path)
