@@ -9,15 +9,14 @@ scikit-learn's to the last bits of the sum.
 
 Engines (:data:`ENGINES`), both with scikit-learn's answers:
 
-* ``compiled``: a numba kernel over a compact copy of the trees (two 4-byte words a node: the
-  threshold as the largest float32 not above it, which decides ``float32(x) <= t`` exactly, and
-  the feature and the offset of the right child; the left child is the next node; a leaf holds
-  the number of its value among the forest's distinct leaf values in a NaN that no comparison
-  passes, so a finished walk stays on its leaf), walking tiles of about :data:`LANES` (tree, row)
-  pairs in lockstep with branch-free steps and each next node prefetched
-  (:mod:`elquery.linking.ltr.forest_kernels`): blocks of LANES / rows trees for a query's few
-  rows, one tree at a time over blocks of LANES rows for many. On two threads (the default on a
-  machine of two cores or more) from :data:`PARALLEL_PAIRS` (tree, row) pairs. Needs numba.
+* ``compiled``: numba kernels (:mod:`elquery.linking.ltr.forest_kernels`) over a compact copy of
+  the trees, 8 bytes a split and none a leaf: each row's features binned once among the
+  thresholds of the forest (a split then compares two integers exactly as scikit-learn compares
+  ``float32(x) <= t``), then the trees walked a block at a time with up to :data:`LANE_ROWS` rows
+  together, a split's rows compared in one vector instruction and sent on as bit masks, so a
+  split reached by many of a query's rows is read and tested once for them. On two threads (the
+  default on a machine of two cores or more) from :data:`PARALLEL_PAIRS` (tree, row) pairs.
+  Needs numba.
 * ``onnxruntime``: the ONNX file in an onnxruntime session (one thread).
 
 ``benchmarks/bench_ltr.py`` measures both against scikit-learn's own ``predict``.
@@ -37,11 +36,11 @@ from elquery.base import ElqueryError, default_workers
 ENGINES = ("compiled", "onnxruntime")
 INPUT, OUTPUT = "features", "score"
 ML_DOMAIN = "ai.onnx.ml"
-MAX_FEATURES = 255
-"""At most this many features (the compact layout packs a feature number in 8 bits)."""
-LANES = 256
-"""The compiled engine's (tree, row) pairs walked in lockstep: blocks of LANES / rows trees with all
-the rows, or one tree with blocks of LANES rows."""
+LANE_ROWS = 64
+"""Rows the compiled engine walks together (a bit mask)."""
+TREE_LANES = 2048
+"""The compiled engine walks blocks of about TREE_LANES / rows trees (from 8 to 256 trees): the
+more rows, the fewer trees, so that the blocks' nodes stay in the caches."""
 PARALLEL_PAIRS = 100_000
 """The fewest (tree, row) pairs a batch has for the compiled engine to walk them on two threads
 (about 4 ms of one thread's work: a thread's start costs some 0.1 ms)."""
@@ -187,27 +186,48 @@ class OnnxRuntimeEngine:
 
 
 class CompiledEngine:
-    """The numba kernel over the compact layout (module docstring), on ``threads`` threads for a
+    """The numba kernels over the compact layout (module docstring), on ``threads`` threads for a
     batch of at least :data:`PARALLEL_PAIRS` (tree, row) pairs (default: two, or one on a
     one-core machine)."""
 
     name = "compiled"
 
     def __init__(self, arrays: ForestArrays, threads: int | None = None) -> None:
-        if arrays.features > MAX_FEATURES:
-            raise ElqueryError(f"the compiled engine takes at most {MAX_FEATURES} features, not {arrays.features}")
         kernels = _kernels()
+        if arrays.features > 1 << kernels.FEATURE_BITS:
+            raise ElqueryError(f"the compiled engine takes at most {1 << kernels.FEATURE_BITS} features, "
+                               f"not {arrays.features} (use engine onnxruntime)")
         thresholds = _float32_at_most(arrays.split_thresholds)
+        order = np.lexsort((thresholds, arrays.split_features))  # by feature, then threshold
+        by_feature, by_value = arrays.split_features[order], thresholds[order]
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = (by_feature[1:] != by_feature[:-1]) | (by_value[1:] != by_value[:-1])
+        self._thresholds = by_value[first]  # each feature's distinct thresholds, sorted
+        self._starts = np.searchsorted(by_feature[first], np.arange(arrays.features + 1)).astype(np.int64)
+        bins = np.empty(len(order), dtype=np.int64)
+        bins[order] = np.cumsum(first) - 1 - self._starts[by_feature]  # a split's threshold number in its feature's
+        fences = [np.arange(self._starts[f], self._starts[f + 1], kernels.FENCE) for f in range(arrays.features)]
+        self._fences = self._thresholds[np.concatenate(fences).astype(np.int64)]
+        self._fence_starts = np.concatenate([[0], np.cumsum([len(f) for f in fences])]).astype(np.int64)
         self._values, slots = np.unique(arrays.leaf_values, return_inverse=True)
-        if len(self._values) > 1 << kernels.SLOT_BITS:
-            raise ElqueryError(f"the compiled engine takes at most {1 << kernels.SLOT_BITS} distinct leaf values, "
-                               f"not {len(self._values)} (use engine onnxruntime)")
-        self._words, self._roots = kernels.compact(
-            arrays.roots, arrays.split_features.astype(np.int32), thresholds.view(np.int32),
-            arrays.true_ids, arrays.true_leaf.astype(np.bool_), arrays.false_ids, arrays.false_leaf.astype(np.bool_),
-            slots.astype(np.int32))
-        self._thresholds = self._words.view(np.float32)
-        self._walk, self._add_in_order = kernels.walk, kernels.add_in_order
+        fields = kernels.compact(arrays.roots, arrays.split_features.astype(np.int64), bins, arrays.true_ids,
+                                 arrays.true_leaf.astype(np.bool_), arrays.false_ids, arrays.false_leaf.astype(np.bool_),
+                                 slots.astype(np.int64))
+        feature, threshold, left_leaf, right_leaf, right, left_slot, self._roots = fields
+        for what, largest, bits in (("distinct thresholds of one feature", int(np.diff(self._starts).max(initial=0)),
+                                     kernels.BIN_BITS),
+                                    ("distinct leaf values", len(self._values), kernels.SLOT_BITS),
+                                    ("splits in a left subtree", int(right.max(initial=0)) - 1, kernels.RIGHT_BITS)):
+            if largest > 1 << bits:
+                raise ElqueryError(f"the compiled engine takes at most {1 << bits} {what}, not {largest} "
+                                   "(use engine onnxruntime)")
+        u = np.uint64
+        self._nodes = (feature.astype(u) | left_leaf.astype(u) << u(kernels.LEFT_LEAF)
+                       | right_leaf.astype(u) << u(kernels.RIGHT_LEAF) | threshold.astype(u) << u(kernels.BIN_SHIFT)
+                       | right.astype(u) << u(kernels.RIGHT_SHIFT) | left_slot.astype(u) << u(kernels.SLOT_SHIFT))
+        self._slot_type = np.uint8 if len(self._values) <= 1 << 8 else np.uint16
+        self._features = arrays.features
+        self._bin_rows, self._walk, self._add_in_order = kernels.bin_rows, kernels.walk, kernels.add_in_order
         self.threads = min(2, default_workers()) if threads is None else threads
         if self.threads not in (1, 2):
             raise ElqueryError(f"the compiled engine runs on 1 or 2 threads, not {self.threads}")
@@ -215,29 +235,38 @@ class CompiledEngine:
     def predict(self, rows: np.ndarray) -> np.ndarray:
         """Mean leaf value of each row of float32 ``rows``: the trees' values summed in order, then
         divided by their number, as scikit-learn does. On two threads, a batch of at least
-        2 * :data:`LANES` rows is split into two halves of its rows; a smaller one into two halves
-        of the trees, the second half's leaf values kept per tree and added in order after the first's."""
+        2 * :data:`TREE_LANES` rows is split into two halves of its rows (at a multiple of
+        :data:`LANE_ROWS`); a smaller one into two halves of the trees, the second half's leaf
+        values kept per tree and added in order after the first's."""
         rows = np.ascontiguousarray(rows, dtype=np.float32)
         count, trees = len(rows), len(self._roots)
         totals = np.zeros(count)
         if count == 0:
             return totals
+        bins = np.empty(-(-count // LANE_ROWS) * self._features * LANE_ROWS, dtype=np.int32)
+        self._bin_rows(rows, self._thresholds, self._starts, self._fences, self._fence_starts, bins)
         if self.threads == 1 or count * trees < PARALLEL_PAIRS:
-            self._run(self._roots, rows, totals)
-        elif count >= 2 * LANES:
-            half = count // 2
-            self._in_two(lambda: self._run(self._roots, rows[:half], totals[:half]),
-                         lambda: self._run(self._roots, rows[half:], totals[half:]))
+            self._run(self._roots, bins, 0, totals)
+        elif count >= 2 * TREE_LANES:
+            half = count // 2 // LANE_ROWS * LANE_ROWS
+            self._in_two(lambda: self._run(self._roots, bins, 0, totals[:half]),
+                         lambda: self._run(self._roots, bins, half, totals[half:]))
         else:
             half = trees // 2
             second = np.empty((trees - half, count))
-            self._in_two(lambda: self._run(self._roots[:half], rows, totals),
-                         lambda: self._run(self._roots[half:], rows, totals, second))
+            self._in_two(lambda: self._run(self._roots[:half], bins, 0, totals),
+                         lambda: self._run(self._roots[half:], bins, 0, totals, second))
             self._add_in_order(totals, second)
         return totals / trees
 
-    def _run(self, roots: np.ndarray, rows: np.ndarray, totals: np.ndarray, per_tree: np.ndarray = _NO_TREES) -> None:
-        self._walk(self._words, self._thresholds, self._values, roots, rows, LANES, totals, per_tree)
+    def _run(self, roots: np.ndarray, bins: np.ndarray, first_row: int, totals: np.ndarray,
+             per_tree: np.ndarray = _NO_TREES) -> None:
+        """Rows ``first_row`` to ``first_row + len(totals)`` through ``roots``' trees."""
+        count = len(totals)
+        tree_block = max(8, min(256, TREE_LANES // min(count, LANE_ROWS)))
+        slots = np.zeros(tree_block * LANE_ROWS, dtype=self._slot_type)
+        self._walk(self._nodes, roots, self._values, bins, self._features, first_row, count, tree_block, slots, totals,
+                   per_tree)
 
     @staticmethod
     def _in_two(first: Callable[[], None], second: Callable[[], None]) -> None:

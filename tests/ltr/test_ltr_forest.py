@@ -53,10 +53,11 @@ def test_rows_on_and_next_to_float32_thresholds_take_scikit_learns_branch(engine
 
 
 def test_compiled_engine_gives_scikit_learns_scores_for_every_batch_size(tmp_path: Path) -> None:
-    """The compiled engine walks the trees in blocks of about LANES / rows trees: one row (a block
-    of 64 trees), a few rows, a block that does not divide the forest, and more rows than lanes,
-    each the same numbers as scikit-learn's predict, from leaves of many distinct values."""
-    from elquery.linking.ltr.forest import LANES
+    """The compiled engine walks up to LANE_ROWS rows together, in blocks of trees that depend on
+    the rows: one row, a few, a block that does not divide the forest, exactly LANE_ROWS rows and
+    more (a second, partial group of rows), each the same numbers as scikit-learn's predict, from
+    leaves of many distinct values."""
+    from elquery.linking.ltr.forest import LANE_ROWS
 
     rng = np.random.default_rng(11)
     matrix = rng.random((400, len(FEATURES)))
@@ -64,18 +65,18 @@ def test_compiled_engine_gives_scikit_learns_scores_for_every_batch_size(tmp_pat
     forest = train_forest(matrix, labels, trees=101, seed=3)  # 101 trees: no block size divides it
     model = LtrModel.load(saved(forest, tmp_path / "m.onnx"), engine="compiled")
     assert len(np.unique(np.concatenate([e.tree_.value.ravel() for e in forest.estimators_]))) > 2
-    probes = rng.random((LANES + 37, len(FEATURES)))
-    for size in (1, 2, 3, 7, 30, LANES, LANES + 37):
+    probes = rng.random((3 * LANE_ROWS + 5, len(FEATURES)))
+    for size in (1, 2, 3, 7, 30, LANE_ROWS - 1, LANE_ROWS, LANE_ROWS + 1, 3 * LANE_ROWS + 5):
         rows = probes[:size]
         assert np.array_equal(model.score(rows), forest.predict(rows)), size
 
 
 def test_compiled_engine_on_one_and_two_threads_gives_scikit_learns_scores_at_every_switch(tmp_path: Path) -> None:
-    """The compiled engine's paths switch at LANES rows (tree blocks -> row blocks), at
-    PARALLEL_PAIRS (tree, row) pairs (one thread -> two) and at 2 * LANES rows (two threads split
-    the trees -> split the rows); on either side of each, on one thread and on two, the same
-    numbers as scikit-learn's predict."""
-    from elquery.linking.ltr.forest import LANES, PARALLEL_PAIRS, CompiledEngine, from_onnx
+    """The compiled engine's paths switch at PARALLEL_PAIRS (tree, row) pairs (one thread -> two)
+    and at 2 * TREE_LANES rows (two threads split the trees -> split the rows, at a multiple of
+    LANE_ROWS); on either side of each, on one thread and on two, the same numbers as
+    scikit-learn's predict."""
+    from elquery.linking.ltr.forest import LANE_ROWS, PARALLEL_PAIRS, TREE_LANES, CompiledEngine, from_onnx
     from onnx import load
 
     rng = np.random.default_rng(12)
@@ -86,11 +87,11 @@ def test_compiled_engine_on_one_and_two_threads_gives_scikit_learns_scores_at_ev
     arrays = from_onnx(load(saved(forest, tmp_path / "m.onnx")))
     engines = {threads: CompiledEngine(arrays, threads=threads) for threads in (1, 2)}
     parallel_rows = -(-PARALLEL_PAIRS // trees)  # the fewest rows walked on two threads
-    assert parallel_rows < 2 * LANES
-    probes = rng.random((2 * LANES + 1, len(FEATURES)))
+    assert LANE_ROWS < parallel_rows < 2 * TREE_LANES
+    probes = rng.random((2 * TREE_LANES + LANE_ROWS + 1, len(FEATURES)))
     probes[:50] = matrix[:50]  # rows of the training data too: on thresholds' neighbours
-    for size in (1, LANES - 1, LANES, LANES + 1, parallel_rows - 1, parallel_rows, 2 * LANES - 1, 2 * LANES,
-                 2 * LANES + 1):
+    for size in (1, LANE_ROWS, parallel_rows - 1, parallel_rows, 2 * TREE_LANES - 1, 2 * TREE_LANES,
+                 2 * TREE_LANES + 1, 2 * TREE_LANES + LANE_ROWS + 1):
         rows = probes[:size]
         wanted = forest.predict(rows)
         for threads, engine in engines.items():
@@ -107,3 +108,88 @@ def test_compiled_engine_refuses_other_thread_counts(tmp_path: Path) -> None:
     forest = train_forest(matrix, (matrix[:, 0] > 0.5).astype(np.int8), trees=3, seed=1)
     with pytest.raises(ElqueryError, match="1 or 2 threads, not 3"):
         CompiledEngine(from_sklearn(forest), threads=3)
+
+
+def test_rows_exactly_on_every_threshold_take_scikit_learns_branch(tmp_path: Path) -> None:
+    """The compiled engine compares bins (a value's number among its feature's thresholds), not
+    floats: a row whose every feature holds one of that feature's thresholds (as a float32: the
+    largest one not above it, which goes left, and the next one up, which goes right), at every
+    split's threshold in turn, gets scikit-learn's numbers."""
+    from elquery.linking.ltr.forest import CompiledEngine, from_sklearn
+
+    rng = np.random.default_rng(21)
+    matrix = np.round(rng.random((300, len(FEATURES))) * 20) / 4  # few distinct values: many rows on thresholds
+    labels = (matrix[:, 2] + matrix[:, 5] + rng.random(300) > 5.5).astype(np.int8)
+    forest = train_forest(matrix, labels, trees=30, seed=6)
+    engine = CompiledEngine(from_sklearn(forest), threads=1)
+    probes = []
+    for estimator in forest.estimators_:
+        tree = estimator.tree_
+        for feature, threshold in zip(tree.feature[tree.feature >= 0], tree.threshold[tree.feature >= 0]):
+            at_most = np.float32(threshold)
+            if at_most > threshold:
+                at_most = np.nextafter(at_most, np.float32(-np.inf))
+            for value in (at_most, np.nextafter(at_most, np.float32(np.inf))):
+                row = matrix[len(probes) % len(matrix)].astype(np.float32)
+                row[feature] = value
+                probes.append(row)
+    rows = np.array(probes, dtype=np.float32)
+    assert len(rows) > 1000
+    assert np.array_equal(engine.predict(rows), forest.predict(rows))
+
+
+def test_nan_and_infinite_values_go_where_onnxruntime_sends_them(tmp_path: Path) -> None:
+    """LtrModel.score refuses a value that is not a finite number (as scikit-learn does); the engines
+    themselves send NaN to the right child (``x <= t`` is false: ONNX's BRANCH_LEQ), +inf right
+    and -inf left, the compiled engine as onnxruntime."""
+    from elquery.linking.ltr.forest import CompiledEngine, OnnxRuntimeEngine, from_onnx
+    from onnx import load
+
+    rng = np.random.default_rng(22)
+    matrix = rng.random((200, len(FEATURES)))
+    forest = train_forest(matrix, (matrix[:, 0] + matrix[:, 1] > 1).astype(np.int8), trees=25, seed=7)
+    path = saved(forest, tmp_path / "m.onnx")
+    compiled = CompiledEngine(from_onnx(load(path)), threads=1)
+    runtime = OnnxRuntimeEngine(path.read_bytes())
+    rows = rng.random((90, len(FEATURES))).astype(np.float32)
+    for n, value in enumerate((np.nan, np.inf, -np.inf)):
+        rows[30 * n:30 * (n + 1), rng.integers(0, len(FEATURES), 30)] = value  # one or more features a row
+    assert np.array_equal(compiled.predict(rows), runtime.predict(rows))
+    assert not np.array_equal(compiled.predict(rows[:30]), compiled.predict(np.nan_to_num(rows[:30], nan=-1.0)))
+
+
+def test_stumps_and_leaf_values_beyond_a_byte(tmp_path: Path) -> None:
+    """A forest of stumps (a split and two leaves: both children leaves), and one fitted on
+    real-valued labels (thousands of distinct leaf values, numbered in two bytes): scikit-learn's
+    numbers."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    from elquery.linking.ltr.forest import CompiledEngine, from_sklearn
+
+    rng = np.random.default_rng(23)
+    matrix = rng.random((500, len(FEATURES)))
+    probes = np.vstack([matrix[:40], rng.random((100, len(FEATURES)))]).astype(np.float32)
+    stumps = RandomForestRegressor(n_estimators=50, max_depth=1, random_state=1).fit(matrix, matrix[:, 3] > 0.5)
+    assert all(e.tree_.node_count == 3 for e in stumps.estimators_)
+    graded = RandomForestRegressor(n_estimators=20, random_state=2).fit(matrix, matrix[:, 0] + rng.random(500))
+    assert len(np.unique(np.concatenate([e.tree_.value.ravel() for e in graded.estimators_]))) > 256
+    for forest in (stumps, graded):
+        for threads in (1, 2):
+            assert np.array_equal(CompiledEngine(from_sklearn(forest), threads=threads).predict(probes),
+                                  forest.predict(probes))
+
+
+def test_a_forest_beyond_the_compact_layout_is_refused_in_one_line() -> None:
+    """More distinct leaf values than the layout numbers (65,536): one line naming the limit and
+    the other engine."""
+    from elquery.base import ElqueryError
+    from elquery.linking.ltr.forest import CompiledEngine, ForestArrays
+
+    trees = 33_000  # stumps of two leaves each: 66,000 distinct leaf values
+    ids = np.arange(trees)
+    arrays = ForestArrays(features=len(FEATURES), roots=ids, split_features=ids % len(FEATURES),
+                          split_thresholds=np.full(trees, 0.5), true_ids=2 * ids, true_leaf=np.ones(trees, dtype=np.int64),
+                          false_ids=2 * ids + 1, false_leaf=np.ones(trees, dtype=np.int64),
+                          leaf_values=np.arange(2 * trees) / (2 * trees))
+    with pytest.raises(ElqueryError, match=r"at most 65536 distinct leaf values, not 66000 \(use engine onnxruntime\)"):
+        CompiledEngine(arrays)
