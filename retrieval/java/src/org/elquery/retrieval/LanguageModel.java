@@ -160,6 +160,86 @@ final class LanguageModel {
     baseline = b;
   }
 
+  /** The model of another text under {@code query}'s model lines, every known term of it being
+   * a known term of {@code query}'s: each term's statistics and the numbers made of them alone
+   * taken from {@code query}, the rest computed as the main constructor computes it, so the same
+   * model to the bit without reading the statistics again. */
+  private LanguageModel(LanguageModel query, int length, List<String[]> termLines, int count) {
+    fields = query.fields;
+    dirichlet = query.dirichlet;
+    smoothing = query.smoothing;
+    k = 0;
+    docids = query.docids;
+    int n = count;
+    terms = new String[n];
+    queryWeights = new double[n];
+    queryCounts = new int[n];
+    queryLength = length;
+    collection = new double[n][];
+    logCollection = new double[n];
+    fieldWeights = new double[n][];
+    foregroundWeights = new double[n][];
+    background = new double[n];
+    logBackground = new double[n];
+    int i = 0;
+    for (String[] line : termLines) {
+      Integer at = query.termIndex().get(line[2]);
+      if (at == null) {
+        continue; // not in the collection
+      }
+      terms[i] = line[2];
+      queryCounts[i] = Integer.parseInt(line[1]);
+      queryWeights[i] = queryCounts[i] / (double) length;
+      collection[i] = query.collection[at];
+      logCollection[i] = query.logCollection[at];
+      fieldWeights[i] = query.fieldWeights[at];
+      foregroundWeights[i] = query.foregroundWeights[at];
+      background[i] = query.background[at];
+      logBackground[i] = query.logBackground[at];
+      i++;
+    }
+    boolean allJm = true;
+    double b = 0;
+    for (int t = 0; t < n; t++) {
+      for (int f = 0; f < fields.length; f++) {
+        allJm &= !dirichlet[f] || fieldWeights[t][f] == 0;
+      }
+      b += queryWeights[t] * (logBackground[t] - logCollection[t]);
+    }
+    jelinekMercer = allJm;
+    baseline = b;
+  }
+
+  private Map<String, Integer> termIndex;
+
+  /** Each known term's number. */
+  private Map<String, Integer> termIndex() {
+    if (termIndex == null) {
+      termIndex = new java.util.HashMap<>();
+      for (int t = 0; t < terms.length; t++) {
+        termIndex.put(terms[t], t);
+      }
+    }
+    return termIndex;
+  }
+
+  /** The model of a text of {@code length} analyzed tokens with the terms of {@code termLines}
+   * under {@code query}'s model lines, when each of its terms is one of {@code query}'s term
+   * lines ({@code queryTerms}: all of them, known to the collection or not); else null. */
+  static LanguageModel sharing(LanguageModel query, java.util.Set<String> queryTerms, int length,
+      List<String[]> termLines) {
+    int known = 0;
+    for (String[] line : termLines) {
+      if (!queryTerms.contains(line[2])) {
+        return null;
+      }
+      if (query.termIndex().containsKey(line[2])) {
+        known++;
+      }
+    }
+    return new LanguageModel(query, length, termLines, known);
+  }
+
   static LanguageModel parse(LeafReader leaf, String request) throws IOException {
     return parse(leaf, null, request);
   }

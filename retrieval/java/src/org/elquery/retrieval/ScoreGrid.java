@@ -5,8 +5,10 @@ import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.PostingsEnum;
@@ -35,6 +37,8 @@ final class ScoreGrid implements LanguageModel.Statistics {
   /** Per (model, text), its model once built; per model, the field lengths of its fields. */
   private final LanguageModel[][] built;
   private final IntBuffer[][] fieldLengths;
+  /** The terms of text 0, known to the collection or not (read on first use). */
+  private Set<String> firstTerms;
   private final Map<String, Terms> terms = new HashMap<>();
   private final Map<String, TermsEnum> termsEnums = new HashMap<>();
   /** Per field, per term: its collection frequency and frequencies over the candidates. */
@@ -96,10 +100,23 @@ final class ScoreGrid implements LanguageModel.Statistics {
     fieldLengths = new IntBuffer[models.length][];
   }
 
-  /** The model of text {@code t} under model {@code m} (built on first use). */
+  /** The model of text {@code t} under model {@code m} (built on first use; from text 0's model
+   * under {@code m} when each term of text {@code t} is one of text 0's, as a mention's is of its
+   * query's). */
   LanguageModel model(int m, int t) throws IOException {
     if (built[m][t] == null) {
-      built[m][t] = LanguageModel.of(this, parsed[m], queryLengths[t], termLines.get(t), docids);
+      if (t > 0) {
+        if (firstTerms == null) {
+          firstTerms = new HashSet<>();
+          for (String[] line : termLines.get(0)) {
+            firstTerms.add(line[2]);
+          }
+        }
+        built[m][t] = LanguageModel.sharing(model(m, 0), firstTerms, queryLengths[t], termLines.get(t));
+      }
+      if (built[m][t] == null) {
+        built[m][t] = LanguageModel.of(this, parsed[m], queryLengths[t], termLines.get(t), docids);
+      }
       if (fieldLengths[m] == null) {
         fieldLengths[m] = lengths.of(built[m][t].fields);
       }
