@@ -467,22 +467,35 @@ def _batches(path: Path, counts: FileCounts) -> Iterator[_Batch]:
         raise ElqueryError(f"{named}: truncated or corrupt file ({exc})") from None
 
 
-def _valid(batch: pa.Table) -> tuple[pa.Array, pa.Array]:
+def _valid(batch: pa.Table) -> tuple[np.ndarray, np.ndarray]:
     """Which rows are well-formed (digit offsets, a number in [0, 1] as posterior, a mid
-    ``/m/[0-9a-z_]+``), and every row's posterior (0 where not a number)."""
+    ``/m/[0-9a-z_]+``), and every row's posterior (0 where not a number), as numpy arrays."""
     # matched as bytes: a field that is not UTF-8 fails its pattern (and makes its line malformed)
     posteriors = batch.column("posterior")
-    if _decimals(posteriors).all():  # numbers without an exponent (FACC1's): no need of the pattern
-        number = pa.array(np.ones(len(posteriors), bool))
-    else:
-        number = pc.match_substring_regex(posteriors, _whole(_NUMBER))
-        if not pc.all(number).as_py():  # (rare) only numbers are cast: the others read as 0
-            posteriors = pc.if_else(number, posteriors, b"0")
-    posterior = posteriors.cast(pa.string()).cast(pa.float64())
+    number = _decimals(posteriors)  # numbers without an exponent (FACC1's): no need of the pattern
+    if not number.all():
+        matched = pc.match_substring_regex(posteriors, _whole(_NUMBER))
+        number = _numpy_bools(matched.combine_chunks())
+        if not number.all():  # (rare) only numbers are cast: the others read as 0
+            posteriors = pc.if_else(matched, posteriors, b"0")
+    cast = posteriors.cast(pa.string()).cast(pa.float64()).combine_chunks()
+    posterior = np.frombuffer(cast.buffers()[1], np.float64, len(cast), cast.offset) if len(cast) else np.zeros(0)
     mid = batch.column("mid")
     fields = (_made_of(batch.column("begin"), _NOT_DIGIT_BYTES) & _made_of(batch.column("end"), _NOT_DIGIT_BYTES)
-              & _made_of(mid, _NOT_MID_BYTES, len(_MID_PREFIX)) & pc.starts_with(mid, _MID_PREFIX).to_numpy())
-    return pc.and_(pc.and_(number, pc.less_equal(posterior, 1.0)), pa.array(fields)), posterior
+              & _made_of(mid, _NOT_MID_BYTES, len(_MID_PREFIX)) & _numpy_bools(pc.starts_with(mid, _MID_PREFIX).combine_chunks()))
+    return number & (posterior <= 1.0) & fields, posterior
+
+
+def _numpy_bools(values: pa.Array) -> np.ndarray:
+    """A pyarrow boolean array without nulls as numpy, through its bits (pyarrow's ``to_numpy``
+    would import pandas: :mod:`~elquery.indexing.surface_forms.arrow_arrays`)."""
+    bits = np.unpackbits(np.frombuffer(values.buffers()[1], np.uint8), bitorder="little") if len(values) else np.zeros(0, np.uint8)
+    return bits[values.offset:values.offset + len(values)].astype(bool)
+
+
+def _arrow_bools(values: np.ndarray) -> pa.Array:
+    """A numpy boolean array as pyarrow, through its bits (``pa.array`` would import pandas)."""
+    return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(np.packbits(values, bitorder="little"))])
 
 
 _MID_PREFIX = "/m/"
@@ -577,7 +590,7 @@ def _forms(mentions: pa.Array) -> pa.Array:
     forms = _ascii_forms(mentions, offsets, data, mask)
     if not len(slow):
         return forms
-    return pc.replace_with_mask(forms, pa.array(mask), _unicode_forms(mentions.take(int64_array(slow))))
+    return pc.replace_with_mask(forms, _arrow_bools(mask), _unicode_forms(mentions.take(int64_array(slow))))
 
 
 def _unicode_forms(mentions: pa.Array) -> pa.Array:
@@ -629,7 +642,7 @@ def _ascii_forms(mentions: pa.Array, offsets: np.ndarray, data: np.ndarray, unic
     other &= ~unicode
     if not other.any():
         return lowered
-    mask = pa.array(other)
+    mask = _arrow_bools(other)
     replaced = pc.replace_substring_regex(lowered.filter(mask), _NOT_ASCII_LETTER_OR_DIGIT, " ")
     return pc.replace_with_mask(lowered, mask, pc.utf8_trim(replaced, " "))
 
@@ -705,10 +718,9 @@ def count_file(path: Path, min_posterior: float, memory_mb: int, directory: Path
     for block in _batches(path, counts):
         batch = block.rows
         ok, posterior = _valid(batch)
-        bad = pc.invert(ok)
         malformed = block.skipped
-        if pc.any(bad).as_py():
-            rows_bad = pc.indices_nonzero(bad).to_pylist()
+        if not ok.all():
+            rows_bad = np.flatnonzero(~ok).tolist()
             malformed = sorted(malformed + [(index, "", "") for index in block.line_indices(rows_bad)],
                                key=lambda item: item[0])
         for index, reason, shown in malformed:  # in line order
@@ -718,9 +730,13 @@ def count_file(path: Path, min_posterior: float, memory_mb: int, directory: Path
                 reason = "offsets, posterior or mid malformed" if columns == COLUMNS else f"{columns} column(s), not {COLUMNS}"
                 shown = _shown(line)
             counts.malformed_line(f"{block.where} {block.first + index}", reason, shown)
-        kept = pc.and_(ok, pc.greater_equal(posterior, min_posterior))
-        counts.below_posterior += pc.sum(pc.and_(ok, pc.invert(kept))).as_py() or 0
-        rows.append(pa.table({"mention": batch.column("mention").filter(kept), "mid": batch.column("mid").filter(kept)}))
+        kept = ok & (posterior >= min_posterior)
+        counts.below_posterior += int(np.count_nonzero(ok & ~kept))
+        if kept.all():
+            rows.append(pa.table({"mention": batch.column("mention"), "mid": batch.column("mid")}))
+        else:
+            take = int64_array(np.flatnonzero(kept))
+            rows.append(pa.table({"mention": batch.column("mention").take(take), "mid": batch.column("mid").take(take)}))
         counts.counted += rows[-1].num_rows
         held += rows[-1].nbytes
         if held >= row_budget:
