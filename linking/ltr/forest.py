@@ -185,6 +185,50 @@ class OnnxRuntimeEngine:
         return self._session.run(None, {INPUT: rows.astype(np.float64)})[0].ravel()
 
 
+COMPILED_ARRAYS = ("nodes", "roots", "values", "thresholds", "starts", "fences", "fence_starts")
+"""The arrays of a compiled forest (:func:`compile_forest`), all a process needs to run it."""
+
+
+def compile_forest(arrays: ForestArrays) -> dict[str, np.ndarray]:
+    """The compact layout of a forest (module docstring), as :data:`COMPILED_ARRAYS`: ``nodes`` (a
+    uint64 word per split), ``roots`` (each tree's first word), ``values`` (the distinct leaf
+    values), ``thresholds`` (each feature's distinct thresholds, sorted, ``starts[f]`` to
+    ``starts[f + 1]``) and ``fences`` (every FENCE-th of them, ``fence_starts``); a forest beyond
+    the layout's fields is refused in one line."""
+    kernels = _kernels()
+    if arrays.features > 1 << kernels.FEATURE_BITS:
+        raise ElqueryError(f"the compiled engine takes at most {1 << kernels.FEATURE_BITS} features, "
+                           f"not {arrays.features} (use engine onnxruntime)")
+    thresholds = _float32_at_most(arrays.split_thresholds)
+    order = np.lexsort((thresholds, arrays.split_features))  # by feature, then threshold
+    by_feature, by_value = arrays.split_features[order], thresholds[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (by_feature[1:] != by_feature[:-1]) | (by_value[1:] != by_value[:-1])
+    distinct = by_value[first]  # each feature's distinct thresholds, sorted
+    starts = np.searchsorted(by_feature[first], np.arange(arrays.features + 1)).astype(np.int64)
+    bins = np.empty(len(order), dtype=np.int64)
+    bins[order] = np.cumsum(first) - 1 - starts[by_feature]  # a split's threshold number among its feature's
+    fences = [np.arange(starts[f], starts[f + 1], kernels.FENCE) for f in range(arrays.features)]
+    values, slots = np.unique(arrays.leaf_values, return_inverse=True)
+    feature, threshold, left_leaf, right_leaf, right, left_slot, roots = kernels.compact(
+        arrays.roots, arrays.split_features.astype(np.int64), bins, arrays.true_ids, arrays.true_leaf.astype(np.bool_),
+        arrays.false_ids, arrays.false_leaf.astype(np.bool_), slots.astype(np.int64))
+    for what, largest, bits in (("distinct thresholds of one feature", int(np.diff(starts).max(initial=0)),
+                                 kernels.BIN_BITS),
+                                ("distinct leaf values", len(values), kernels.SLOT_BITS),
+                                ("splits in a left subtree", int(right.max(initial=0)) - 1, kernels.RIGHT_BITS)):
+        if largest > 1 << bits:
+            raise ElqueryError(f"the compiled engine takes at most {1 << bits} {what}, not {largest} "
+                               "(use engine onnxruntime)")
+    u = np.uint64
+    nodes = (feature.astype(u) | left_leaf.astype(u) << u(kernels.LEFT_LEAF)
+             | right_leaf.astype(u) << u(kernels.RIGHT_LEAF) | threshold.astype(u) << u(kernels.BIN_SHIFT)
+             | right.astype(u) << u(kernels.RIGHT_SHIFT) | left_slot.astype(u) << u(kernels.SLOT_SHIFT))
+    return {"nodes": nodes, "roots": roots, "values": values, "thresholds": distinct, "starts": starts,
+            "fences": distinct[np.concatenate(fences).astype(np.int64)],
+            "fence_starts": np.concatenate([[0], np.cumsum([len(f) for f in fences])]).astype(np.int64)}
+
+
 class CompiledEngine:
     """The numba kernels over the compact layout (module docstring), on ``threads`` threads for a
     batch of at least :data:`PARALLEL_PAIRS` (tree, row) pairs (default: two, or one on a
@@ -192,41 +236,16 @@ class CompiledEngine:
 
     name = "compiled"
 
-    def __init__(self, arrays: ForestArrays, threads: int | None = None) -> None:
+    def __init__(self, forest: ForestArrays | Mapping[str, np.ndarray], threads: int | None = None) -> None:
+        """``forest``: a forest's arrays, compiled here, or those :func:`compile_forest` gave
+        (which may be read-only, memory-mapped)."""
         kernels = _kernels()
-        if arrays.features > 1 << kernels.FEATURE_BITS:
-            raise ElqueryError(f"the compiled engine takes at most {1 << kernels.FEATURE_BITS} features, "
-                               f"not {arrays.features} (use engine onnxruntime)")
-        thresholds = _float32_at_most(arrays.split_thresholds)
-        order = np.lexsort((thresholds, arrays.split_features))  # by feature, then threshold
-        by_feature, by_value = arrays.split_features[order], thresholds[order]
-        first = np.ones(len(order), dtype=bool)
-        first[1:] = (by_feature[1:] != by_feature[:-1]) | (by_value[1:] != by_value[:-1])
-        self._thresholds = by_value[first]  # each feature's distinct thresholds, sorted
-        self._starts = np.searchsorted(by_feature[first], np.arange(arrays.features + 1)).astype(np.int64)
-        bins = np.empty(len(order), dtype=np.int64)
-        bins[order] = np.cumsum(first) - 1 - self._starts[by_feature]  # a split's threshold number in its feature's
-        fences = [np.arange(self._starts[f], self._starts[f + 1], kernels.FENCE) for f in range(arrays.features)]
-        self._fences = self._thresholds[np.concatenate(fences).astype(np.int64)]
-        self._fence_starts = np.concatenate([[0], np.cumsum([len(f) for f in fences])]).astype(np.int64)
-        self._values, slots = np.unique(arrays.leaf_values, return_inverse=True)
-        fields = kernels.compact(arrays.roots, arrays.split_features.astype(np.int64), bins, arrays.true_ids,
-                                 arrays.true_leaf.astype(np.bool_), arrays.false_ids, arrays.false_leaf.astype(np.bool_),
-                                 slots.astype(np.int64))
-        feature, threshold, left_leaf, right_leaf, right, left_slot, self._roots = fields
-        for what, largest, bits in (("distinct thresholds of one feature", int(np.diff(self._starts).max(initial=0)),
-                                     kernels.BIN_BITS),
-                                    ("distinct leaf values", len(self._values), kernels.SLOT_BITS),
-                                    ("splits in a left subtree", int(right.max(initial=0)) - 1, kernels.RIGHT_BITS)):
-            if largest > 1 << bits:
-                raise ElqueryError(f"the compiled engine takes at most {1 << bits} {what}, not {largest} "
-                                   "(use engine onnxruntime)")
-        u = np.uint64
-        self._nodes = (feature.astype(u) | left_leaf.astype(u) << u(kernels.LEFT_LEAF)
-                       | right_leaf.astype(u) << u(kernels.RIGHT_LEAF) | threshold.astype(u) << u(kernels.BIN_SHIFT)
-                       | right.astype(u) << u(kernels.RIGHT_SHIFT) | left_slot.astype(u) << u(kernels.SLOT_SHIFT))
+        compiled = compile_forest(forest) if isinstance(forest, ForestArrays) else forest
+        self._nodes, self._roots, self._values = compiled["nodes"], compiled["roots"], compiled["values"]
+        self._thresholds, self._starts = compiled["thresholds"], compiled["starts"]
+        self._fences, self._fence_starts = compiled["fences"], compiled["fence_starts"]
         self._slot_type = np.uint8 if len(self._values) <= 1 << 8 else np.uint16
-        self._features = arrays.features
+        self._features = len(self._starts) - 1
         self._bin_rows, self._walk, self._add_in_order = kernels.bin_rows, kernels.walk, kernels.add_in_order
         self.threads = min(2, default_workers()) if threads is None else threads
         if self.threads not in (1, 2):

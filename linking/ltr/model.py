@@ -16,6 +16,7 @@ predictions for the rows of a feature matrix.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -108,7 +109,13 @@ class LtrModel:
             raise ElqueryError(f"{path}: the forest reads {arrays.features} features, the metadata names {len(info.features)}")
         if engine == AUTO:
             engine = "compiled" if compiled_available() else "onnxruntime"
-        runner = CompiledEngine(arrays) if engine == "compiled" else OnnxRuntimeEngine(data)
+        if engine == "compiled":  # its arrays memory-mapped from a file: processes of one model share them
+            from elquery.linking.ltr.forest_file import shared_forest
+
+            runner: CompiledEngine | OnnxRuntimeEngine = CompiledEngine(
+                shared_forest(arrays, hashlib.sha256(data).hexdigest()))
+        else:
+            runner = OnnxRuntimeEngine(data)
         return cls(path, info, runner)
 
     @staticmethod
