@@ -51,6 +51,7 @@ from the same dumps as the index; a store without them is refused. Titles ending
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,7 +68,7 @@ from elquery.kb.surface_forms.layout import KB
 from elquery.kb.surface_forms.store import SurfaceFormStore
 from elquery.linking.ltr.stored import NormalizedTexts
 from elquery.linking.mentions import (DEFAULT_MAX_QUERY_TOKENS, FormEntityLike, check_query_length,
-                                      check_query_limit, detect)
+                                      check_query_limit)
 from elquery.linking.types import Mention
 from elquery.retrieval import lm, lucene, mlm
 from elquery.retrieval.models import model_fields
@@ -120,6 +121,7 @@ def position(text: str, inner: str) -> int:
 
 ENTRY_CLASS = "org.elquery.retrieval.PairFeatures"
 _AS_SPACES = str.maketrans("\t\n\r", "   ")
+_ENTITY = operator.attrgetter("entity")
 
 
 @functools.cache
@@ -199,24 +201,28 @@ class FeatureExtractor:
         matches = self.store.lookup_spans(texts)
         threshold = self.commonness_threshold
         docids: dict[str, int | None] = {}
-        candidates, candidate_docids = [], []
-        for candidate in detect(texts, matches, threshold):
-            if candidate.commonness >= threshold:
-                docid = self._docid(candidate.entity, docids)
-                if docid is not None:
-                    candidates.append(candidate)
+        # detect()'s candidates (Eq. 8-10, in span order, then entity id) with commonness >= c: all
+        # of a span's matches that reach c (a KB alias below c, which detect keeps, is dropped again)
+        candidates: list[tuple[Mention, str, float]] = []
+        candidate_docids, numbers, spans = [], [], []
+        for (start, end), found in matches.items():  # in span order
+            mention = None
+            for match in sorted(found, key=_ENTITY):
+                if match.commonness >= threshold and (docid := self._docid(match.entity, docids)) is not None:
+                    if mention is None:
+                        mention = Mention(" ".join(texts[start:end]), start, end)
+                        spans.append((start, end))
+                    candidates.append((mention, match.entity, match.commonness))
                     candidate_docids.append(docid)
+                    numbers.append(len(spans) - 1)
         if not candidates:
             return [], np.zeros((0, len(FEATURES)))
-        spans = sorted({(c.mention.start, c.mention.end) for c in candidates})
-        span_number = {span: n for n, span in enumerate(spans)}
         titled = self._title_matches(spans, matches, docids)
         columns = sorted(set(candidate_docids))
         number = {docid: n for n, docid in enumerate(columns)}
         others = sorted({d for found in titled.values() for d in found if d not in number})
         for docid in others:
             number[docid] = len(number)
-        numbers = [span_number[(c.mention.start, c.mention.end)] for c in candidates]
         rows = [number[d] for d in candidate_docids]
         layout = [len(spans), len(columns), len(candidates), sum(map(len, titled.values())), len(number),
                   len(SINGLE_FIELD_MODELS),
@@ -235,13 +241,14 @@ class FeatureExtractor:
         matrix[:, :_REDIRECTS] = mentions[span_rows]
         matrix[:, _REDIRECTS] = self._redirects[row_docids]
         matrix[:, _LINKS] = self._links[row_docids]
-        matrix[:, _COMMONNESS] = [c.commonness for c in candidates]
+        matrix[:, _COMMONNESS] = [commonness for _, _, commonness in candidates]
         matrix[:, _COMMONNESS + 1:_MENTION_SCORES] = per_row
         matrix[:, _MENTION_SCORES:_QUERY_TITLE] = mention_scores
         matrix[:, _QUERY_TITLE:_MLM_TC] = per_column[column_rows]
         matrix[:, _MLM_TC] = mlm_tc[column_rows]
         matrix[:, _QUERY_SCORES:] = query_scores[:, column_rows].T
-        pairs = [CandidatePair(c.mention, c.entity, *char_spans[n], c.commonness) for c, n in zip(candidates, numbers)]
+        pairs = [CandidatePair(mention, entity, *char_spans[n], commonness)
+                 for (mention, entity, commonness), n in zip(candidates, numbers)]
         return pairs, matrix
 
     def _java_features(self, query: str, normalized: str, char_spans: Sequence[tuple[int, int]], layout: list[int],
