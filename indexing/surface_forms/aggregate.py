@@ -95,9 +95,9 @@ class SpillWriter:
 
 class PairChunk:
     """Sums the (surface form, entity, count) rows of one source; spills when it holds
-    ``max_rows`` rows or distinct forms. Forms stay in pyarrow arrays: each batch's distinct raw
-    forms are normalized once (:func:`normalize_array`) and dictionary-encoded, and a flush
-    encodes the chunk's normalized forms once more, so no Python string is made per row."""
+    ``max_rows`` rows or distinct forms. Forms stay in pyarrow arrays: each batch's raw forms
+    are normalized (:func:`normalize_array`) and dictionary-encoded, and a flush encodes the
+    chunk's normalized forms once more, so no Python string is made per row."""
 
     def __init__(self, source: int, spill: SpillWriter, max_rows: int) -> None:
         self.source = source
@@ -107,47 +107,40 @@ class PairChunk:
         self._reset()
 
     def _reset(self) -> None:
-        self._forms: list[pa.Array] = []  # each batch's distinct normalized forms
-        self._keys: list[np.ndarray] = []  # (index into the concatenated forms << 32) | entity
+        self._forms: list[pa.Array] = []  # each batch's normalized forms of the rows kept
+        self._entities: list[np.ndarray] = []
         self._counts: list[np.ndarray] = []
         self._rows = 0
-        self._distinct = 0
 
     def add(self, raw_forms: list[str], entities: np.ndarray, counts: np.ndarray) -> None:
         """Add rows; rows with entity -1 or a form that normalizes to nothing are dropped."""
-        encoded = pc.dictionary_encode(string_array(raw_forms))
-        self.add_coded(encoded.dictionary, numpy_of(encoded.indices).astype(np.int64), entities, counts)
+        self.add_array(string_array(raw_forms), entities, counts)
 
-    def add_coded(self, texts: pa.Array, codes: np.ndarray, entities: np.ndarray, counts: np.ndarray) -> None:
-        """``add`` with raw forms dictionary-encoded: row i has form ``texts[codes[i]]`` (distinct
-        strings)."""
-        encoded = pc.dictionary_encode(normalize_array(texts))
-        forms = encoded.dictionary
-        rows = numpy_of(encoded.indices).astype(np.int64)[codes] if len(codes) else np.zeros(0, np.int64)
-        empty = np.flatnonzero(numpy_of(pc.utf8_length(forms)) == 0)  # the index of "" (distinct forms: one at most)
+    def add_array(self, texts: pa.Array, entities: np.ndarray, counts: np.ndarray) -> None:
+        """``add`` with the raw forms in a pyarrow string array. Every row's form is normalized
+        (:func:`normalize_array`); the flush dictionary-encodes the chunk's normalized forms once
+        (in FACC count files most raw forms of a batch are distinct, so encoding them first, to
+        normalize each once, costs more than it saves)."""
+        forms = normalize_array(texts)
         keep = entities >= 0
-        if len(empty):
-            is_empty = rows == empty[0]
-            self.empty_form_rows += int(np.count_nonzero(is_empty & keep))
-            keep &= ~is_empty
-        self._keys.append(((rows[keep] + self._distinct) << _ENTITY_BITS) | entities[keep])
-        self._counts.append(counts[keep])
+        empty = numpy_of(pc.binary_length(forms)) == 0 if len(forms) else keep
+        self.empty_form_rows += int(np.count_nonzero(empty & keep))
+        keep &= ~empty
+        if not keep.all():
+            forms = forms.take(int64_array(np.flatnonzero(keep)))
         self._forms.append(forms)
-        self._rows += len(codes)
-        self._distinct += len(forms)
-        if self._rows >= self.max_rows or self._distinct >= self.max_rows:
+        self._entities.append(entities[keep])
+        self._counts.append(counts[keep])
+        self._rows += len(texts)
+        if self._rows >= self.max_rows:
             self.flush()
 
     def flush(self) -> None:
         """Sum the chunk's rows per (form, entity) and spill them by partition."""
-        if self._keys:
-            keys = np.concatenate(self._keys)
-            if len(self._forms) == 1:  # one batch: its forms are distinct already
-                forms = self._forms[0]
-            else:
-                encoded = pc.dictionary_encode(pa.concat_arrays(self._forms))
-                forms, ids = encoded.dictionary, numpy_of(encoded.indices).astype(np.int64)
-                keys = (ids[keys >> _ENTITY_BITS] << _ENTITY_BITS) | (keys & _ENTITY_MASK)
+        if self._forms:
+            encoded = pc.dictionary_encode(self._forms[0] if len(self._forms) == 1 else pa.concat_arrays(self._forms))
+            forms = encoded.dictionary
+            keys = numpy_of(encoded.indices).astype(np.int64) << _ENTITY_BITS | np.concatenate(self._entities)
             keys, counts = _sum_by_key(keys, np.concatenate(self._counts))
             partitions = partitions_of(forms, self.spill.partitions)
             row_partitions = partitions[keys >> _ENTITY_BITS]

@@ -42,7 +42,7 @@ from elquery.workers import die_with_parent, ordered_map, worker_pool
 from elquery.indexing.ntriples import dump_files
 from elquery.indexing.provenance import BuildPlan, write_provenance
 from elquery.indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, PairChunk, SpillWriter, merge_partition
-from elquery.indexing.surface_forms.facc import CodedRows, FaccReport, facc_files, read_facc
+from elquery.indexing.surface_forms.facc import ArrowRows, FaccReport, facc_files, read_facc
 from elquery.indexing.surface_forms.entity_names import MappedEntityNames, write_entity_names
 from elquery.indexing.surface_forms.mid_numbers import MidNumbers
 from elquery.indexing.surface_forms.memory import (
@@ -218,8 +218,8 @@ def _ingest(paths: Iterable[Path], mids: MidNumbers, spill: SpillWriter, chunk_r
     for path in paths:
         report = FaccReport()
         for rows in read_facc(path, mids, report):
-            if isinstance(rows, CodedRows):
-                chunk.add_coded(rows.texts, rows.codes, rows.entities, rows.counts)
+            if isinstance(rows, ArrowRows):
+                chunk.add_array(rows.texts, rows.entities, rows.counts)
             else:
                 chunk.add(rows.forms, rows.entities, rows.counts)
         done(path, report)

@@ -8,8 +8,8 @@ read in blocks: a block of well-formed rows is split with string methods that ru
 block holding a malformed row is read again line by line, to count and report that row.
 
 ``read_facc_coded`` (used by the build) reads ``BATCH_BLOCKS`` blocks at a time with pyarrow's CSV
-parser and dictionary-encodes the forms and ids, so Python touches only the distinct values of a
-batch. A batch it cannot vouch for (a row that is not three fields, a count that is not 1 to 18
+parser, the forms kept in a pyarrow array and the ids dictionary-encoded (or, all canonical, read
+from the column's buffers), so Python touches no value of a row. A batch it cannot vouch for (a row that is not three fields, a count that is not 1 to 18
 ASCII digits or is 0, a carriage return, a byte order mark) is read block by block as above, so
 the rows, the counts and the errors reported are exactly those of the block reader.
 """
@@ -96,18 +96,16 @@ class FaccReport:
 
 
 @dataclass(frozen=True)
-class CodedRows:
-    """Parsed rows of a batch, forms dictionary-encoded: row i has form ``texts[codes[i]]``."""
+class ArrowRows:
+    """Parsed rows of a batch, the raw forms in a pyarrow string array (one a row)."""
 
     texts: pa.Array
-    codes: np.ndarray
     entities: np.ndarray
     counts: np.ndarray
 
     @property
     def forms(self) -> list[str]:
-        texts = self.texts.to_pylist()
-        return [texts[i] for i in self.codes.tolist()]
+        return self.texts.to_pylist()
 
 
 @dataclass(frozen=True)
@@ -235,7 +233,7 @@ def _read_errors(path: Path) -> Iterator[None]:
         raise ElqueryError(f"{path}: truncated or corrupt file ({exc})") from exc
 
 
-def read_facc(path: Path, mids: Mids, report: FaccReport) -> Iterator[Rows | CodedRows]:
+def read_facc(path: Path, mids: Mids, report: FaccReport) -> Iterator[Rows | ArrowRows]:
     """Stream the rows of one count file, with Freebase ids mapped to entity ids through ``mids``;
     rows with an unmapped id get entity -1 and are counted in ``report``."""
     return read_facc_coded(path, mids, report)
@@ -331,10 +329,10 @@ def _canonical_batch(row_mids: pa.ChunkedArray, counts: np.ndarray, mids: MidNum
 
 
 def _batch_rows(forms: pa.ChunkedArray, row_mids: pa.ChunkedArray, counts: np.ndarray, path: Path, line: int,
-                mids: Mids, report: FaccReport) -> CodedRows:
-    texts, form_codes = _dictionary(forms)
+                mids: Mids, report: FaccReport) -> ArrowRows:
+    texts = forms.combine_chunks() if forms.num_chunks != 1 else forms.chunk(0)
     if isinstance(mids, MidNumbers) and (entities := _canonical_batch(row_mids, counts, mids, report)) is not None:
-        return CodedRows(texts, form_codes, entities, counts)
+        return ArrowRows(texts, entities, counts)
     raw_mids, mid_codes = _dictionary(row_mids)
     keys = pc.replace_substring_regex(raw_mids, _MID_PREFIX, "/m/", max_replacements=1).to_pylist()
     lookup = entity_numbers(mids, keys)
@@ -361,7 +359,7 @@ def _batch_rows(forms: pa.ChunkedArray, row_mids: pa.ChunkedArray, counts: np.nd
             report.malformed(f"{path}:{line + index}", f"not a Freebase id: {keys[mid_codes[index]]!r}")
         report.malformed_rows += max(0, len(malformed_rows) - MAX_EXAMPLES)
     report.mapped_rows += int(np.count_nonzero(entities >= 0))
-    return CodedRows(texts, form_codes, entities, counts)
+    return ArrowRows(texts, entities, counts)
 
 
 def _batches(path: Path) -> Iterator[list[str]]:
@@ -376,7 +374,7 @@ def _batches(path: Path) -> Iterator[list[str]]:
         yield batch
 
 
-def read_facc_coded(path: Path, mids: Mids, report: FaccReport) -> Iterator[Rows | CodedRows]:
+def read_facc_coded(path: Path, mids: Mids, report: FaccReport) -> Iterator[Rows | ArrowRows]:
     """``read_facc`` in batches of blocks parsed by pyarrow, forms dictionary-encoded; a batch
     pyarrow cannot vouch for is read block by block (``read_facc_blocks``), so the rows and the
     report are the same."""
