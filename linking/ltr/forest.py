@@ -38,7 +38,7 @@ INPUT, OUTPUT = "features", "score"
 ML_DOMAIN = "ai.onnx.ml"
 LANE_ROWS = 64
 """Rows the compiled engine walks together (a bit mask)."""
-TREE_LANES = 2048
+TREE_LANES = 1024
 """The compiled engine walks blocks of about TREE_LANES / rows trees (from 8 to 256 trees): the
 more rows, the fewer trees, so that the blocks' nodes stay in the caches."""
 PARALLEL_PAIRS = 100_000
@@ -283,7 +283,7 @@ class CompiledEngine:
         """Rows ``first_row`` to ``first_row + len(totals)`` through ``roots``' trees."""
         count = len(totals)
         tree_block = max(8, min(256, TREE_LANES // min(count, LANE_ROWS)))
-        slots = np.zeros(tree_block * LANE_ROWS, dtype=self._slot_type)
+        slots = np.zeros(tree_block * LANE_ROWS + 1, dtype=self._slot_type)
         self._walk(self._nodes, roots, self._values, bins, self._features, first_row, count, tree_block, slots, totals,
                    per_tree)
 

@@ -223,11 +223,17 @@ def walk(nodes, roots, values, bins, width, first_row, count, tree_block, slots,
     binned rows ``bins`` (``width`` features) through the trees of ``roots``: each row's leaf
     value added to ``totals[row - first_row]`` tree by tree, in order (scikit-learn's sum), or,
     when ``per_tree`` has a row per tree, written to ``per_tree[tree, row - first_row]``.
-    ``slots`` (uint8 or uint16, ``tree_block * LANE_ROWS``) holds the value numbers of a block."""
+    ``slots`` (uint8 or uint16, ``tree_block * LANE_ROWS + 1``) holds the value numbers of a block
+    (the last one written by the walks not at a leaf yet).
+
+    Several rows go level by level, a vector compare a split; a single row (a batch or a last
+    group of one) walks the block's trees in lockstep, a scalar compare a step."""
     trees = roots.shape[0]
     chunks = (count + LANE_ROWS - 1) // LANE_ROWS
     capacity = tree_block * min(count, LANE_ROWS) + 2  # a tree's entries of a level hold each row once at most
     entries = np.empty(4 * capacity, np.uint64)  # two levels of (tree << 32 | node, rows) pairs
+    walks = np.empty(capacity, np.uint64)  # a single row's (tree << 32 | node)
+    nowhere = np.uint64(tree_block * LANE_ROWS)  # the slot a walk not yet at a leaf writes
     write = per_tree.shape[0] > 0
     for first in range(0, trees, tree_block):
         block = min(tree_block, trees - first)
@@ -235,10 +241,15 @@ def walk(nodes, roots, values, bins, width, first_row, count, tree_block, slots,
             lanes = min(LANE_ROWS, count - chunk * LANE_ROWS)
             offset = np.uint64((first_row // LANE_ROWS + chunk) * width * LANE_ROWS)
             every = ~_ZERO >> np.uint64(LANE_ROWS - lanes)
+            level, here, there, walking = _ZERO, _ZERO, np.uint64(2 * capacity), _ZERO
             for tree in range(block):
-                entries[2 * tree] = np.uint64(roots[first + tree]) | (np.uint64(tree) << _TREE_SHIFT)
-                entries[2 * tree + 1] = every
-            level, here, there = np.uint64(block), _ZERO, np.uint64(2 * capacity)
+                key = np.uint64(roots[first + tree]) | (np.uint64(tree) << _TREE_SHIFT)
+                if lanes == 1:
+                    walks[walking] = key
+                    walking += _ONE
+                else:
+                    entries[_TWO * level], entries[_TWO * level + _ONE] = key, every
+                    level += _ONE
             while level > _ZERO:
                 out = there
                 for entry in range(level):
@@ -261,6 +272,22 @@ def walk(nodes, roots, values, bins, width, first_row, count, tree_block, slots,
                     _prefetch(nodes, node + _ONE)
                 level = (out - there) // _TWO
                 here, there = there, here
+            while walking > _ZERO:  # a single row: its walks in lockstep, those at a leaf dropped
+                kept = _ZERO
+                for at in range(walking):
+                    key = walks[at]
+                    node = key & _LOW
+                    word = nodes[node]
+                    right_field = (word >> _RIGHT_SHIFT) & _RIGHT
+                    if bins[offset + ((word & _FEATURE) << _SIX)] <= np.int32((word >> _BIN_SHIFT) & _BIN):
+                        step, leaf, slot = _ONE, (word >> _LEFT_LEAF) & _ONE, word >> _SLOT_SHIFT
+                    else:
+                        step, leaf, slot = right_field, (word >> _RIGHT_LEAF) & _ONE, right_field
+                    slots[((key >> _TREE_SHIFT) << _SIX) if leaf else nowhere] = slot
+                    walks[kept] = key + step
+                    kept += leaf ^ _ONE
+                    _prefetch(nodes, node + step)
+                walking = kept
             base = chunk * LANE_ROWS
             for tree in range(block):  # tree by tree, in order
                 lane_slots = slots[tree * LANE_ROWS:(tree + 1) * LANE_ROWS]
