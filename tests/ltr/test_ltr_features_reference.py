@@ -151,3 +151,28 @@ def test_an_index_without_normalized_texts_gives_the_same_features(sample_link_a
     (older / "elquery.json").write_text(json.dumps(metadata), encoding="utf-8")
     with FeatureExtractor(older, surface_forms, 0.1) as extractor:
         assert assert_same(extractor, queries[:150]) > 300
+
+
+def test_positions_count_code_points_beyond_the_basic_plane(sample_link_artefacts: tuple[Path, Path], queries: list[str],
+                                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pos1`` is an offset in characters (code points), as Python counts them, also after a
+    character beyond the Basic Multilingual Plane (two UTF-16 units in Java): short abstracts
+    given a prefix of two such letters (CJK Extension B, letters to the normalization) agree with
+    the reference, and the offsets found are the prefix's 5 characters further."""
+    index, surface_forms = sample_link_artefacts
+    older = tmp_path / "index"
+    shutil.copytree(index, older, ignore=shutil.ignore_patterns("ltr_text*", "write.lock"))
+    metadata = json.loads((older / "elquery.json").read_text(encoding="utf-8"))
+    del metadata["ltr_texts"]
+    (older / "elquery.json").write_text(json.dumps(metadata), encoding="utf-8")
+    pos1 = FEATURES.index("pos1")
+    with FeatureExtractor(older, surface_forms, 0.1) as extractor:
+        plain = [extractor.extract(q)[1][:, pos1] for q in queries[:150]]
+        texts = NormalizedTexts.texts
+        monkeypatch.setattr(NormalizedTexts, "texts", lambda self, docids: [
+            (titles, "\U0002070e\U00020731 x " + abstract) for titles, abstract in texts(self, docids)])
+        assert assert_same(extractor, queries[:150]) > 300
+        shifted = [extractor.extract(q)[1][:, pos1] for q in queries[:150]]
+    found = np.concatenate(plain) != NOT_FOUND_POSITION
+    assert found.sum() > 50
+    assert np.array_equal(np.concatenate(shifted)[found], np.concatenate(plain)[found] + 5)
