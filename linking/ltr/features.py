@@ -6,13 +6,17 @@ over the store's matches); a KB-only match (commonness 0) is a candidate only at
 entity is not in the index are left out, as the linker leaves them out.
 
 Per query, :meth:`FeatureExtractor.extract` makes one SQLite lookup (the surface forms of every
-query span, :meth:`SurfaceFormStore.lookup_spans`) and two Java calls: every language-model
-score of the query and its mentions for every candidate (the retrieval layer's Eq. 16,
-:class:`elquery.retrieval.scoring.GridScorer`: each text analyzed once and each (field, term)
-pair's postings over the candidates read once, there), and the normalized titles and short
-abstracts (:class:`~elquery.linking.ltr.stored.NormalizedTexts`: the index's normalized copy, or
-its stored fields, normalized, in an index built before the copy); the rest is string tests per pair and
-arrays (features of a mention, an entity or a query computed once, then gathered per pair).
+query span, :meth:`SurfaceFormStore.lookup_spans`) and one Java call
+(``org.elquery.retrieval.PairFeatures.features``) for everything but the counts and commonness:
+every language-model score of the query for every candidate and of each mention for its own
+candidates (the retrieval layer's Eq. 16 as ``ScoreGrid`` computes it, the numbers of
+:func:`elquery.retrieval.scoring.score_each`: each text analyzed once and each (field, term)
+pair's postings over the candidates read once, there), and every string test, over the
+normalized titles and short abstracts of the index's ``ltr_texts.bin`` (memory-mapped in Java; in
+an index built before that copy, the stored fields, normalized by
+:class:`~elquery.linking.ltr.stored.NormalizedTexts` and passed to the call). Python gathers the
+answer into the matrix (features of a mention, an entity or a query computed once, then gathered
+per pair).
 
 The features, in :data:`FEATURES` order (m the mention, e the entity, q the query):
 
