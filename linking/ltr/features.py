@@ -116,13 +116,6 @@ class CandidatePair:
     commonness: float
 
 
-def position(text: str, inner: str) -> int:
-    """The character offset of the first run of whole tokens ``inner`` in normalized ``text``,
-    :data:`NOT_FOUND_POSITION` when there is none."""
-    found = f" {text} ".find(f" {inner} ") if inner else -1
-    return found if found >= 0 else NOT_FOUND_POSITION
-
-
 ENTRY_CLASS = "org.elquery.retrieval.PairFeatures"
 _AS_SPACES = str.maketrans("\t\n\r", "   ")
 _ENTITY = operator.attrgetter("entity")
