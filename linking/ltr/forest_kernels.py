@@ -40,11 +40,11 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from elquery.linking.ltr.forest import LANE_ROWS  # rows walked together: a 64-bit mask
+
 if platform.machine().lower() in ("x86_64", "amd64"):  # an option LLVM knows on x86 only
     llvmlite.binding.set_option("elquery", "--x86-cmov-converter=false")
 
-LANE_ROWS = 64
-"""Rows walked together (a 64-bit mask)."""
 FEATURE_BITS, BIN_BITS, RIGHT_BITS, SLOT_BITS = 6, 20, 20, 16
 """A split's fields, in this order from the low bits, after the feature: two leaf flags."""
 LEFT_LEAF, RIGHT_LEAF = FEATURE_BITS, FEATURE_BITS + 1
