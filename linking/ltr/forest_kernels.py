@@ -19,8 +19,9 @@ bit mask; a split's comparison is one vector compare of the rows' bins (``bins <
 rows), its rows split into the left and right masks; a child split with rows becomes an entry of
 the next level (its node prefetched), a leaf child writes its value number for its rows (one
 vector blend). The rows of a query travel together (a 51-row query visits about 200 splits a tree
-where its rows take 1,100 steps), so a split's work is shared by all the rows that reach it.
-Leaf values are then added tree by tree, in order (scikit-learn's sum).
+where its rows take 1,100 steps), so a split's work is shared by all the rows that reach it. A
+single row (a batch of one, or a last group of one) walks the block's trees in lockstep instead,
+a scalar compare a step. Leaf values are then added tree by tree, in order (scikit-learn's sum).
 
 LLVM's x86 pass that turns a conditional move on a loop's critical path back into a branch is
 switched off here on x86 (``--x86-cmov-converter=false``, a code-generation heuristic of this
