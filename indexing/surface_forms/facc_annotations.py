@@ -856,6 +856,15 @@ def _merge_runs(runs: list[Path], directory: Path, memory_mb: int) -> Path:
     return merged
 
 
+def merge_groups(runs: int, fan_in: int) -> list[slice]:
+    """The consecutive groups of ``runs`` run files merged in one round: as few as hold at most
+    ``fan_in`` each, of sizes within one of each other (76 runs at 64: 38 and 38, not 64 and 12),
+    so that the workers merging them finish together."""
+    count = -(-runs // fan_in)
+    bounds = [runs * number // count for number in range(count + 1)]
+    return [slice(start, end) for start, end in zip(bounds, bounds[1:])]
+
+
 def count_annotations(paths: Iterable[Path | str], out: Path | str, *, min_posterior: float = 0.0,
                       memory_mb: int = DEFAULT_MEMORY_MB, workers: int | None = None,
                       work: Path | str | None = None, progress: bool | None = None) -> CountReport:
@@ -882,8 +891,7 @@ def count_annotations(paths: Iterable[Path | str], out: Path | str, *, min_poste
                 runs.extend(file_runs)
                 bar.update(f.stat().st_size)
             while len(runs) > MERGE_FAN_IN:  # merge in rounds: open files stay bounded
-                groups = [(runs[start:start + MERGE_FAN_IN], Path(directory), memory_mb)
-                          for start in range(0, len(runs), MERGE_FAN_IN)]
+                groups = [(runs[part], Path(directory), memory_mb) for part in merge_groups(len(runs), MERGE_FAN_IN)]
                 runs = list(ordered_map(_merge_runs, groups, pool, window=len(groups)))
         with atomic_output(out) as sink:
             report.pairs = _merge_into(runs, sink, memory_mb)

@@ -34,6 +34,7 @@ from elquery.indexing.surface_forms.facc_annotations import (
     _sorted,
     _write_run,
     count_annotations,
+    merge_groups,
 )
 
 DOC = "clueweb12-0000tw-00-00001\tUTF-8\t"
@@ -123,6 +124,18 @@ def test_a_mid_prefix_cleared_never_hides_a_bad_byte() -> None:
     values = [b"/m", b"/m/0a", b"/", b"/m/-", b"/m/x", b"m"]
     assert _made_of(pa.chunked_array([pa.array(values, pa.binary())]), _NOT_MID_BYTES, 3).tolist() == [
         False, True, False, False, True, False]
+
+
+
+@pytest.mark.parametrize("runs, fan_in", [(76, 64), (64, 64), (65, 64), (1, 64), (130, 64), (5, 2), (1000, 7)])
+def test_merge_rounds_split_the_runs_evenly(runs: int, fan_in: int) -> None:
+    """Each run once, in order; as few groups as hold at most fan_in each; sizes within one."""
+    groups = merge_groups(runs, fan_in)
+    assert [index for group in groups for index in range(runs)[group]] == list(range(runs))
+    sizes = [len(range(runs)[group]) for group in groups]
+    assert len(groups) == -(-runs // fan_in) and max(sizes) <= fan_in and max(sizes) - min(sizes) <= 1
+    if (runs, fan_in) == (76, 64):
+        assert sizes == [38, 38]
 
 
 def _run(tmp_path: Path, rows: list[tuple[str, str, int]], batch_rows: int) -> Path:
