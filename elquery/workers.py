@@ -90,15 +90,15 @@ def _signals_deferred() -> Iterator[None]:
         yield
         return
     arrived: list[int] = []
-    previous = {number: signal.signal(number, lambda number, frame: arrived.append(number))
+    previous = {number: signal.signal(number, lambda signum, frame: arrived.append(signum))
                 for number in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler if handler is not None else signal.SIG_DFL)
-        for number in arrived:
-            os.kill(os.getpid(), number)  # now to the handler it had (which may ignore it)
+        for signum in arrived:
+            os.kill(os.getpid(), signum)  # now to the handler it had (which may ignore it)
 
 
 @contextmanager

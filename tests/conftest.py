@@ -5,7 +5,9 @@ from __future__ import annotations
 import bz2
 import os
 import re
+import shutil
 import signal
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +23,9 @@ def pytest_configure(config: pytest.Config) -> None:
     disposition) would then test nothing. A handled signal is reset to the default in a child."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if "ELQUERY_CACHE" not in os.environ:  # the tests' demo artefacts and compiled forests, not the user's
+        os.environ["ELQUERY_CACHE"] = tempfile.mkdtemp(prefix="elquery-test-cache-")
+        config.add_cleanup(lambda: shutil.rmtree(os.environ.pop("ELQUERY_CACHE"), ignore_errors=True))
 
 
 def data_root() -> Path:

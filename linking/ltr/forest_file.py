@@ -63,13 +63,16 @@ def shared_forest(arrays: ForestArrays, model_sha256: str) -> Mapping[str, np.nd
 
 
 def _file_bytes(compiled: Mapping[str, np.ndarray], model_sha256: str) -> bytes:
-    entries, offset = [], HEADER_BYTES
+    entries: list[list[object]] = []
+    starts: list[int] = []
+    offset = HEADER_BYTES
     for name in COMPILED_ARRAYS:
         array = np.ascontiguousarray(compiled[name])
         entries.append([name, array.dtype.str, list(array.shape), offset])
+        starts.append(offset)
         offset += -(-array.nbytes // ALIGN) * ALIGN
     data = bytearray(offset)
-    for (_, _, _, start), name in zip(entries, COMPILED_ARRAYS):
+    for start, name in zip(starts, COMPILED_ARRAYS):
         array = np.ascontiguousarray(compiled[name])
         data[start:start + array.nbytes] = array.tobytes()
     body = hashlib.sha256(memoryview(data)[HEADER_BYTES:]).hexdigest()
