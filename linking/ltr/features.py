@@ -195,8 +195,11 @@ class FeatureExtractor:
         tokens = tokenize(query)
         texts = [t.text for t in tokens]
         check_query_length(texts, self.max_query_tokens)
-        matches = self.store.lookup_spans(texts)
         threshold = self.commonness_threshold
+        # the kept candidates (commonness >= c, and the KB aliases the title features read), not
+        # every entity of a form: at full scale a form can have thousands, and making them (their
+        # names) cost 50 ms a query; ``matches`` counts them all without making them
+        matches = self.store.lookup_spans(texts, min_commonness=threshold)
         docids: dict[str, int | None] = {}
         # detect()'s candidates (Eq. 8-10, in span order, then entity id) with commonness >= c: all
         # of a span's matches that reach c (a KB alias below c, which detect keeps, is dropped again)
@@ -229,8 +232,10 @@ class FeatureExtractor:
         char_spans = [(tokens[s].start, tokens[e - 1].end) for s, e in spans]
         query_scores, mlm_tc, mention_scores, per_row, per_column, per_span = self._java_features(
             query, " ".join(texts), char_spans, layout, None if self._mapped else [*columns, *others])
-        mentions = np.array([[end - start, 0, 0, len(matches[(start, end)]), (end - start) / len(texts)]
-                             for start, end in spans], dtype=np.float64)
+        mention_forms = [" ".join(texts[start:end]) for start, end in spans]
+        sizes = self.store.candidate_counts(mention_forms)
+        mentions = np.array([[end - start, 0, 0, sizes[form], (end - start) / len(texts)]
+                             for (start, end), form in zip(spans, mention_forms)], dtype=np.float64)
         mentions[:, 1:3] = per_span
         span_rows, column_rows = np.array(numbers), np.array(rows)
         row_docids = np.array(columns)[column_rows]
