@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bz2
+import json
 import os
 import re
 import shutil
@@ -26,6 +27,16 @@ def pytest_configure(config: pytest.Config) -> None:
     if "ELQUERY_CACHE" not in os.environ:  # the tests' demo artefacts and compiled forests, not the user's
         os.environ["ELQUERY_CACHE"] = tempfile.mkdtemp(prefix="elquery-test-cache-")
         config.add_cleanup(lambda: shutil.rmtree(os.environ.pop("ELQUERY_CACHE"), ignore_errors=True))
+
+
+def index_without_ltr_texts(index: Path, copy: Path) -> Path:
+    """A copy of ``index`` as built before ``ltr_texts.bin`` existed (no files, no ``ltr_texts``
+    in ``elquery.json``)."""
+    shutil.copytree(index, copy, ignore=shutil.ignore_patterns("ltr_text*", "write.lock"))
+    metadata = json.loads((copy / "elquery.json").read_text(encoding="utf-8"))
+    del metadata["ltr_texts"]
+    (copy / "elquery.json").write_text(json.dumps(metadata), encoding="utf-8")
+    return copy
 
 
 def data_root() -> Path:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -27,6 +26,7 @@ from elquery.linking.ltr.stored import NormalizedTexts
 from elquery.linking.mentions import detect
 from elquery.retrieval import lm, mlm
 from elquery.retrieval.scoring import CandidateScoring, score_each
+from conftest import index_without_ltr_texts
 
 
 def reference(extractor: FeatureExtractor, query: str) -> tuple[list[tuple[object, ...]], np.ndarray]:
@@ -144,11 +144,7 @@ def test_an_index_without_normalized_texts_gives_the_same_features(sample_link_a
                                                                    queries: list[str], tmp_path: Path) -> None:
     """The stored-fields path (texts given to Java by Python) equals the reference too."""
     index, surface_forms = sample_link_artefacts
-    older = tmp_path / "index"
-    shutil.copytree(index, older, ignore=shutil.ignore_patterns("ltr_text*", "write.lock"))
-    metadata = json.loads((older / "elquery.json").read_text(encoding="utf-8"))
-    del metadata["ltr_texts"]
-    (older / "elquery.json").write_text(json.dumps(metadata), encoding="utf-8")
+    older = index_without_ltr_texts(index, tmp_path / "index")
     with FeatureExtractor(older, surface_forms, 0.1) as extractor:
         assert assert_same(extractor, queries[:150]) > 300
 
@@ -160,11 +156,7 @@ def test_positions_count_code_points_beyond_the_basic_plane(sample_link_artefact
     given a prefix of two such letters (CJK Extension B, letters to the normalization) agree with
     the reference, and the offsets found are the prefix's 5 characters further."""
     index, surface_forms = sample_link_artefacts
-    older = tmp_path / "index"
-    shutil.copytree(index, older, ignore=shutil.ignore_patterns("ltr_text*", "write.lock"))
-    metadata = json.loads((older / "elquery.json").read_text(encoding="utf-8"))
-    del metadata["ltr_texts"]
-    (older / "elquery.json").write_text(json.dumps(metadata), encoding="utf-8")
+    older = index_without_ltr_texts(index, tmp_path / "index")
     pos1 = FEATURES.index("pos1")
     with FeatureExtractor(older, surface_forms, 0.1) as extractor:
         plain = [extractor.extract(q)[1][:, pos1] for q in queries[:150]]

@@ -12,7 +12,6 @@ title features need such mentions)."""
 from __future__ import annotations
 
 import bz2
-import json
 import math
 import re
 import shutil
@@ -27,6 +26,7 @@ import pytest
 
 from elquery.indexing.jvm import java_class
 from elquery.linking.ltr import FEATURES, FeatureExtractor
+from conftest import index_without_ltr_texts
 
 R = "http://dbpedia.org/resource/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -413,11 +413,7 @@ def test_an_index_without_the_normalized_texts_reads_the_stored_fields(
     """An index built before ``ltr_texts.bin`` existed (no files, no ``ltr_texts`` in
     ``elquery.json``) gives the same features, from one stored-fields call a query."""
     index, surface_forms = sample_link_artefacts
-    older = tmp_path / "index"
-    shutil.copytree(index, older, ignore=shutil.ignore_patterns("ltr_text*", "write.lock"))
-    metadata = json.loads((older / "elquery.json").read_text(encoding="utf-8"))
-    del metadata["ltr_texts"]
-    (older / "elquery.json").write_text(json.dumps(metadata), encoding="utf-8")
+    older = index_without_ltr_texts(index, tmp_path / "index")
     with FeatureExtractor(older, surface_forms, THRESHOLD) as extractor:
         calls = _count_calls(monkeypatch)
         for query in QUERIES.values():
