@@ -36,6 +36,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 from elquery.base import ElqueryError
 from elquery.kb.entities import canonical_entity_id
@@ -236,12 +237,7 @@ class SurfaceFormStore:
     def candidate_counts(self, forms: Sequence[str]) -> dict[str, int]:
         """How many candidates each of the normalized ``forms`` has (forms without any left out),
         without making them: a form of thousands of entities costs no more than one of two."""
-        counts: dict[str, int] = {}
-        for first in range(0, len(forms), _MAX_VARIABLES):
-            batch = list(forms[first : first + _MAX_VARIABLES])
-            for form, blob in self._db.execute(_LOOKUP_MANY.format(",".join("?" * len(batch))), batch):
-                counts[form] = len(counted(blob)[1])
-        return counts
+        return {form: len(counted(blob)[1]) for form, blob in self._records(_LOOKUP_MANY, forms)}
 
     def lookup_spans(self, tokens: Sequence[str], max_length: int | None = None,
                      min_commonness: float = 0.0) -> dict[tuple[int, int], list[FormEntity]]:
@@ -258,15 +254,20 @@ class SurfaceFormStore:
             spans.setdefault(" ".join(tokens[start:end]), []).append((start, end))
         forms = list(spans)
         found: dict[tuple[int, int], list[FormEntity]] = {}
-        for first in range(0, len(forms), _MAX_VARIABLES):
-            batch = forms[first : first + _MAX_VARIABLES]
-            for form, blob in self._db.execute(_LOOKUP_MANY.format(",".join("?" * len(batch))), batch):
-                candidates = self._form_entities(blob, min_commonness)
-                if not candidates:
-                    continue
-                for number, span in enumerate(spans[form]):
-                    found[span] = list(candidates) if number else candidates
+        for form, blob in self._records(_LOOKUP_MANY, forms):
+            candidates = self._form_entities(blob, min_commonness)
+            if not candidates:
+                continue
+            for number, span in enumerate(spans[form]):
+                found[span] = list(candidates) if number else candidates
         return dict(sorted(found.items()))
+
+    def _records(self, query: str, keys: Sequence[object]) -> Iterator[tuple[Any, bytes]]:
+        """The rows of ``query`` (its ``IN ({})`` list filled) for ``keys``, in batches of at most
+        SQLite's number of variables."""
+        for first in range(0, len(keys), _MAX_VARIABLES):
+            batch = list(keys[first : first + _MAX_VARIABLES])
+            yield from self._db.execute(query.format(",".join("?" * len(batch))), batch)
 
     def _entity_number(self, entity: str) -> int | None:
         row = self._db.execute(_ENTITY, (canonical_entity_id(entity) or entity,)).fetchone()
@@ -292,12 +293,10 @@ class SurfaceFormStore:
             return []
         ids = form_ids(row[0])
         aliases = []
-        for first in range(0, len(ids), _MAX_VARIABLES):
-            batch = ids[first : first + _MAX_VARIABLES]
-            for form, blob in self._db.execute(_FORMS_BY_ID.format(",".join("?" * len(batch))), batch):
-                found = _find(blob, number)
-                assert found is not None  # entity_forms lists the forms whose candidates hold the entity
-                aliases.append(Alias(form, *found))
+        for form, blob in self._records(_FORMS_BY_ID, ids):
+            found = _find(blob, number)
+            assert found is not None  # entity_forms lists the forms whose candidates hold the entity
+            aliases.append(Alias(form, *found))
         aliases.sort(key=lambda a: (-a.count, a.form))
         return aliases
 
