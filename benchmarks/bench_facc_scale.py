@@ -18,6 +18,14 @@ wall and CPU p50 / p99 warm. The stores must have been built with ``--entity-nam
 INDEX/entity_ids.txt`` (the generated entities take the index's ids) and ``--entities`` at most
 the index's entities.
 
+``serve``: the service over each store ``store`` left and ``--index`` (as ``linker``): ``elquery
+serve`` with ``--serve-workers`` workers under wrk's closed loop (``bench_serve.serve``), measured
+from the first request after ready over the same distinct queries for every store (bench_serve's
+Y-ERD and KB-title queries, then ``--queries`` of two forms drawn from the smallest store's
+counts), ``--rounds`` times with the stores in turn (so that a change of the machine's load falls
+on all of them); per store and window the requests/s of each round and their mean, and
+``facc_scale_serve_ratio``: each store's mean requests/s over the smallest store's.
+
 ``raw``: for each ``--lines N``, raw FACC1 annotation lines (8 columns, gzip) of the same shape
 counted by ``elquery index facc-counts --memory MB``: lines/s, peak RSS of all processes, the
 slope over sizes, and the time projected for 11 billion lines at the largest size's rate (wall)
@@ -28,6 +36,7 @@ Usage: ``python benchmarks/bench_facc_scale.py store --pairs 3000000 30000000 [-
 [--memory 512] [--workers 2] [--work /work/bigdata]``; ``... raw --lines 10000000 30000000``.
 ``... store --pairs 30000000 --entities 969953 --entity-names INDEX/entity_ids.txt`` then ``... linker
 --pairs 30000000 --entities 969953 --entity-names INDEX/entity_ids.txt --index INDEX``.
+``... serve --pairs 30000000 300000000 --entities 969953 --entity-names INDEX/entity_ids.txt --index INDEX``.
 ``--clean`` removes each size's generated data and store after it is measured.
 """
 
@@ -222,6 +231,34 @@ def linker(args: argparse.Namespace) -> None:
               "load_avg_1m": load_avg_1m()})
 
 
+def serve(args: argparse.Namespace) -> None:
+    from bench_serve import serve as served, served_queries
+
+    folders = {pairs: _folder(args, pairs) for pairs in sorted(args.pairs)}
+    smallest = min(folders)
+    texts = _drawn_texts(folders[smallest] / "facc", 2 * args.queries)
+    queries = list(dict.fromkeys([*served_queries(args.index, args.kb_queries),
+                                  *(f"{a} {b}".lower() for a, b in zip(texts[::2], texts[1::2]))]))
+    windows = [("first", args.first), ("next", args.seconds)]
+    rates: dict[tuple[int, str], list[float]] = {}
+    for round_number in range(args.rounds):
+        for pairs, folder in folders.items():
+            command = [sys.executable, "-m", "elquery", "serve", "--index", str(args.index),
+                       "--surface-forms", str(folder / "sf.db")]
+            ready, measured, peaks = served(command, args.serve_workers, windows, args.clients, queries)
+            for figures in measured:
+                rates.setdefault((pairs, figures["window"]), []).append(figures["requests_per_s"])
+                emit({"bench": "facc_scale_serve", "pairs": pairs, "round": round_number, "workers": args.serve_workers,
+                      "clients": args.clients, "distinct_queries": len(queries), "ready_s": ready["ready_s"], **figures,
+                      "server_peak_rss_mb": round(sum(peaks), 1), "load_avg_1m": load_avg_1m()})
+    for (pairs, window), values in rates.items():
+        mean = sum(values) / len(values)
+        base = rates[(smallest, window)]
+        emit({"bench": "facc_scale_serve_ratio", "pairs": pairs, "over_pairs": smallest, "window": window,
+              "requests_per_s": [round(v, 1) for v in values], "mean_requests_per_s": round(mean, 1),
+              "ratio": round(mean / (sum(base) / len(base)), 3)})
+
+
 def raw(args: argparse.Namespace) -> None:
     points, rate = [], 0.0
     for lines in args.lines:
@@ -251,8 +288,8 @@ def raw(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("kind", choices=("store", "lookups", "linker", "raw"),
-                        help="lookups, linker: on the stores `store` built")
+    parser.add_argument("kind", choices=("store", "lookups", "linker", "serve", "raw"),
+                        help="lookups, linker, serve: on the stores `store` built")
     parser.add_argument("--pairs", type=int, nargs="+", default=[3_000_000])
     parser.add_argument("--lines", type=int, nargs="+", default=[10_000_000])
     parser.add_argument("--raw-pairs", type=int, default=30_000_000, help="distinct pairs the raw lines are drawn from")
@@ -267,12 +304,18 @@ def main(argv: list[str] | None = None) -> int:
                         "take its ids (their first --entities), so the linker can run over the store and the index")
     parser.add_argument("--index", type=Path, help="linker: the entity index")
     parser.add_argument("--queries", type=int, default=2000, help="linker: queries of two drawn forms")
+    parser.add_argument("--serve-workers", type=int, default=2, help="serve: elquery serve --workers")
+    parser.add_argument("--clients", type=int, default=16, help="serve: wrk's connections")
+    parser.add_argument("--first", type=float, default=10.0, help="serve: seconds of the first window after ready")
+    parser.add_argument("--seconds", type=float, default=30.0, help="serve: seconds of the next window")
+    parser.add_argument("--rounds", type=int, default=2, help="serve: rounds over the stores")
+    parser.add_argument("--kb-queries", type=int, default=4000, help="serve: KB-title queries (bench_serve)")
     parser.add_argument("--clean", action="store_true", help="remove each size's data and store once measured")
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
-    if args.kind == "linker" and args.index is None:
-        parser.error("linker needs --index (the index whose entity_ids.txt --entity-names gave)")
-    {"store": store, "lookups": lookups, "linker": linker, "raw": raw}[args.kind](args)
+    if args.kind in ("linker", "serve") and args.index is None:
+        parser.error(f"{args.kind} needs --index (the index whose entity_ids.txt --entity-names gave)")
+    {"store": store, "lookups": lookups, "linker": linker, "serve": serve, "raw": raw}[args.kind](args)
     return 0
 
 
