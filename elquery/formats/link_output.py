@@ -162,12 +162,13 @@ def _mention(result: LinkOutput, mention: Span) -> dict[str, Any]:
             "char_start": char_start, "char_end": char_end}
 
 
-Found = Mapping[str, EntityIdentifiers]
+Found = Mapping[str, dict[str, Any]]
+"""Each entity's ``ids`` object, made once per record however often the entity appears in it."""
 
 
 def _with_ids(entry: dict[str, Any], entity: str, found: Found | None) -> dict[str, Any]:
     if found is not None:
-        entry["ids"] = found[entity].as_dict()
+        entry["ids"] = dict(found[entity])
     return entry
 
 
@@ -191,8 +192,9 @@ def jsonl_record(result: LinkOutput, ids: EntityIds | None = None) -> dict[str, 
     each entity's identifiers under ``ids``."""
     found = None
     if ids is not None:
-        found = ids([t.entity for t in result.scored] + [r.entity for r in result.ranking]
-                    + [a.entity for i in result.interpretations for a in i.annotations])
+        found = {entity: identifiers.as_dict() for entity, identifiers in
+                 ids([t.entity for t in result.scored] + [r.entity for r in result.ranking]
+                     + [a.entity for i in result.interpretations for a in i.annotations]).items()}
     return {
         "qid": result.qid,
         "query": result.query,

@@ -188,3 +188,17 @@ def test_a_truncated_dump_is_one_error_and_leaves_nothing(dbpedia_sample: Path, 
     with pytest.raises(ElqueryError, match="page_ids_en.ttl.bz2: truncated or corrupt file"):
         build_identifiers([data], index)
     assert list(index.iterdir()) == []
+
+
+def test_the_ids_object_has_every_field_in_order_and_the_dbpedia_uri(table: IdentifierTable) -> None:
+    """The ``ids`` object of the outputs, written out field by field (not dataclasses.asdict):
+    the dataclass's fields in their order, then ``dbpedia_uri``; the same values."""
+    from dataclasses import fields
+
+    from elquery.kb.identifiers import Identifiers
+
+    ids = table.of("<dbpedia:British_Airways>")
+    written = ids.as_dict()
+    assert list(written) == [f.name for f in fields(Identifiers)] + ["dbpedia_uri"]
+    assert all(written[f.name] == getattr(ids, f.name) for f in fields(Identifiers))
+    assert written["wikidata"] == "Q8691" and written["dbpedia_uri"] == "http://dbpedia.org/resource/British_Airways"
