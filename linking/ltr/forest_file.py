@@ -7,10 +7,13 @@ The file is ``<cache>/ltr-forests/<the model file's SHA-256>.forest`` (``<cache>
 ``$ELQUERY_CACHE`` or ``~/.cache/elquery``): a JSON header line (the layout's version, the model's
 checksum, each array's name, dtype, shape and offset, the SHA-256 of what follows the header),
 padded to :data:`HEADER_BYTES`, then the arrays at 64-byte-aligned offsets. The first process to load a model writes it, atomically (a
-temporary file renamed when complete), under a lock, so processes starting together compile the
-forest once; the others map it. A file that does not match (another layout, another model, cut
-short, altered: its checksum is verified when mapped, as the kernels trust the offsets it holds)
-is written again; where the cache cannot be written, the forest is compiled in memory as before.
+temporary file renamed when complete), under a lock on the folder, so processes starting together
+compile the forest once; the others map it. A file that does not match (another layout, another
+model, cut short, altered: its checksum is verified when mapped, as the kernels trust the offsets
+it holds) is written again; where the cache cannot be written, the forest is compiled in memory as
+before. The folder keeps the :data:`KEPT_FORESTS` most recently written files: writing one removes
+the older ones (a process that maps a removed file keeps its pages; its model compiles again at its
+next load).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ written again."""
 HEADER_BYTES = 4096
 ALIGN = 64
 FOLDER = "ltr-forests"
+KEPT_FORESTS = 8
+"""The compiled forests the cache folder keeps (the most recently written)."""
 
 
 def forest_path(model_sha256: str) -> Path:
@@ -52,11 +57,12 @@ def shared_forest(arrays: ForestArrays, model_sha256: str) -> Mapping[str, np.nd
         return mapped
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(path.with_name(path.name + ".lock")):
+        with _locked(path.parent):
             mapped = _mapped(path, model_sha256)  # written by another process meanwhile
             if mapped is None:
                 write_bytes_atomically(path, _file_bytes(compile_forest(arrays), model_sha256))
                 mapped = _mapped(path, model_sha256)
+                _prune(path.parent, path)
     except OSError:
         mapped = None
     return compile_forest(arrays) if mapped is None else mapped
@@ -110,18 +116,28 @@ def _mapped(path: Path, model_sha256: str) -> dict[str, np.ndarray] | None:
     return arrays if set(arrays) == set(COMPILED_ARRAYS) else None
 
 
+def _prune(folder: Path, written: Path) -> None:
+    """Remove the forest files of ``folder`` older than its :data:`KEPT_FORESTS` most recently
+    written (never ``written``), and the lock files earlier releases left beside them."""
+    for lock in folder.glob("*.forest.lock"):
+        lock.unlink(missing_ok=True)
+    forests = sorted(folder.glob("*.forest"), key=lambda file: (file != written, -file.stat().st_mtime_ns, file.name))
+    for old in forests[KEPT_FORESTS:]:
+        old.unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on the file ``path`` (created if missing) while the block runs; none where
-    the platform has no ``fcntl``."""
-    with path.open("a") as file:
-        try:
-            import fcntl
-        except ImportError:  # not POSIX: two processes may both write the file, each atomically
-            yield
-            return
-        fcntl.flock(file.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+def _locked(folder: Path) -> Iterator[None]:
+    """An exclusive lock on the folder while the block runs (nothing is left in it); none where the
+    platform has no ``fcntl``."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: two processes may both write the file, each atomically
+        yield
+        return
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock

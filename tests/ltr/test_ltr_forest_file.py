@@ -87,3 +87,41 @@ def test_without_a_writable_cache_the_forest_is_compiled_in_memory(trained: tupl
     model = LtrModel.load(path, engine="compiled")
     assert model.engine._nodes.flags.writeable
     assert np.array_equal(model.score(probes), forest.predict(probes))
+
+
+def test_the_cache_holds_only_the_forest_files(trained: tuple, tmp_path: Path) -> None:
+    """Processes lock the cache folder itself while one writes, so no lock file stays beside a forest."""
+    _, path, _ = trained
+    LtrModel.load(path, engine="compiled")
+    LtrModel.load(path, engine="compiled")
+    assert sorted(p.name for p in (tmp_path / "cache" / "ltr-forests").iterdir()) == [p.name for p in forest_files(tmp_path)]
+
+
+def test_the_cache_keeps_the_most_recently_written_forests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writing a forest removes the oldest written beyond KEPT_FORESTS (and lock files of earlier
+    releases); a removed one is compiled again when its model loads, with the same scores."""
+    from elquery.linking.ltr.forest_file import KEPT_FORESTS
+
+    monkeypatch.setenv("ELQUERY_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "cache" / "ltr-forests"
+    folder.mkdir(parents=True)
+    (folder / "left-by-an-earlier-release.forest.lock").write_text("")
+    rng = np.random.default_rng(5)
+    matrix = rng.random((60, len(FEATURES)))
+    labels = (matrix[:, 0] > 0.5).astype(np.int8)
+    models, written = [], []
+    for seed in range(KEPT_FORESTS + 2):
+        forest = train_forest(matrix, labels, trees=3, seed=seed)
+        path = tmp_path / f"m{seed}.onnx"
+        write_model(path, model_bytes(forest, new_info(forest, {"file": "rows"}, {"index": None, "surface_forms": None}, 0.1)))
+        LtrModel.load(path, engine="compiled")
+        [new] = set(forest_files(tmp_path)) - set(written)
+        os.utime(new, ns=(10**18 + seed, 10**18 + seed))  # written in this order, whatever the clock's grain
+        models.append((forest, path))
+        written.append(new)
+    assert forest_files(tmp_path) == sorted(written[2:])
+    assert sorted(folder.iterdir()) == sorted(written[2:])
+    forest, path = models[0]
+    probes = rng.random((7, len(FEATURES)))
+    assert np.array_equal(LtrModel.load(path, engine="compiled").score(probes), forest.predict(probes))
+    assert written[0] in forest_files(tmp_path) and len(forest_files(tmp_path)) == KEPT_FORESTS
