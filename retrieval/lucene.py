@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from elquery.base import ElqueryError
-from elquery.kb.index_format import analyzer
+from elquery.kb.index_format import ID_FIELD, analyzer
 from elquery.kb.jvm import java_class, jnius
 
 if TYPE_CHECKING:
@@ -117,6 +117,26 @@ class TopDocs:
 
 def score(leaf: Any, request: str) -> Scores:
     return _scores(_call("score", leaf, request))
+
+
+@dataclass(frozen=True)
+class EntityScores:
+    """Log scores of entities named by id, in request order, with each one's docid (-1 and a NaN
+    score: no document has the id)."""
+
+    known_terms: int
+    scores: np.ndarray
+    docids: np.ndarray
+
+
+def score_entities(leaf: Any, request: str, entities: list[str]) -> EntityScores:
+    """The log scores of ``entities`` (ids, none holding a line end) under the request's model
+    lines and query ``text`` line, each looked up in the index's id field, all in one call
+    (``EntityScores.scoreEntities``): what looking the docids up and :func:`score` give."""
+    raw = _call("scoreEntities", leaf, _analyzer(), request, ID_FIELD, "\n".join(entities))
+    known, n = np.frombuffer(raw, dtype="<i4", count=2)
+    return EntityScores(int(known), np.frombuffer(raw, dtype="<f8", count=n, offset=8),
+                        np.frombuffer(raw, dtype="<i4", count=n, offset=8 + 8 * int(n)))
 
 
 def score_each(leaf: Any, requests: list[str]) -> list[Scores]:

@@ -161,6 +161,7 @@ class EntityScorer:
         index.require_fields(model_fields(self.model), f"the model {self.model.name}")
         if prior is not None:
             prior.check(index)
+        self._model_lines = tuple(self.model.request_lines()) if isinstance(self.model, LanguageModel) else ()
 
     def log_scores(self, query: Query, docids: np.ndarray | None) -> lucene.Scores:
         """Log scores of the given docids (any order, no repeats; None: every entity), aligned
@@ -209,7 +210,14 @@ class EntityScorer:
 
     def score_candidates(self, query: Query, entity_ids: Iterable[str]) -> dict[str, float]:
         """Log score (Eq. 16) of every given entity that is in the index (others are left out),
-        in the order given."""
+        in the order given. Query text under a language model takes one Java call
+        (:meth:`_scores_by_id`: the linker's hot path), else the docids are looked up here first."""
+        if isinstance(query, str) and isinstance(self.model, LanguageModel):
+            entities = list(dict.fromkeys(entity_ids))
+            by_id = self._scores_by_id(query, entities)
+            if by_id is not None:
+                return by_id
+            entity_ids = entities
         docids: dict[str, int] = {}
         for entity in entity_ids:
             docid = self.index.find_docid(entity)
@@ -217,6 +225,29 @@ class EntityScorer:
                 docids.setdefault(entity, docid)
         scores = self.log_scores(query, np.fromiter(docids.values(), dtype=np.int32, count=len(docids))).scores
         return dict(zip(docids, scores.tolist()))
+
+    def _scores_by_id(self, text: str, entities: list[str]) -> dict[str, float] | None:
+        """:meth:`score_candidates` of query text under a language model in one Java call
+        (:func:`lucene.score_entities`: the text analyzed and the ids looked up there, not one call
+        each), the same numbers; None (look them up here) when an id holds a line end or is empty,
+        or one not in the index may name an indexed entity in another spelling
+        (:meth:`EntityIndex.find_docid` tries its :func:`canonical_entity_id`)."""
+        if not entities:
+            return {}
+        if not all(entity and "\n" not in entity for entity in entities):
+            return None
+        request = "\n".join([*self._model_lines, "text\t" + _LINE_ENDS.sub(" ", text)])
+        result = lucene.score_entities(self.index.leaf, request, entities)
+        docids = result.docids.tolist()
+        if -1 in docids and any(docid < 0 and canonical_entity_id(entity) not in (None, entity)
+                                for entity, docid in zip(entities, docids)):
+            return None
+        scores = result.scores
+        if result.known_terms == 0:
+            scores = np.full(len(scores), -math.inf)  # as _no_evidence
+        elif self.prior is not None:
+            scores = scores + np.where(result.docids < 0, 0.0, self.prior.log_weights[result.docids])
+        return {entity: score for entity, score, docid in zip(entities, scores.tolist(), docids) if docid >= 0}
 
     def normalized_query_likelihood(self, query: Query, entity_ids: Iterable[str]) -> dict[str, QueryLikelihood]:
         """Eq. 16 as (log score, exp score) for every given entity that is in the index."""

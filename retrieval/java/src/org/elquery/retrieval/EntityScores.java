@@ -19,6 +19,7 @@ import org.apache.lucene.index.NumericDocValues;
 import org.apache.lucene.index.PostingsEnum;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
+import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.sandbox.search.CombinedFieldQuery;
 import org.apache.lucene.search.BooleanClause;
@@ -122,12 +123,70 @@ public final class EntityScores {
   }
 
   private static byte[] score(LeafReader leaf, LanguageModel model) throws IOException {
-    IntBuffer[] lengths = state(leaf).lengths(leaf, model.fields);
     int[] docids = model.docids;
     if (docids == null) {
       docids = new int[leaf.maxDoc()];
       Arrays.setAll(docids, i -> i);
     }
+    double[] scores = scores(leaf, model, docids);
+    ByteBuffer out = buffer(8 + 8 * docids.length);
+    out.putInt(model.terms.length).putInt(docids.length);
+    for (double score : scores) {
+      out.putDouble(score);
+    }
+    return out.array();
+  }
+
+  /**
+   * The linker's candidate scoring, one call per query: the log scores (Eq. 16) of entities named
+   * by their ids. {@code request} holds the model lines and the query as a {@code text} line
+   * (analyzed here with {@code analyzer}, the index's); {@code entities} the entity ids, one per
+   * line, each looked up in the field {@code idField} (the first document holding it). The answer
+   * is {@link #score}'s for the docids found (ascending, each once), in the order of {@code
+   * entities}: int32 known-term count, int32 n = the number of ids, n float64 log scores, then n
+   * int32 docids; an id no document holds gets docid -1 and score NaN.
+   */
+  public static byte[] scoreEntities(LeafReader leaf, Analyzer analyzer, String request, String idField,
+      String entities) throws IOException {
+    String[] ids = entities.split("\n", -1);
+    int[] docids = docids(leaf, idField, ids);
+    int[] found = Arrays.stream(docids).filter(doc -> doc >= 0).sorted().distinct().toArray();
+    LanguageModel model = LanguageModel.parse(leaf, analyzer, request, found);
+    double[] scores = scores(leaf, model, found);
+    ByteBuffer out = buffer(8 + 12 * ids.length);
+    out.putInt(model.terms.length).putInt(ids.length);
+    for (int doc : docids) {
+      out.putDouble(doc < 0 ? Double.NaN : scores[Arrays.binarySearch(found, doc)]);
+    }
+    for (int doc : docids) {
+      out.putInt(doc);
+    }
+    return out.array();
+  }
+
+  /** The first document holding each of {@code terms} in {@code field}, or -1. */
+  private static int[] docids(LeafReader leaf, String field, String[] terms) throws IOException {
+    int[] docids = new int[terms.length];
+    Arrays.fill(docids, -1);
+    Terms indexed = leaf.terms(field);
+    if (indexed == null) {
+      return docids;
+    }
+    TermsEnum walk = indexed.iterator();
+    PostingsEnum postings = null;
+    for (int i = 0; i < terms.length; i++) {
+      if (walk.seekExact(new BytesRef(terms[i]))) {
+        postings = walk.postings(postings, PostingsEnum.NONE);
+        int doc = postings.nextDoc();
+        docids[i] = doc == DocIdSetIterator.NO_MORE_DOCS ? -1 : doc;
+      }
+    }
+    return docids;
+  }
+
+  /** The log scores (Eq. 16) of {@code docids} (ascending) under {@code model}, in that order. */
+  private static double[] scores(LeafReader leaf, LanguageModel model, int[] docids) throws IOException {
+    IntBuffer[] lengths = state(leaf).lengths(leaf, model.fields);
     int pairs = model.terms.length * model.fields.length;
     int[][] columns = new int[pairs][docids.length];
     for (int pair = 0; pair < pairs; pair++) {
@@ -142,16 +201,15 @@ public final class EntityScores {
         }
       }
     }
-    ByteBuffer out = buffer(8 + 8 * docids.length);
-    out.putInt(model.terms.length).putInt(docids.length);
+    double[] scores = new double[docids.length];
     int[] freqs = new int[pairs];
     for (int i = 0; i < docids.length; i++) {
       for (int pair = 0; pair < pairs; pair++) {
         freqs[pair] = columns[pair][i];
       }
-      out.putDouble(model.score(docids[i], freqs, lengths));
+      scores[i] = model.score(docids[i], freqs, lengths);
     }
-    return out.array();
+    return scores;
   }
 
   /**
