@@ -6,7 +6,7 @@ over the store's matches); a KB-only match (commonness 0) is a candidate only at
 entity is not in the index are left out, as the linker leaves them out.
 
 Per query, :meth:`FeatureExtractor.extract` makes one SQLite lookup (the surface forms of every
-query span, :meth:`SurfaceFormStore.lookup_spans`) and one Java call
+query span, :meth:`SurfaceFormStore.match_spans`, with each span's candidate total) and one Java call
 (``org.elquery.retrieval.PairFeatures.features``) for everything but the counts and commonness:
 every language-model score of the query for every candidate and of each mention for its own
 candidates (the retrieval layer's Eq. 16 as ``ScoreGrid`` computes it, the numbers of
@@ -198,8 +198,9 @@ class FeatureExtractor:
         threshold = self.commonness_threshold
         # the kept candidates (commonness >= c, and the KB aliases the title features read), not
         # every entity of a form: at full scale a form can have thousands, and making them (their
-        # names) cost 50 ms a query; ``matches`` counts them all without making them
-        matches = self.store.lookup_spans(texts, min_commonness=threshold)
+        # names) cost 50 ms a query; ``matches`` counts them all (the totals) without making them
+        spans_found = self.store.match_spans(texts, min_commonness=threshold)
+        matches = spans_found.candidates
         docids: dict[str, int | None] = {}
         # detect()'s candidates (Eq. 8-10, in span order, then entity id) with commonness >= c: all
         # of a span's matches that reach c (a KB alias below c, which detect keeps, is dropped again)
@@ -232,10 +233,8 @@ class FeatureExtractor:
         char_spans = [(tokens[s].start, tokens[e - 1].end) for s, e in spans]
         query_scores, mlm_tc, mention_scores, per_row, per_column, per_span = self._java_features(
             query, " ".join(texts), char_spans, layout, None if self._mapped else [*columns, *others])
-        mention_forms = [" ".join(texts[start:end]) for start, end in spans]
-        sizes = self.store.candidate_counts(mention_forms)
-        mentions = np.array([[end - start, 0, 0, sizes[form], (end - start) / len(texts)]
-                             for (start, end), form in zip(spans, mention_forms)], dtype=np.float64)
+        mentions = np.array([[end - start, 0, 0, spans_found.totals[(start, end)], (end - start) / len(texts)]
+                             for start, end in spans], dtype=np.float64)
         mentions[:, 1:3] = per_span
         span_rows, column_rows = np.array(numbers), np.array(rows)
         row_docids = np.array(columns)[column_rows]

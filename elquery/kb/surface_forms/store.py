@@ -17,9 +17,9 @@ FACC counts (web annotations) when it has any, else its anchor counts; a pair wi
 (a KB-only alias) has count 0 and commonness 0. The order of the candidates is computed when the
 store is written (``commonness_counts`` of :mod:`elquery.indexing.surface_forms.store_writer`).
 
-Entity numbers are turned into ids through a list indexed by number, filled a block of
-:data:`NAME_BLOCK` numbers at a time (one range query) as lookups need them, and emptied after
-:data:`NAME_BLOCKS_KEPT` blocks (a bounded memory, however many lookups).
+Entity numbers are turned into ids through a list indexed by number, filled with the ids a
+lookup needs and lacks (one query for all of them), and emptied after :data:`NAMES_KEPT` ids (a
+bounded memory, however many lookups).
 
 The store is opened read-only and immutable, so any number of processes can read it at once. It
 is written by assembling shards (one per partition of the forms, each a store without indexes;
@@ -50,14 +50,13 @@ _LOOKUP_MANY = "SELECT form, candidates FROM forms WHERE form IN ({})"
 _FORMS_BY_ID = "SELECT form, candidates FROM forms WHERE id IN ({})"
 _ENTITY = "SELECT id FROM entities WHERE name = ?"
 _ENTITY_FORMS = "SELECT forms FROM entity_forms WHERE id = ?"
-_NAMES = "SELECT id, name FROM entities WHERE id >= ? AND id < ?"
+_NAMES = "SELECT id, name FROM entities WHERE id IN ({})"
 _LONGEST_FORM = "SELECT coalesce(max(length(form) - length(replace(form, ' ', '')) + 1), 0) FROM forms"
 LONGEST_FORM_KEY = "longest_form_tokens"
 _SOURCES = tuple(tuple(name for bit, name in enumerate(SOURCE_ORDER) if mask >> bit & 1) for mask in range(8))
 _MAX_VARIABLES = 30_000
-NAME_BLOCK = 64
-NAME_BLOCKS_KEPT = 16_384
-"""At most this many blocks of entity ids read before the cache starts again (about 1M ids, 100 MB)."""
+NAMES_KEPT = 1 << 20
+"""At most this many entity ids read before the cache starts again (about 100 MB)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +78,16 @@ class Alias:
     count: int
     commonness: float
     sources: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SpanMatches:
+    """What :meth:`SurfaceFormStore.match_spans` found in a query: per span [start, end) with
+    candidates, those (in candidate order), and per such span how many candidates its form has
+    before the commonness threshold."""
+
+    candidates: dict[tuple[int, int], list[FormEntity]]
+    totals: dict[tuple[int, int], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,26 +142,30 @@ def query_spans(length: int, longest: int) -> list[tuple[int, int]]:
 
 
 class _EntityNames:
-    """Entity ids by number, in a list as long as the largest number (8 bytes a number), filled a
-    block of :data:`NAME_BLOCK` numbers at a time (one range query) as lookups need them; after
-    :data:`NAME_BLOCKS_KEPT` blocks it is emptied and starts again (bounded memory whatever the
-    lookups)."""
+    """Entity ids by number, in a list as long as the largest number (8 bytes a number), filled
+    with the ids a lookup lacks (one ``IN`` query for all of them) as lookups need them; after
+    :data:`NAMES_KEPT` ids it is emptied and starts again (bounded memory whatever the lookups).
+
+    Only the ids asked for are read: at 4.6M entities the candidates of a query's spans are
+    scattered over the numbers, and reading them a range of 64 at a time (as before) read 19 ranges
+    a query of which one id each was used, and cycled a 1M-id cache through 1,000 queries."""
 
     def __init__(self, db: ReadOnlyDatabase) -> None:
         self._db = db
         self._size = (db.execute("SELECT max(id) FROM entities").fetchone()[0] or 0) + 1
         self._names = [""] * self._size
-        self._blocks = 0
+        self._kept = 0
 
     def _load(self, numbers: Sequence[int]) -> None:
         names = self._names
-        if self._blocks >= NAME_BLOCKS_KEPT:
+        missing = {number for number in numbers if not names[number]}
+        if self._kept + len(missing) > NAMES_KEPT:
             names[:] = [""] * self._size
-            self._blocks = 0
-        for block in {number // NAME_BLOCK for number in numbers if not names[number]}:
-            for entity, name in self._db.execute(_NAMES, (block * NAME_BLOCK, (block + 1) * NAME_BLOCK)):
-                names[entity] = name
-            self._blocks += 1
+            self._kept = 0
+            missing = set(numbers)
+        for entity, name in _rows(self._db, _NAMES, list(missing)):
+            names[entity] = name
+        self._kept += len(missing)
 
     def take(self, words: Sequence[int]) -> Sequence[str]:
         """The ids of the entities of candidate ``words`` (``entity << SOURCE_BITS | sources``)."""
@@ -171,6 +184,14 @@ class _EntityNames:
             self._load((number,))
             name = self._names[number]
         return name
+
+
+def _rows(db: ReadOnlyDatabase, query: str, keys: Sequence[object]) -> Iterator[tuple[Any, Any]]:
+    """The rows of ``query`` (its ``IN ({})`` list filled) for ``keys``, in batches of at most
+    SQLite's number of variables."""
+    for first in range(0, len(keys), _MAX_VARIABLES):
+        batch = list(keys[first : first + _MAX_VARIABLES])
+        yield from db.execute(query.format(",".join("?" * len(batch))), batch)
 
 
 class SurfaceFormStore:
@@ -234,11 +255,6 @@ class SurfaceFormStore:
         """Candidates of ``text`` after normalization (methods.md §3), by commonness."""
         return self.lookup_form(normalize(text))
 
-    def candidate_counts(self, forms: Sequence[str]) -> dict[str, int]:
-        """How many candidates each of the normalized ``forms`` has (forms without any left out),
-        without making them: a form of thousands of entities costs no more than one of two."""
-        return {form: len(counted(blob)[1]) for form, blob in self._records(_LOOKUP_MANY, forms)}
-
     def lookup_spans(self, tokens: Sequence[str], max_length: int | None = None,
                      min_commonness: float = 0.0) -> dict[tuple[int, int], list[FormEntity]]:
         """Candidates of every contiguous span [start, end) of the normalized query ``tokens``
@@ -248,26 +264,38 @@ class SurfaceFormStore:
         (Eq. 8-10: commonness at least ``min_commonness``, or a KB alias), without making the
         others (a form of thousands of entities costs its few kept ones).
         Time and memory are O(len(tokens) x longest form), whatever the query's length."""
+        return self.match_spans(tokens, max_length, min_commonness).candidates
+
+    def match_spans(self, tokens: Sequence[str], max_length: int | None = None,
+                    min_commonness: float = 0.0) -> SpanMatches:
+        """:meth:`lookup_spans`'s candidates, and per span with candidates the number its form has
+        in all (before ``min_commonness``), counted from the same read of the form's record."""
         spans: dict[str, list[tuple[int, int]]] = {}
         longest = self.longest_form if max_length is None else min(max_length, self.longest_form)
         for start, end in query_spans(len(tokens), longest):
             spans.setdefault(" ".join(tokens[start:end]), []).append((start, end))
-        forms = list(spans)
+        kept: list[tuple[list[tuple[int, int]], Sequence[int], Sequence[int], int, int]] = []
+        for form, blob in _rows(self._db, _LOOKUP_MANY, list(spans)):
+            words: Sequence[int]
+            counts: Sequence[int]
+            words, counts = counted(blob)
+            total, size = sum(counts), len(words)
+            if min_commonness > 0.0:
+                words, counts = _kept(words, counts, total, min_commonness)
+            if words:
+                kept.append((spans[form], words, counts, total, size))
+        names = self._names.take([word for _, words, _, _, _ in kept for word in words])  # one read of the missing
         found: dict[tuple[int, int], list[FormEntity]] = {}
-        for form, blob in self._records(_LOOKUP_MANY, forms):
-            candidates = self._form_entities(blob, min_commonness)
-            if not candidates:
-                continue
-            for number, span in enumerate(spans[form]):
+        totals: dict[tuple[int, int], int] = {}
+        at = 0
+        for form_spans, words, counts, total, size in kept:
+            candidates = [FormEntity(name, count, count / total if count else 0.0, _SOURCES[word & 7])
+                          for name, count, word in zip(names[at:at + len(words)], counts, words)]
+            at += len(words)
+            for number, span in enumerate(form_spans):
                 found[span] = list(candidates) if number else candidates
-        return dict(sorted(found.items()))
-
-    def _records(self, query: str, keys: Sequence[object]) -> Iterator[tuple[Any, bytes]]:
-        """The rows of ``query`` (its ``IN ({})`` list filled) for ``keys``, in batches of at most
-        SQLite's number of variables."""
-        for first in range(0, len(keys), _MAX_VARIABLES):
-            batch = list(keys[first : first + _MAX_VARIABLES])
-            yield from self._db.execute(query.format(",".join("?" * len(batch))), batch)
+                totals[span] = size
+        return SpanMatches(dict(sorted(found.items())), totals)
 
     def _entity_number(self, entity: str) -> int | None:
         row = self._db.execute(_ENTITY, (canonical_entity_id(entity) or entity,)).fetchone()
@@ -293,7 +321,7 @@ class SurfaceFormStore:
             return []
         ids = form_ids(row[0])
         aliases = []
-        for form, blob in self._records(_FORMS_BY_ID, ids):
+        for form, blob in _rows(self._db, _FORMS_BY_ID, ids):
             found = _find(blob, number)
             assert found is not None  # entity_forms lists the forms whose candidates hold the entity
             aliases.append(Alias(form, *found))
