@@ -129,11 +129,12 @@ class EntityScores:
     docids: np.ndarray
 
 
-def score_entities(leaf: Any, request: str, entities: list[str]) -> EntityScores:
-    """The log scores of ``entities`` (ids, none holding a line end) under the request's model
-    lines and query ``text`` line, each looked up in the index's id field, all in one call
-    (``EntityScores.scoreEntities``): what looking the docids up and :func:`score` give."""
-    raw = _call("scoreEntities", leaf, _analyzer(), request, ID_FIELD, "\n".join(entities))
+def score_entities(leaf: Any, model: str, text: str, entities: list[str]) -> EntityScores:
+    """The log scores of ``entities`` (ids, none holding a line end) for query ``text`` (one line)
+    under the language model of request lines ``model``, each id looked up in the index's id
+    field, all in one call (``EntityScores.scoreEntities``): what looking the docids up and
+    :func:`score` give, to the bit."""
+    raw = _call("scoreEntities", leaf, _analyzer(), model, text, ID_FIELD, "\n".join(entities))
     known, n = np.frombuffer(raw, dtype="<i4", count=2)
     return EntityScores(int(known), np.frombuffer(raw, dtype="<f8", count=n, offset=8),
                         np.frombuffer(raw, dtype="<i4", count=n, offset=8 + 8 * int(n)))

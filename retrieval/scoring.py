@@ -161,7 +161,7 @@ class EntityScorer:
         index.require_fields(model_fields(self.model), f"the model {self.model.name}")
         if prior is not None:
             prior.check(index)
-        self._model_lines = tuple(self.model.request_lines()) if isinstance(self.model, LanguageModel) else ()
+        self._model_lines = "\n".join(self.model.request_lines()) if isinstance(self.model, LanguageModel) else ""
 
     def log_scores(self, query: Query, docids: np.ndarray | None) -> lucene.Scores:
         """Log scores of the given docids (any order, no repeats; None: every entity), aligned
@@ -236,8 +236,7 @@ class EntityScorer:
             return {}
         if not all(entity and "\n" not in entity for entity in entities):
             return None
-        request = "\n".join([*self._model_lines, "text\t" + _LINE_ENDS.sub(" ", text)])
-        result = lucene.score_entities(self.index.leaf, request, entities)
+        result = lucene.score_entities(self.index.leaf, self._model_lines, _LINE_ENDS.sub(" ", text), entities)
         docids = result.docids.tolist()
         if -1 in docids and any(docid < 0 and canonical_entity_id(entity) not in (None, entity)
                                 for entity, docid in zip(entities, docids)):

@@ -96,8 +96,7 @@ def test_no_evidence_and_prior(index: EntityIndex) -> None:
 def test_request_helper_answers_in_request_order(index: EntityIndex) -> None:
     """``lucene.score_entities``: one score and docid per id given, in order; -1 and NaN for none."""
     ids = [index.entity_ids[5], "<dbpedia:Nobody>", index.entity_ids[2], index.entity_ids[5]]
-    request = "\n".join([*MODELS["mlm"][0].request_lines(), "text\triver north"])
-    answer = lucene.score_entities(index.leaf, request, ids)
+    answer = lucene.score_entities(index.leaf, "\n".join(MODELS["mlm"][0].request_lines()), "river north", ids)
     assert answer.docids.tolist() == [index.docid(ids[0]), -1, index.docid(ids[2]), index.docid(ids[0])]
     assert math.isnan(answer.scores[1]) and answer.scores[0] == answer.scores[3]
     assert answer.known_terms == 2

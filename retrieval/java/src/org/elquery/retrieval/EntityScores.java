@@ -123,40 +123,58 @@ public final class EntityScores {
   }
 
   private static byte[] score(LeafReader leaf, LanguageModel model) throws IOException {
+    IntBuffer[] lengths = state(leaf).lengths(leaf, model.fields);
     int[] docids = model.docids;
     if (docids == null) {
       docids = new int[leaf.maxDoc()];
       Arrays.setAll(docids, i -> i);
     }
-    double[] scores = scores(leaf, model, docids);
+    int pairs = model.terms.length * model.fields.length;
+    int[][] columns = new int[pairs][docids.length];
+    for (int pair = 0; pair < pairs; pair++) {
+      PostingsEnum postings = postings(leaf, model, pair);
+      int doc = postings == null ? DocIdSetIterator.NO_MORE_DOCS : -1;
+      for (int i = 0; i < docids.length && doc != DocIdSetIterator.NO_MORE_DOCS; i++) {
+        if (doc < docids[i]) {
+          doc = postings.advance(docids[i]);
+        }
+        if (doc == docids[i]) {
+          columns[pair][i] = postings.freq();
+        }
+      }
+    }
     ByteBuffer out = buffer(8 + 8 * docids.length);
     out.putInt(model.terms.length).putInt(docids.length);
-    for (double score : scores) {
-      out.putDouble(score);
+    int[] freqs = new int[pairs];
+    for (int i = 0; i < docids.length; i++) {
+      for (int pair = 0; pair < pairs; pair++) {
+        freqs[pair] = columns[pair][i];
+      }
+      out.putDouble(model.score(docids[i], freqs, lengths));
     }
     return out.array();
   }
 
   /**
    * The linker's candidate scoring, one call per query: the log scores (Eq. 16) of entities named
-   * by their ids. {@code request} holds the model lines and the query as a {@code text} line
-   * (analyzed here with {@code analyzer}, the index's); {@code entities} the entity ids, one per
-   * line, each looked up in the field {@code idField} (the first document holding it). The answer
-   * is {@link #score}'s for the docids found (ascending, each once), in the order of {@code
-   * entities}: int32 known-term count, int32 n = the number of ids, n float64 log scores, then n
-   * int32 docids; an id no document holds gets docid -1 and score NaN.
+   * by their ids under the language model of request lines {@code model}, for the query {@code
+   * text} (analyzed here with {@code analyzer}, the index's); {@code entities} holds the ids, one
+   * per line, each looked up in the field {@code idField} (the first document holding it). The
+   * scores are {@link ScoreGrid}'s (each (field, term) pair sought once), so {@link #score}'s for
+   * the docids found, to the bit. Answer, in the order of {@code entities}: int32 known-term
+   * count, int32 n = the number of ids, n float64 log scores, then n int32 docids; an id no
+   * document holds gets docid -1 and score NaN.
    */
-  public static byte[] scoreEntities(LeafReader leaf, Analyzer analyzer, String request, String idField,
+  public static byte[] scoreEntities(LeafReader leaf, Analyzer analyzer, String model, String text, String idField,
       String entities) throws IOException {
     String[] ids = entities.split("\n", -1);
     int[] docids = docids(leaf, idField, ids);
     int[] found = Arrays.stream(docids).filter(doc -> doc >= 0).sorted().distinct().toArray();
-    LanguageModel model = LanguageModel.parse(leaf, analyzer, request, found);
-    double[] scores = scores(leaf, model, found);
+    ScoreGrid grid = new ScoreGrid(leaf, analyzer, lengths(leaf), new String[] {model}, new String[] {text}, found);
     ByteBuffer out = buffer(8 + 12 * ids.length);
-    out.putInt(model.terms.length).putInt(ids.length);
+    out.putInt(grid.model(0, 0).terms.length).putInt(ids.length);
     for (int doc : docids) {
-      out.putDouble(doc < 0 ? Double.NaN : scores[Arrays.binarySearch(found, doc)]);
+      out.putDouble(doc < 0 ? Double.NaN : grid.score(0, 0, Arrays.binarySearch(found, doc)));
     }
     for (int doc : docids) {
       out.putInt(doc);
@@ -182,34 +200,6 @@ public final class EntityScores {
       }
     }
     return docids;
-  }
-
-  /** The log scores (Eq. 16) of {@code docids} (ascending) under {@code model}, in that order. */
-  private static double[] scores(LeafReader leaf, LanguageModel model, int[] docids) throws IOException {
-    IntBuffer[] lengths = state(leaf).lengths(leaf, model.fields);
-    int pairs = model.terms.length * model.fields.length;
-    int[][] columns = new int[pairs][docids.length];
-    for (int pair = 0; pair < pairs; pair++) {
-      PostingsEnum postings = postings(leaf, model, pair);
-      int doc = postings == null ? DocIdSetIterator.NO_MORE_DOCS : -1;
-      for (int i = 0; i < docids.length && doc != DocIdSetIterator.NO_MORE_DOCS; i++) {
-        if (doc < docids[i]) {
-          doc = postings.advance(docids[i]);
-        }
-        if (doc == docids[i]) {
-          columns[pair][i] = postings.freq();
-        }
-      }
-    }
-    double[] scores = new double[docids.length];
-    int[] freqs = new int[pairs];
-    for (int i = 0; i < docids.length; i++) {
-      for (int pair = 0; pair < pairs; pair++) {
-        freqs[pair] = columns[pair][i];
-      }
-      scores[i] = model.score(docids[i], freqs, lengths);
-    }
-    return scores;
   }
 
   /**

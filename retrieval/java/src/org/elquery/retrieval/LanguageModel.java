@@ -247,15 +247,11 @@ final class LanguageModel {
   /** The request's model and query; {@code analyzer} (may be null: no {@code text} line) the
    * index's, for a {@code text} line. */
   static LanguageModel parse(LeafReader leaf, Analyzer analyzer, String request) throws IOException {
-    return parse(leaf, analyzer, request, null);
-  }
-
-  /** {@link #parse}, scoring {@code docids} (ascending; a {@code docids} line replaces them). */
-  static LanguageModel parse(LeafReader leaf, Analyzer analyzer, String request, int[] docids) throws IOException {
     ModelLines model = new ModelLines();
     List<String[]> termLines = new ArrayList<>();
     int length = 0;
     int k = 0;
+    int[] docids = null;
     for (String line : request.split("\n")) {
       String[] items = line.split("\t", line.startsWith("term\t") ? 3 : -1);
       switch (items[0]) {
