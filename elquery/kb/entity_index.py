@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -166,6 +166,28 @@ class EntityIndex:
         """The docid of the document whose id field is ``entity`` (a static Java call: safe from threads)."""
         raw = self._access.docids(self.leaf, ID_FIELD, entity).tostring()
         return int.from_bytes(raw[:4], "little") if raw else None
+
+    def find_docids(self, entities: Sequence[str]) -> list[int | None]:
+        """:meth:`find_docid` of each of ``entities``; while Lucene answers, all of them in one Java
+        call (a query's candidates: one crossing instead of one each, 26 us apiece at 4.6M ids)."""
+        if not entities:
+            return []
+        found = self._find_many(entities)
+        retry = [(at, canonical) for at, (entity, docid) in enumerate(zip(entities, found))
+                 if docid is None and (canonical := canonical_entity_id(entity)) is not None and canonical != entity]
+        if retry:
+            for (at, _), docid in zip(retry, self._find_many([canonical for _, canonical in retry])):
+                found[at] = docid
+        return found
+
+    def _find_many(self, entities: Sequence[str]) -> list[int | None]:
+        docids = self.__dict__.get("_docid_of")
+        if docids is None and self._lookups < self._map_after:
+            self._lookups += len(entities)
+            raw = self._access.firstDocids(self.leaf, ID_FIELD, list(entities)).tostring()
+            return [None if docid < 0 else docid for docid in np.frombuffer(raw, dtype="<i4").tolist()]
+        mapping = docids if docids is not None else self._docid_of
+        return [mapping.get(entity) for entity in entities]
 
     def docid(self, entity: str) -> int:
         """The docid of an entity (any form :func:`canonical_entity_id` takes); an entity not in

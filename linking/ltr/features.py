@@ -201,7 +201,10 @@ class FeatureExtractor:
         # names) cost 50 ms a query; ``matches`` counts them all (the totals) without making them
         spans_found = self.store.match_spans(texts, min_commonness=threshold)
         matches = spans_found.candidates
-        docids: dict[str, int | None] = {}
+        # the docids of every entity found (the candidates and the KB matches the title features
+        # read: a few more than the pairs' entities), in one call
+        entities = list({match.entity: None for found in matches.values() for match in found})
+        docids = dict(zip(entities, self.index.find_docids(entities)))
         # detect()'s candidates (Eq. 8-10, in span order, then entity id) with commonness >= c: all
         # of a span's matches that reach c (a KB alias below c, which detect keeps, is dropped again)
         candidates: list[tuple[Mention, str, float]] = []
@@ -209,7 +212,7 @@ class FeatureExtractor:
         for (start, end), found in matches.items():  # in span order
             mention = None
             for match in sorted(found, key=_ENTITY):
-                if match.commonness >= threshold and (docid := self._docid(match.entity, docids)) is not None:
+                if match.commonness >= threshold and (docid := docids[match.entity]) is not None:
                     if mention is None:
                         mention = Mention(" ".join(texts[start:end]), start, end)
                         spans.append((start, end))
@@ -282,13 +285,8 @@ class FeatureExtractor:
         return (query_scores[:single], query_scores[single], mention_scores, strings[:4 * rows].reshape(rows, 4),
                 strings[4 * rows:4 * rows + 3 * columns].reshape(columns, 3), strings[4 * rows + 3 * columns:].reshape(spans, 2))
 
-    def _docid(self, entity: str, known: dict[str, int | None]) -> int | None:
-        if entity not in known:
-            known[entity] = self.index.find_docid(entity)
-        return known[entity]
-
     def _title_matches(self, spans: Sequence[tuple[int, int]], matches: Mapping[tuple[int, int], Sequence[FormEntityLike]],
-                       docids: dict[str, int | None]) -> dict[tuple[int, int], set[int]]:
+                       docids: Mapping[str, int | None]) -> dict[tuple[int, int], set[int]]:
         """Per n-gram (i, j) of each mention span, the docids of its KB matches in the index: the
         entities whose title may equal it."""
         found: dict[tuple[int, int], set[int]] = {}
@@ -297,6 +295,6 @@ class FeatureExtractor:
                 for j in range(i + 1, end + 1):
                     if (i, j) in found or (i, j) not in matches:
                         continue
-                    entities = (self._docid(m.entity, docids) for m in matches[(i, j)] if KB in m.sources)
+                    entities = (docids[m.entity] for m in matches[(i, j)] if KB in m.sources)
                     found[(i, j)] = {d for d in entities if d is not None}
         return found

@@ -107,6 +107,28 @@ public final class IndexAccess {
   }
 
   /**
+   * Per term of {@code terms}, the docid of the first document holding it in {@code field}, or -1
+   * if none, as little-endian int32 (EntityIndex.find_docids: the ids of a query's candidate
+   * entities in one call, one seek each of a shared terms enumeration).
+   */
+  public static byte[] firstDocids(LeafReader leaf, String field, String[] terms) throws IOException {
+    ByteBuffer out = ByteBuffer.allocate(4 * terms.length).order(ByteOrder.LITTLE_ENDIAN);
+    Terms indexed = leaf.terms(field);
+    TermsEnum walk = indexed == null ? null : indexed.iterator();
+    PostingsEnum postings = null;
+    for (String term : terms) {
+      int docid = -1;
+      if (walk != null && walk.seekExact(new BytesRef(term))) {
+        postings = walk.postings(postings, PostingsEnum.NONE);
+        int first = postings.nextDoc();
+        docid = first == DocIdSetIterator.NO_MORE_DOCS ? -1 : first;
+      }
+      out.putInt(docid);
+    }
+    return out.array();
+  }
+
+  /**
    * The rest of every term of {@code field} that begins with {@code prefix}, in term order (ELR:
    * the predicates through which entities relate to one entity, terms {@code entity TAB predicate}).
    */

@@ -1,0 +1,60 @@
+"""Entity ids -> docids of a whole query at once (``EntityIndex.find_docids``, issue 29.6: the LTR
+features' candidates): find_docid's answers, from Lucene in one Java call while the index has not
+read its id map, then from the map."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from elquery.indexing.demo import demo_artefacts
+from elquery.kb import entity_index
+from elquery.kb.entity_index import EntityIndex
+from elquery.kb.index_format import IDS_FILE
+
+
+@pytest.fixture(scope="module")
+def demo_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ELQUERY_CACHE", str(tmp_path_factory.mktemp("elquery-cache-batch")))
+        index, _ = demo_artefacts()
+    return index
+
+
+class _CountingAccess:
+    """The index's Java entry points, counting the id lookups."""
+
+    def __init__(self, access: Any) -> None:
+        self.access, self.calls = access, []
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.access, name)
+
+        def call(*args: Any) -> Any:
+            self.calls.append(name)
+            return method(*args)
+        return call
+
+
+def test_find_docids_answers_as_find_docid_in_one_call(demo_index: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ids = (demo_index / IDS_FILE).read_text(encoding="utf-8").split("\n")[:-1]
+    title = ids[3][len("<dbpedia:"):-1]
+    asked = [ids[5], "<dbpedia:No_such_entity>", title, ids[0], f"http://dbpedia.org/resource/{title}", ids[5],
+             title.replace("_", " "), "No_such_entity", ids[-1]]
+    expected = [5, None, 3, 0, 3, 5, 3, None, len(ids) - 1]
+    monkeypatch.setattr(entity_index, "LOOKUP_COST", 2)  # 54 entities: the map after 27 lookups
+    with EntityIndex(demo_index) as index:
+        counting = _CountingAccess(index._access)
+        index._access = counting
+        assert index.find_docids([]) == []
+        assert index.find_docids(asked) == expected == [index.find_docid(entity) for entity in asked]
+        assert "_docid_of" not in index.__dict__
+        # one call for the batch, one for the titles and URIs retried as canonical ids; then one each
+        assert counting.calls[:2] == ["firstDocids", "firstDocids"] and len(counting.calls) == 2 + 9 + 4
+        counting.calls.clear()
+        assert index.find_docids(ids) == list(range(len(ids)))  # 24 lookups so far: Lucene, 54 ids in one call
+        assert counting.calls == ["firstDocids"] and "_docid_of" not in index.__dict__
+        assert index.find_docids(asked) == expected  # past 27: the map is read, and answers
+        assert "_docid_of" in index.__dict__ and counting.calls == ["firstDocids"]
