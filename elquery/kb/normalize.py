@@ -44,9 +44,25 @@ def tokenize(text: str) -> list[Token]:
     """The tokens of :func:`normalize` with their character offsets in ``text``.
 
     Characters are folded one cluster at a time (a character with the combining marks that follow
-    it), so every token maps back to whole clusters of the original text."""
-    if text.isascii():  # ASCII casefolding keeps every offset
+    it), so every token maps back to whole clusters of the original text. A text already in NFKC,
+    without combining marks, whose casefolding maps each character to one is folded whole (the
+    same tokens and offsets: each character is its own cluster and folds to itself casefolded)."""
+    if text.isascii() or _folds_in_place(text):
         return [Token(m.group(), m.start(), m.end()) for m in _LETTERS_OR_DIGITS.finditer(text.casefold())]
+    return _tokenize_clusters(text)
+
+
+def _folds_in_place(text: str) -> bool:
+    """Whether :func:`fold` maps each character of ``text`` to one character, on its own: the
+    text is in NFKC (so is each of its characters alone: a character that NFKC changes never
+    occurs in NFKC text), none of its characters is a combining mark (each is a cluster) and
+    casefolding keeps its length (no character folds to several)."""
+    return (unicodedata.is_normalized("NFKC", text) and not any(map(unicodedata.combining, text))
+            and len(text.casefold()) == len(text))
+
+
+def _tokenize_clusters(text: str) -> list[Token]:
+    """:func:`tokenize` folding one cluster at a time."""
     tokens: list[Token] = []
     chars: list[str] = []
     start = end = 0
