@@ -4,11 +4,15 @@ one statement, only those asked for, within a bounded cache."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from elquery.indexing.surface_forms import BuildOptions, build_store
+from elquery.indexing.surface_forms.store_writer import encode_candidates
+from elquery.kb.surface_forms.candidates import decode, kept
 from elquery.kb.surface_forms import store as store_module
 from elquery.kb.surface_forms.store import FormEntity, SurfaceFormStore
 
@@ -88,3 +92,31 @@ def test_the_id_cache_starts_again_past_its_bound(tmp_path: Path, monkeypatch: p
                 assert {span: [c.entity for c in found[span]] for span in found} == {
                     (0, 1): [f"<dbpedia:E{first:03d}>"], (1, 2): [f"<dbpedia:E{first + 1:03d}>"]}
                 assert sum(1 for name in sf._names._names if name) <= 3
+
+
+def test_kept_candidates_are_those_above_the_threshold_then_the_kb_aliases() -> None:
+    rng = random.Random(7)
+    for form in range(300):
+        size = rng.choice([1, 2, 3, 10, 200, 1000])
+        scale = rng.choice([0, 1, 200, 70_000, 2**33])  # count widths 0 to 8 bytes
+        facc = sorted((rng.randrange(scale + 1) if rng.random() < 0.7 else 0 for _ in range(size)), reverse=True)
+        anchors = [rng.randrange(3) for _ in range(size)] if rng.random() < 0.5 else [0] * size
+        kb = [int(rng.random() < 0.2) for _ in range(size)]
+        entities = rng.sample(range(2**29), size)
+        if not any(facc):  # the candidates by anchor count then, as the build orders them
+            order = sorted(range(size), key=lambda at: -anchors[at])
+            anchors, kb, entities = [anchors[at] for at in order], [kb[at] for at in order], [entities[at] for at in order]
+        blobs, offsets = encode_candidates(np.zeros(size, dtype=np.int64), np.array(entities), np.array(kb),
+                                           np.array(facc), np.array(anchors))
+        blob = bytes(blobs[offsets[0]:offsets[1]])
+        decoded = decode(blob)
+        counts = decoded.facc if any(decoded.facc) else decoded.anchors
+        total = sum(counts)
+        for threshold in (0.0, 1e-9, 0.01, 0.1, 0.5, 1.0):
+            above = [at for at in range(size) if threshold == 0.0 or (counts[at] and counts[at] / total >= threshold)]
+            assert above == list(range(len(above)))  # a prefix: candidates come by commonness
+            expected = above + [at for at in range(len(above), size) if decoded.sources[at] & 1]
+            got = kept(blob, threshold)
+            assert got.words == tuple(decoded.entities[at] << 3 | decoded.sources[at] for at in expected), (form, threshold)
+            assert got.counts == tuple(counts[at] for at in expected)
+            assert (got.total, got.size) == (total, size)

@@ -67,6 +67,53 @@ def counted(blob: bytes) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return values[:count], values[count:]
 
 
+_ODD = bytes(byte & 1 for byte in range(256))
+"""A translation table: a word's low byte to 1 when its KB-alias bit is set, else to 0."""
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """The candidates of a form kept at a commonness threshold (:func:`kept`): their words and
+    counts (as :func:`counted` gives them), the form's total count and its number of candidates."""
+
+    words: tuple[int, ...]
+    counts: tuple[int, ...]
+    total: int
+    size: int
+
+
+def kept(blob: bytes, min_commonness: float) -> Kept:
+    """The candidates mention detection keeps at ``min_commonness`` (methods.md §3, Eq. 8-10):
+    those of commonness n(m, e) / total at least it (a prefix, as candidates come by commonness),
+    then the KB aliases after them; all of them at 0. Only the kept words are unpacked: the KB
+    bits of the others are read from their low bytes at C speed (a form of thousands of
+    candidates costs its counts' sum and its few kept ones)."""
+    head = blob[0]
+    facc_width, anchor_width = WIDTHS[head & 7], WIDTHS[head >> 3]
+    size = (len(blob) - 1) // (4 + facc_width + anchor_width)
+    width = facc_width or anchor_width
+    counts: tuple[int, ...] = unpack_from(f"<{size}{_CODES[width]}", blob, 1 + 4 * size) if width else (0,) * size
+    total = sum(counts)
+    if min_commonness <= 0.0:
+        return Kept(unpack_from(f"<{size}I", blob, 1), counts, total, size)
+    keep = 0
+    for count in counts:
+        if not (count and count / total >= min_commonness):
+            break
+        keep += 1
+    words: tuple[int, ...] = unpack_from(f"<{keep}I", blob, 1)
+    if keep == size:
+        return Kept(words, counts, total, size)
+    bits = blob[1 + 4 * keep : 1 + 4 * size : 4].translate(_ODD)  # the low byte of each word after them
+    aliases = []
+    at = bits.find(1)
+    while at >= 0:
+        aliases.append(keep + at)
+        at = bits.find(1, at + 1)
+    return Kept(words + tuple(unpack_from("<I", blob, 1 + 4 * at)[0] for at in aliases),
+                counts[:keep] + tuple(counts[at] for at in aliases), total, size)
+
+
 def decode(blob: bytes) -> Candidates:
     """Everything a blob holds (the layout above)."""
     count, facc_width, anchor_width = _layout(blob)

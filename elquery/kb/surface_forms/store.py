@@ -42,7 +42,7 @@ from elquery.base import ElqueryError
 from elquery.kb.entities import canonical_entity_id
 from elquery.kb.normalize import normalize
 from elquery.kb.sqlite_files import ReadOnlyDatabase
-from elquery.kb.surface_forms.candidates import SOURCE_BITS, counted, decode, form_ids
+from elquery.kb.surface_forms.candidates import SOURCE_BITS, Kept, counted, decode, form_ids, kept
 from elquery.kb.surface_forms.layout import FORMAT, FORMAT_PREFIX, SOURCE_ORDER
 
 _LOOKUP = "SELECT candidates FROM forms WHERE form = ?"
@@ -113,21 +113,6 @@ def _find(blob: bytes, entity: int) -> tuple[int, float, tuple[str, ...]] | None
     if at is None:
         return None
     return counts[at], _commonness(counts[at], sum(counts)), _SOURCES[words[at] & 7]
-
-
-def _kept(words: Sequence[int], counts: Sequence[int], total: int,
-          min_commonness: float) -> tuple[Sequence[int], Sequence[int]]:
-    """The candidates (in candidate order, so by commonness first) whose commonness is at least
-    ``min_commonness``, and the KB aliases after them."""
-    keep = 0
-    for count in counts:
-        if not (count and count / total >= min_commonness):
-            break
-        keep += 1
-    if keep == len(words):
-        return words, counts
-    aliases = [at for at in range(keep, len(words)) if words[at] & 1]
-    return [*words[:keep], *(words[at] for at in aliases)], [*counts[:keep], *(counts[at] for at in aliases)]
 
 
 def longest_form_tokens(db: sqlite3.Connection) -> int:
@@ -237,14 +222,10 @@ class SurfaceFormStore:
         self._db.close()
 
     def _form_entities(self, blob: bytes, min_commonness: float = 0.0) -> list[FormEntity]:
-        words: Sequence[int]
-        counts: Sequence[int]
-        words, counts = counted(blob)
-        total = sum(counts)
-        if min_commonness > 0.0:
-            words, counts = _kept(words, counts, total, min_commonness)
+        found = kept(blob, min_commonness)
+        total = found.total
         return [FormEntity(name, count, count / total if count else 0.0, _SOURCES[word & 7])
-                for name, count, word in zip(self._names.take(words), counts, words)]
+                for name, count, word in zip(self._names.take(found.words), found.counts, found.words)]
 
     def lookup_form(self, form: str) -> list[FormEntity]:
         """Candidates of an already normalized form, by commonness (then entity id)."""
@@ -274,27 +255,23 @@ class SurfaceFormStore:
         longest = self.longest_form if max_length is None else min(max_length, self.longest_form)
         for start, end in query_spans(len(tokens), longest):
             spans.setdefault(" ".join(tokens[start:end]), []).append((start, end))
-        kept: list[tuple[list[tuple[int, int]], Sequence[int], Sequence[int], int, int]] = []
+        made: list[tuple[list[tuple[int, int]], Kept]] = []
         for form, blob in _rows(self._db, _LOOKUP_MANY, list(spans)):
-            words: Sequence[int]
-            counts: Sequence[int]
-            words, counts = counted(blob)
-            total, size = sum(counts), len(words)
-            if min_commonness > 0.0:
-                words, counts = _kept(words, counts, total, min_commonness)
-            if words:
-                kept.append((spans[form], words, counts, total, size))
-        names = self._names.take([word for _, words, _, _, _ in kept for word in words])  # one read of the missing
+            form_kept = kept(blob, min_commonness)
+            if form_kept.words:
+                made.append((spans[form], form_kept))
+        names = self._names.take([word for _, form_kept in made for word in form_kept.words])  # one read of the missing
         found: dict[tuple[int, int], list[FormEntity]] = {}
         totals: dict[tuple[int, int], int] = {}
         at = 0
-        for form_spans, words, counts, total, size in kept:
+        for form_spans, form_kept in made:
+            words, total = form_kept.words, form_kept.total
             candidates = [FormEntity(name, count, count / total if count else 0.0, _SOURCES[word & 7])
-                          for name, count, word in zip(names[at:at + len(words)], counts, words)]
+                          for name, count, word in zip(names[at:at + len(words)], form_kept.counts, words)]
             at += len(words)
             for number, span in enumerate(form_spans):
                 found[span] = list(candidates) if number else candidates
-                totals[span] = size
+                totals[span] = form_kept.size
         return SpanMatches(dict(sorted(found.items())), totals)
 
     def _entity_number(self, entity: str) -> int | None:
