@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from elquery.base import ElqueryError
+from elquery.formats.link_output import EntityIds
 from elquery.kb.entity_index import EntityIndex
-from elquery.kb.identifiers import entity_ids_of, table_of_index
+from elquery.kb.identifiers import table_of_index
 from elquery.indexing.provenance import run_metadata
 from elquery.kb.surface_forms.store import SurfaceFormStore
 from elquery.linking.batch import ResultLinker
@@ -52,7 +53,10 @@ class Artefacts:
         self.searcher = Searcher(self.entity_index)
         self.identifiers = table_of_index(self.index)
         """The index's identifiers table (docs/identifiers.md); None when it has none."""
-        self.entity_ids = entity_ids_of(self.index)
+        self.entity_ids: EntityIds | None = None if self.identifiers is None else self.identifiers.of_many
+        """Entities -> their identifiers, from the table opened here (not
+        :class:`~elquery.kb.identifiers.EntityIds`, which finds the table by its path, resolved and
+        checked on disk, at every call: a sixth of a served answer's identifiers time)."""
         self._open: dict[str, object] = {"index": self.scorer, "surface_forms": self.store}
         if self.tagme is not None:
             self._open["tagme"] = self.tagme
