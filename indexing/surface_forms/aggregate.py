@@ -11,6 +11,7 @@ per (form, entity) and source, ``min_count`` applied, per-form totals computed, 
 from __future__ import annotations
 
 import pickle
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from elquery.indexing.surface_forms.arrow_arrays import int64_array, numpy_of, string_array, string_scalar
-from elquery.kb.normalize import normalize
+from elquery.kb.normalize import fold, normalize
 
 SOURCE_KB, SOURCE_FACC, SOURCE_ANCHORS = 0, 1, 2
 _ENTITY_BITS = 32
@@ -67,9 +68,39 @@ def normalize_array(texts: pa.Array) -> pa.Array:
     forms = pc.binary_join(pc.ascii_split_whitespace(pc.utf8_trim(folded, " ")), _SPACE)
     other = pc.invert(pc.string_is_ascii(texts))
     if pc.any(other).as_py():
-        normalized = list(map(normalize, texts.filter(other).to_pylist()))
-        forms = pc.replace_with_mask(forms, other, string_array(normalized))
+        forms = pc.replace_with_mask(forms, other, normalize_joined(texts.filter(other)))
     return forms
+
+
+_SEPARATORS = re.compile(r"(?:[^\w\n]|_)+")  # normalize()'s [\W_]+ but for the newlines between texts
+_EDGES = re.compile(r" ?\n ?")
+
+
+def normalize_joined(texts: pa.Array) -> pa.Array:
+    """``normalize`` of each string, all at once: their UTF-8 bytes joined by newlines (with
+    numpy) and decoded once, each step of ``normalize`` done once over the whole (NFKC and
+    casefolding keep each newline and make none; runs of characters that are not letters or digits
+    made one space, the newlines left out; the spaces beside the newlines and at the ends dropped),
+    encoded once and cut at the newlines into an array. One at a time when a string holds a
+    newline itself."""
+    count = len(texts)
+    offsets = np.frombuffer(texts.buffers()[1], np.int32, count + 1, texts.offset * 4).astype(np.int64) if count else None
+    if offsets is None or offsets[-1] == offsets[0]:
+        return string_array(list(map(normalize, texts.to_pylist())))
+    data = np.frombuffer(texts.buffers()[2], np.uint8)[offsets[0]:offsets[-1]]
+    if (data == ord("\n")).any():
+        return string_array(list(map(normalize, texts.to_pylist())))
+    joined = np.full(len(data) + count - 1, ord("\n"), np.uint8)
+    joined[np.arange(len(data)) + np.repeat(np.arange(count), np.diff(offsets))] = data
+    folded = fold(joined.tobytes().decode("utf-8"))
+    out = np.frombuffer(_EDGES.sub("\n", _SEPARATORS.sub(" ", folded)).strip(" ").encode("utf-8"), np.uint8)
+    breaks = np.flatnonzero(out == ord("\n"))
+    if len(breaks) != count - 1:
+        return string_array(list(map(normalize, texts.to_pylist())))
+    ends = np.r_[breaks - np.arange(count - 1), len(out) - (count - 1)]
+    cut = np.zeros(count + 1, np.int32)
+    cut[1:] = ends
+    return pa.StringArray.from_buffers(count, pa.py_buffer(cut), pa.py_buffer(out[out != ord("\n")]))
 
 
 class SpillWriter:

@@ -8,7 +8,7 @@ import random
 
 import pyarrow as pa
 
-from elquery.indexing.surface_forms.aggregate import normalize_array
+from elquery.indexing.surface_forms.aggregate import normalize_array, normalize_joined
 from elquery.kb.normalize import normalize
 
 
@@ -31,3 +31,21 @@ def test_a_slice() -> None:
     sliced = pa.array(texts, pa.string()).slice(100, 500)
     assert normalize_array(sliced).to_pylist() == [normalize(t) for t in texts[100:600]]
     assert normalize_array(pa.array([], pa.string())).to_pylist() == []
+
+
+def test_non_ascii_joined_as_normalize() -> None:
+    """The non-ASCII strings are normalized all at once (``normalize_joined``): the same as one
+    ``normalize`` each, for folds that change lengths (ß, ligatures, full-width, combining marks),
+    strings of separators only, empty strings, strings holding a newline, across the joins."""
+    texts = ["Straße", "ﬁne", "ＮＹＣ", "Cafe\u0301", "—", "", "é—", "—é", "a\nb é", "Ǆemal", "ẞ", "東京 タワー",
+             "\u2028x\u2029", "\x85é", "é_é", "  é  ", "İstanbul"]
+    rng = random.Random(3)
+    alphabet = "aZ09 -_.é東ßﬁＮ\u0301—\t"
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(8))) for _ in range(2000)]
+    without_newline = [t for t in texts if "\n" not in t]
+    for batch in (texts, without_newline, without_newline[5:6], ["é"], ["é", ""]):
+        array = pa.array(batch, pa.string())
+        assert normalize_joined(array).to_pylist() == [normalize(t) for t in batch]
+        assert normalize_array(array).to_pylist() == [normalize(t) for t in batch]
+    sliced = pa.array(without_newline, pa.string()).slice(3, 40)
+    assert normalize_joined(sliced).to_pylist() == [normalize(t) for t in without_newline[3:43]]
