@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 from urllib.parse import unquote
 
+from elquery.linking.deadline import stopping
+
 WARM_UP_SECONDS = 5.0
 """The default time a worker spends warming up (``elquery serve --warm-up SECONDS``)."""
 WARM_UP_QUERIES = 4000
@@ -112,7 +114,7 @@ def warm_up(prepare: Sequence[Callable[[], object]], linkers: Sequence[Callable[
         times.append(ended - begun)
         if number < RANKED_QUERIES:
             rank(query)
-        if ended >= deadline:
+        if ended >= deadline or stopping():  # SIGTERM: the worker ends now, not once warm
             break
     gc.collect()
     gc.freeze()
