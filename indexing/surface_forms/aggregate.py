@@ -37,7 +37,7 @@ def partition_of(form: str, partitions: int) -> int:
 
 
 def partitions_of(forms: pa.Array, partitions: int) -> np.ndarray:
-    """:func:`partition_of` of each of ``forms`` (normalized, distinct; a pyarrow string array):
+    """:func:`partition_of` of each of ``forms`` (normalized; a pyarrow string array):
     the CRC of each form's UTF-8 bytes, cut from the array's buffer."""
     if partitions == 1:
         return np.zeros(len(forms), np.int64)
@@ -128,12 +128,18 @@ class PairChunk:
     """Sums the (surface form, entity, count) rows of one source; spills when it holds
     ``max_rows`` rows or distinct forms. Forms stay in pyarrow arrays: each batch's raw forms
     are normalized (:func:`normalize_array`) and dictionary-encoded, and a flush encodes the
-    chunk's normalized forms once more, so no Python string is made per row."""
+    chunk's normalized forms once more, so no Python string is made per row.
 
-    def __init__(self, source: int, spill: SpillWriter, max_rows: int) -> None:
+    With ``summed`` false a flush spills the rows as they are, each row's form with it (the
+    merge sums them all the same): for rows that are nearly all distinct pairs already (FACC
+    count files: one row per raw form and id), where summing them here is the merge's work
+    done twice (a hash of every form and a sort of every key)."""
+
+    def __init__(self, source: int, spill: SpillWriter, max_rows: int, summed: bool = True) -> None:
         self.source = source
         self.spill = spill
         self.max_rows = max_rows
+        self.summed = summed
         self.empty_form_rows = 0
         self._reset()
 
@@ -168,7 +174,9 @@ class PairChunk:
 
     def flush(self) -> None:
         """Sum the chunk's rows per (form, entity) and spill them by partition."""
-        if self._forms:
+        if self._forms and not self.summed:
+            self._spill_rows()
+        elif self._forms:
             encoded = pc.dictionary_encode(self._forms[0] if len(self._forms) == 1 else pa.concat_arrays(self._forms))
             forms = encoded.dictionary
             keys = numpy_of(encoded.indices).astype(np.int64) << _ENTITY_BITS | np.concatenate(self._entities)
@@ -188,6 +196,22 @@ class PairChunk:
                     piece_keys = (dense << _ENTITY_BITS) | (keys[rows] & _ENTITY_MASK)
                     self.spill.write(partition, (self.source, forms.take(int64_array(local[starts])), piece_keys, counts[rows]))
         self._reset()
+
+    def _spill_rows(self) -> None:
+        """Spill the chunk's rows unsummed by partition (in row order within one), a row's key
+        its index in the piece's forms."""
+        forms = self._forms[0] if len(self._forms) == 1 else pa.concat_arrays(self._forms)
+        entities, counts = np.concatenate(self._entities), np.concatenate(self._counts)
+        row_partitions = partitions_of(forms, self.spill.partitions)
+        if self.spill.partitions <= 1 << 16:
+            row_partitions = row_partitions.astype(np.uint16)  # a stable argsort of 16 bits is a radix sort
+        order = np.argsort(row_partitions, kind="stable")
+        bounds = np.searchsorted(row_partitions[order], np.arange(self.spill.partitions + 1)).tolist()
+        for partition, (start, stop) in enumerate(zip(bounds, bounds[1:])):
+            if start < stop:
+                rows = order[start:stop]
+                keys = np.arange(len(rows), dtype=np.int64) << _ENTITY_BITS | entities[rows]
+                self.spill.write(partition, (self.source, forms.take(int64_array(rows)), keys, counts[rows]))
 
 
 def _group_starts(values: np.ndarray) -> np.ndarray:

@@ -214,7 +214,7 @@ def _ingest(paths: Iterable[Path], mids: MidNumbers, spill: SpillWriter, chunk_r
             done: Callable[[Path, FaccReport], None]) -> int:
     """Sum the rows of FACC files in chunks and spill them; ``done(path, report)`` after each file.
     Returns the number of rows dropped because their form normalizes to nothing."""
-    chunk = PairChunk(SOURCE_FACC, spill, chunk_rows)
+    chunk = PairChunk(SOURCE_FACC, spill, chunk_rows, summed=False)  # count rows: nearly all distinct pairs
     for path in paths:
         report = FaccReport()
         for rows in read_facc(path, mids, report):

@@ -22,9 +22,10 @@ SOURCE_KB, SOURCE_FACC, SOURCE_ANCHORS = 0, 1, 2
 
 class PairChunk:
     """Sums the (surface form, entity, count) rows of one source, normalizing each distinct raw
-    form once per chunk; spills when it holds ``max_rows`` rows or distinct raw forms."""
+    form once per chunk; spills when it holds ``max_rows`` rows or distinct raw forms (always
+    summed: ``summed`` is taken for the build's signature)."""
 
-    def __init__(self, source: int, spill: SpillWriter, max_rows: int) -> None:
+    def __init__(self, source: int, spill: SpillWriter, max_rows: int, summed: bool = True) -> None:
         self.source = source
         self.spill = spill
         self.max_rows = max_rows
