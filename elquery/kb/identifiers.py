@@ -116,7 +116,11 @@ def wikipedia_title(entity: str) -> str:
 def wikipedia_url(entity: str) -> str:
     """The English Wikipedia article URL of ``entity``: :data:`WIKIPEDIA_URL` and the title with
     ``_`` for spaces, percent-encoded (UTF-8) where MediaWiki does."""
-    return WIKIPEDIA_URL + quote(wikipedia_title(entity).replace(" ", "_"), safe=_MEDIAWIKI_SAFE)
+    return _url_of_title(wikipedia_title(entity))
+
+
+def _url_of_title(title: str) -> str:
+    return WIKIPEDIA_URL + quote(title.replace(" ", "_"), safe=_MEDIAWIKI_SAFE)
 
 
 def dbpedia_of_title(title: str) -> str | None:
@@ -213,8 +217,8 @@ class IdentifierTable:
         found = {}
         for entity in wanted:
             page_id, freebase, wikidata = rows.get(entity, (None, None, None))
-            found[entity] = Identifiers(entity, wikipedia_title(entity), wikipedia_url(entity), page_id, freebase,
-                                        wikidata)
+            title = wikipedia_title(entity)  # once: the URL is made of it
+            found[entity] = Identifiers(entity, title, _url_of_title(title), page_id, freebase, wikidata)
         return found
 
     def entity_of(self, scheme: str, value: str) -> str | None:
