@@ -269,30 +269,21 @@ def _pieces(paths: list[Path]) -> Iterator[tuple]:
                     break
 
 
-def _sorted_distinct(forms: pa.Array) -> tuple[pa.Array, np.ndarray]:
-    """The distinct strings of ``forms``, sorted by pyarrow (UTF-8 byte order, which is code point
-    order: Python's order of strings), and the rank of each row's string among them: one sort of
-    the rows, equal strings found side by side (no hash of every string first)."""
-    order = numpy_of(pc.sort_indices(forms)).astype(np.int64)
-    ordered = forms.take(int64_array(order))
-    starts = np.ones(len(forms), bool)
-    if len(forms) > 1:
-        starts[1:] = numpy_of(pc.not_equal(ordered.slice(1), ordered.slice(0, len(forms) - 1)).cast(pa.int8())) != 0
-    ranks = np.empty(len(forms), np.int64)
-    ranks[order] = np.cumsum(starts) - 1
-    return ordered.take(int64_array(np.flatnonzero(starts))), ranks
-
-
 def merge_partition(paths: list[Path], min_count: int) -> MergedPartition:
     """Merge the spilled pieces of one partition (methods.md §3): counts summed per (form, entity)
     and source; a source count below ``min_count`` is dropped, then pairs left with no source;
-    totals per form are taken over the pairs kept. The pieces' forms are ranked by one sort
-    (:func:`_sorted_distinct`)."""
+    totals per form are taken over the pairs kept. The pieces' forms are dictionary-encoded and
+    sorted by pyarrow (UTF-8 byte order, which is code point order: Python's order of strings)."""
     pieces = list(_pieces(paths))
     if not pieces:
         empty = np.zeros(0, np.int64)
         return MergedPartition([], empty, empty, empty, empty, empty, empty, empty)
-    names, ids = _sorted_distinct(pa.concat_arrays([forms for _, forms, _, _ in pieces]))
+    encoded = pc.dictionary_encode(pa.concat_arrays([forms for _, forms, _, _ in pieces]))
+    names, ids = encoded.dictionary, numpy_of(encoded.indices).astype(np.int64)
+    order = numpy_of(pc.sort_indices(names)).astype(np.int64)
+    rank = np.empty(len(names), np.int64)
+    rank[order] = np.arange(len(names))
+    ids = rank[ids]
     if len(names) >= 1 << (63 - _ENTITY_BITS - _SOURCE_BITS):
         raise ValueError(f"a partition of {len(names)} forms: more than a key holds")
     keys, counts = [], []
@@ -312,7 +303,7 @@ def merge_partition(paths: list[Path], min_count: int) -> MergedPartition:
     starts = _group_starts(form_ranks)
     used = form_ranks[starts]
     return MergedPartition(
-        forms=names.take(int64_array(used)).to_pylist(),
+        forms=names.take(int64_array(order[used])).to_pylist(),
         facc_totals=np.add.reduceat(facc_sum, starts) if len(starts) else facc_sum,
         anchor_totals=np.add.reduceat(anchor_sum, starts) if len(starts) else anchor_sum,
         pair_forms=np.cumsum(np.r_[False, form_ranks[1:] != form_ranks[:-1]]).astype(np.int64),
