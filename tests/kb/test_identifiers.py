@@ -202,3 +202,17 @@ def test_the_ids_object_has_every_field_in_order_and_the_dbpedia_uri(table: Iden
     assert list(written) == [f.name for f in fields(Identifiers)] + ["dbpedia_uri"]
     assert all(written[f.name] == getattr(ids, f.name) for f in fields(Identifiers))
     assert written["wikidata"] == "Q8691" and written["dbpedia_uri"] == "http://dbpedia.org/resource/British_Airways"
+
+
+def test_the_service_keeps_identifiers_as_the_table_gives_them(table: IdentifierTable) -> None:
+    """A worker's kept identifiers (elquery.serve.artefacts.KeptIds) answer as the table does, for
+    entities read before, new ones, repeated ones and ones dropped past its size."""
+    from elquery.serve.artefacts import KeptIds
+
+    kept = KeptIds(table, size=3)
+    batches = [["<dbpedia:British_Airways>", "<dbpedia:KLM>", "<dbpedia:KLM>"],
+               ["<dbpedia:KLM>", "<dbpedia:Normandy>", "<dbpedia:No_such_entity>"],
+               ["<dbpedia:British_Airways>", "<dbpedia:Ruin_value>"], ["<dbpedia:Normandy>"], []]
+    for batch in batches:
+        assert kept(batch) == table.of_many(batch)
+        assert len(kept._kept) <= 3
