@@ -9,7 +9,7 @@ which grow with the knowledge base only):
 2. The Freebase mapping (a hash table in numpy arrays, :mod:`~elquery.indexing.surface_forms.mid_numbers`)
    and the entity ids go to files, and the dump sources are dropped. FACC files are read by
    ``workers`` processes (spawned; they map the mapping's files, so the page cache holds one
-   copy), each summing its rows in chunks and spilling them, partitioned by a hash of the
+   copy), each spilling its rows (normalized, unsummed) a chunk at a time, partitioned by a hash of the
    normalized form; the partitions are as many as the input needs for one to be merged within
    ``memory_mb``.
 3. Partitions are merged by ``workers`` processes (spawned, :func:`elquery.workers.ordered_map`; they map the entity ids
