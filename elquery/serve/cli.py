@@ -13,7 +13,7 @@ from elquery.base import ElqueryError, positive_int
 from elquery.indexing.artefacts import IF_BUILT, REQUIRED, add_artefacts_argument, resolve_artefact_args
 from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS
 
-WARM_UP_SECONDS = 5.0
+WARM_UP_SECONDS = 20.0
 TIME_LIMIT = 10.0
 """The default of ``--time-limit``: :attr:`elquery.serve.service.Limits.seconds` (not imported
 from there, for the same reason)."""

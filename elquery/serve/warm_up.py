@@ -24,8 +24,13 @@ from urllib.parse import unquote
 
 from elquery.linking.deadline import stopping
 
-WARM_UP_SECONDS = 5.0
-"""The default time a worker spends warming up (``elquery serve --warm-up SECONDS``)."""
+WARM_UP_SECONDS = 20.0
+"""The default time a worker spends warming up (``elquery serve --warm-up SECONDS``), at most: it
+ends sooner once :data:`WARM_UP_QUERIES` are linked (a small knowledge base's warm-up takes a
+second or two). Over all of DBpedia (4.6M entities, 2 workers, the four linkers of the GIF
+methods), 5 s linked about 200 queries (13-17 ms each for the four) and the first 10 s after
+ready ran at 822 req/s, p99 69 ms; 20 s linked about 1,800 (4-5.5 ms) and the same 10 s ran at
+1,660 req/s, p99 32 ms, ready 33 s after start instead of 21 (bench_serve.py, load 3.7)."""
 WARM_UP_QUERIES = 4000
 """The most warm-up queries (made once, spread over the index's entities)."""
 RANKED_QUERIES = 20
