@@ -114,6 +114,17 @@ def demo_tagme(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         yield linker
 
 
+@pytest.fixture(scope="module")
+def demo_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo knowledge base's index, built in a cache of the test module's own."""
+    from elquery.indexing.demo import demo_artefacts
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ELQUERY_CACHE", str(tmp_path_factory.mktemp("elquery-cache-index")))
+        index, _ = demo_artefacts()
+    return index
+
+
 def sample_page_ids_and_mids(sample: Path) -> tuple[dict[str, str], dict[str, str]]:
     """Title -> Wikipedia page id and title -> Freebase mid (``/m/...``), read from the sample's
     ``page_ids`` and ``freebase_links`` dump lines by regular expressions (not by elquery's

@@ -9,18 +9,9 @@ from typing import Any
 
 import pytest
 
-from elquery.indexing.demo import demo_artefacts
 from elquery.kb import entity_index
 from elquery.kb.entity_index import EntityIndex
 from elquery.kb.index_format import IDS_FILE
-
-
-@pytest.fixture(scope="module")
-def demo_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ELQUERY_CACHE", str(tmp_path_factory.mktemp("elquery-cache-batch")))
-        index, _ = demo_artefacts()
-    return index
 
 
 class _CountingAccess:

@@ -10,18 +10,9 @@ from pathlib import Path
 import pytest
 
 from elquery.base import ElqueryError
-from elquery.indexing.demo import demo_artefacts
 from elquery.kb import entity_index
 from elquery.kb.entity_index import EntityIndex
 from elquery.kb.index_format import IDS_FILE
-
-
-@pytest.fixture(scope="module")
-def demo_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ELQUERY_CACHE", str(tmp_path_factory.mktemp("elquery-cache-lookup")))
-        index, _ = demo_artefacts()
-    return index
 
 
 def _ids(index: Path) -> list[str]:
