@@ -161,9 +161,9 @@ class KeptIds:
         self._lock = threading.Lock()
 
     def __call__(self, entities: Iterable[str]) -> dict[str, Identifiers]:
-        wanted = list(dict.fromkeys(entities))
         kept = self._kept
-        missing = [entity for entity in wanted if entity not in kept]
+        found = {entity: kept.get(entity) for entity in entities}  # a copy: another thread may drop them next
+        missing = [entity for entity, identifiers in found.items() if identifiers is None]
         read = self._table.of_many(missing) if missing else {}
         if read:
             with self._lock:
@@ -171,7 +171,7 @@ class KeptIds:
                     if len(kept) >= self._size:
                         kept.pop(next(iter(kept)))
                     kept[entity] = identifiers
-        return {entity: read[entity] if entity in read else kept[entity] for entity in wanted}
+        return {entity: read[entity] if identifiers is None else identifiers for entity, identifiers in found.items()}
 
 
 def model_metadata(model: Path) -> dict[str, Any]:

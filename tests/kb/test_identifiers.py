@@ -216,3 +216,26 @@ def test_the_service_keeps_identifiers_as_the_table_gives_them(table: Identifier
     for batch in batches:
         assert kept(batch) == table.of_many(batch)
         assert len(kept._kept) <= 3
+
+
+def test_kept_identifiers_dropped_by_another_thread_meanwhile_are_still_answered(table: IdentifierTable) -> None:
+    """Between a call's look at what is kept and its answer, another thread's call may drop those
+    entities (simulated: the table's read runs another call, which drops the first one's kept entity)."""
+    from elquery.serve.artefacts import KeptIds
+
+    class Interleaved:
+        def __init__(self) -> None:
+            self.inner: KeptIds | None = None
+
+        def of_many(self, entities: list[str]) -> dict:
+            inner, self.inner = self.inner, None
+            if inner is not None:
+                inner(["<dbpedia:Normandy>"])  # another request, while this one reads
+            return table.of_many(entities)
+
+    reader = Interleaved()
+    kept = KeptIds(reader, size=1)  # type: ignore[arg-type]
+    kept(["<dbpedia:KLM>"])
+    reader.inner = kept
+    wanted = ["<dbpedia:KLM>", "<dbpedia:British_Airways>"]
+    assert kept(wanted) == table.of_many(wanted)
