@@ -211,11 +211,22 @@ def partition_documents(partition_files: Sequence[Path], labels: Any, predicates
         [str(p) for p in partition_files], labels, sorted(predicates), relations, ltr)
 
 
+def _utf8_texts(data: bytes) -> list[str]:
+    """The texts of ``PartitionDocuments.textsUtf8``: each a 4-byte little-endian byte length,
+    then its UTF-8 (not Java strings, of which pyjnius drops a leading U+FEFF)."""
+    texts, at = [], 0
+    while at < len(data):
+        size = int.from_bytes(data[at:at + 4], "little")
+        texts.append(data[at + 4:at + 4 + size].decode("utf-8"))
+        at += 4 + size
+    return texts
+
+
 def document_texts(partition_files: Sequence[Path], labels_files: Sequence[Path], predicates: Iterable[str], *,
                    relations: bool = False, ltr: bool = False) -> list[DocumentTexts]:
     """The texts of :func:`partition_documents`, in entity id order (what the index receives)."""
     documents = partition_documents(partition_files, load_labels(labels_files), predicates, relations=relations, ltr=ltr)
-    texts = documents.texts()
+    texts = _utf8_texts(documents.textsUtf8().tostring())
     names = ["entity", "names", "content", *(["relations"] if relations else [])]
     if ltr:
         names += [*LTR_FIELDS, *ENTITY_COUNTS]

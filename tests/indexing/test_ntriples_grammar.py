@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pyoxigraph
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from elquery.indexing.entity_documents import count_predicates, document_texts, spill
@@ -90,6 +90,8 @@ def test_line_parser_agrees_with_pyoxigraph(case: tuple[str, str, str]) -> None:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(statement(), min_size=1, max_size=5))
+@example([('<http://dbpedia.org/resource/0> <http://www.w3.org/2000/01/rdf-schema#label> "\ufeff" .',
+           "http://dbpedia.org/resource/0", "\ufeff")])  # a leading U+FEFF, which pyjnius drops from a Java string
 def test_statements_survive_the_spill_round_trip(tmp_path_factory: pytest.TempPathFactory,
                                                  cases: list[tuple[str, str, str]]) -> None:
     """Each subject gets a label (generated) and a comment: its document's names hold the

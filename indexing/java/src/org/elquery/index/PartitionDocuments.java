@@ -167,6 +167,25 @@ public final class PartitionDocuments {
   }
 
   /**
+   * {@link #texts} in UTF-8, each preceded by its byte length (4 bytes, little-endian): Python
+   * receives them exactly (pyjnius, converting a Java string, drops a leading U+FEFF as a byte
+   * order mark).
+   */
+  public byte[] textsUtf8() {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    for (String text : texts()) {
+      byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+      int n = bytes.length;
+      out.write(n);
+      out.write(n >>> 8);
+      out.write(n >>> 16);
+      out.write(n >>> 24);
+      out.write(bytes, 0, n);
+    }
+    return out.toByteArray();
+  }
+
+  /**
    * The documents' texts, {@code W} per document: the entity id, the names, the content, with
    * relations the relation pairs, and with the LTR fields their five texts and the two counts
    * (redirects, links) in decimal.
