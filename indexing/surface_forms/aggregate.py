@@ -76,6 +76,10 @@ _SEPARATORS = re.compile(r"(?:[^\w\n]|_)+")  # normalize()'s [\W_]+ but for the 
 _EDGES = re.compile(r" ?\n ?")
 
 
+def _normalized_one_at_a_time(texts: pa.Array) -> pa.Array:
+    return string_array(list(map(normalize, texts.to_pylist())))
+
+
 def normalize_joined(texts: pa.Array) -> pa.Array:
     """``normalize`` of each string, all at once: their UTF-8 bytes joined by newlines (with
     numpy) and decoded once, each step of ``normalize`` done once over the whole (NFKC and
@@ -86,17 +90,17 @@ def normalize_joined(texts: pa.Array) -> pa.Array:
     count = len(texts)
     offsets = np.frombuffer(texts.buffers()[1], np.int32, count + 1, texts.offset * 4).astype(np.int64) if count else None
     if offsets is None or offsets[-1] == offsets[0]:
-        return string_array(list(map(normalize, texts.to_pylist())))
+        return _normalized_one_at_a_time(texts)
     data = np.frombuffer(texts.buffers()[2], np.uint8)[offsets[0]:offsets[-1]]
     if (data == ord("\n")).any():
-        return string_array(list(map(normalize, texts.to_pylist())))
+        return _normalized_one_at_a_time(texts)
     joined = np.full(len(data) + count - 1, ord("\n"), np.uint8)
     joined[np.arange(len(data)) + np.repeat(np.arange(count), np.diff(offsets))] = data
     folded = fold(joined.tobytes().decode("utf-8"))
     out = np.frombuffer(_EDGES.sub("\n", _SEPARATORS.sub(" ", folded)).strip(" ").encode("utf-8"), np.uint8)
     breaks = np.flatnonzero(out == ord("\n"))
     if len(breaks) != count - 1:
-        return string_array(list(map(normalize, texts.to_pylist())))
+        return _normalized_one_at_a_time(texts)
     ends = np.r_[breaks - np.arange(count - 1), len(out) - (count - 1)]
     cut = np.zeros(count + 1, np.int32)
     cut[1:] = ends
@@ -182,19 +186,13 @@ class PairChunk:
             keys = numpy_of(encoded.indices).astype(np.int64) << _ENTITY_BITS | np.concatenate(self._entities)
             keys, counts = _sum_by_key(keys, np.concatenate(self._counts))
             partitions = partitions_of(forms, self.spill.partitions)
-            row_partitions = partitions[keys >> _ENTITY_BITS]
-            if self.spill.partitions <= 1 << 16:
-                row_partitions = row_partitions.astype(np.uint16)  # a stable argsort of 16 bits is a radix sort
-            order = np.argsort(row_partitions, kind="stable")  # keys stay sorted within a partition
-            bounds = np.searchsorted(row_partitions[order], np.arange(self.spill.partitions + 1)).tolist()
-            for partition, (start, stop) in enumerate(zip(bounds, bounds[1:])):
-                if start < stop:
-                    rows = order[start:stop]
-                    local = keys[rows] >> _ENTITY_BITS
-                    starts = _group_starts(local)
-                    dense = np.cumsum(np.r_[False, local[1:] != local[:-1]])
-                    piece_keys = (dense << _ENTITY_BITS) | (keys[rows] & _ENTITY_MASK)
-                    self.spill.write(partition, (self.source, forms.take(int64_array(local[starts])), piece_keys, counts[rows]))
+            # keys stay sorted within a partition
+            for partition, rows in _rows_by_partition(partitions[keys >> _ENTITY_BITS], self.spill.partitions):
+                local = keys[rows] >> _ENTITY_BITS
+                starts = _group_starts(local)
+                dense = np.cumsum(np.r_[False, local[1:] != local[:-1]])
+                piece_keys = (dense << _ENTITY_BITS) | (keys[rows] & _ENTITY_MASK)
+                self.spill.write(partition, (self.source, forms.take(int64_array(local[starts])), piece_keys, counts[rows]))
         self._reset()
 
     def _spill_rows(self) -> None:
@@ -202,16 +200,20 @@ class PairChunk:
         its index in the piece's forms."""
         forms = self._forms[0] if len(self._forms) == 1 else pa.concat_arrays(self._forms)
         entities, counts = np.concatenate(self._entities), np.concatenate(self._counts)
-        row_partitions = partitions_of(forms, self.spill.partitions)
-        if self.spill.partitions <= 1 << 16:
-            row_partitions = row_partitions.astype(np.uint16)  # a stable argsort of 16 bits is a radix sort
-        order = np.argsort(row_partitions, kind="stable")
-        bounds = np.searchsorted(row_partitions[order], np.arange(self.spill.partitions + 1)).tolist()
-        for partition, (start, stop) in enumerate(zip(bounds, bounds[1:])):
-            if start < stop:
-                rows = order[start:stop]
-                keys = np.arange(len(rows), dtype=np.int64) << _ENTITY_BITS | entities[rows]
-                self.spill.write(partition, (self.source, forms.take(int64_array(rows)), keys, counts[rows]))
+        for partition, rows in _rows_by_partition(partitions_of(forms, self.spill.partitions), self.spill.partitions):
+            keys = np.arange(len(rows), dtype=np.int64) << _ENTITY_BITS | entities[rows]
+            self.spill.write(partition, (self.source, forms.take(int64_array(rows)), keys, counts[rows]))
+
+
+def _rows_by_partition(row_partitions: np.ndarray, partitions: int) -> Iterator[tuple[int, np.ndarray]]:
+    """Each partition that has rows, with its rows' indices (in row order: a stable sort)."""
+    if partitions <= 1 << 16:
+        row_partitions = row_partitions.astype(np.uint16)  # a stable argsort of 16 bits is a radix sort
+    order = np.argsort(row_partitions, kind="stable")
+    bounds = np.searchsorted(row_partitions[order], np.arange(partitions + 1)).tolist()
+    for partition, (start, stop) in enumerate(zip(bounds, bounds[1:])):
+        if start < stop:
+            yield partition, order[start:stop]
 
 
 def _group_starts(values: np.ndarray) -> np.ndarray:
