@@ -88,11 +88,8 @@ def kept(blob: bytes, min_commonness: float) -> Kept:
     then the KB aliases after them; all of them at 0. Only the kept words are unpacked: the KB
     bits of the others are read from their low bytes at C speed (a form of thousands of
     candidates costs its counts' sum and its few kept ones)."""
-    head = blob[0]
-    facc_width, anchor_width = WIDTHS[head & 7], WIDTHS[head >> 3]
-    size = (len(blob) - 1) // (4 + facc_width + anchor_width)
-    width = facc_width or anchor_width
-    counts: tuple[int, ...] = unpack_from(f"<{size}{_CODES[width]}", blob, 1 + 4 * size) if width else (0,) * size
+    size, facc_width, anchor_width = _layout(blob)
+    counts = _unsigned(blob, 1 + 4 * size, size, facc_width or anchor_width)
     total = sum(counts)
     if min_commonness <= 0.0:
         return Kept(unpack_from(f"<{size}I", blob, 1), counts, total, size)

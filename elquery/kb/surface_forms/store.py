@@ -171,6 +171,14 @@ class _EntityNames:
         return name
 
 
+def _form_entities(names: Sequence[str], found: Kept) -> list[FormEntity]:
+    """The candidates ``found`` (:func:`kept`) of a form, their entities named ``names``; commonness
+    n(m, e) / total (methods.md §3, Eq. 9), 0 for a KB-only alias."""
+    total = found.total
+    return [FormEntity(name, count, count / total if count else 0.0, _SOURCES[word & 7])
+            for name, count, word in zip(names, found.counts, found.words)]
+
+
 def _rows(db: ReadOnlyDatabase, query: str, keys: Sequence[object]) -> Iterator[tuple[Any, Any]]:
     """The rows of ``query`` (its ``IN ({})`` list filled) for ``keys``, in batches of at most
     SQLite's number of variables."""
@@ -223,9 +231,7 @@ class SurfaceFormStore:
 
     def _form_entities(self, blob: bytes, min_commonness: float = 0.0) -> list[FormEntity]:
         found = kept(blob, min_commonness)
-        total = found.total
-        return [FormEntity(name, count, count / total if count else 0.0, _SOURCES[word & 7])
-                for name, count, word in zip(self._names.take(found.words), found.counts, found.words)]
+        return _form_entities(self._names.take(found.words), found)
 
     def lookup_form(self, form: str) -> list[FormEntity]:
         """Candidates of an already normalized form, by commonness (then entity id)."""
@@ -265,10 +271,8 @@ class SurfaceFormStore:
         totals: dict[tuple[int, int], int] = {}
         at = 0
         for form_spans, form_kept in made:
-            words, total = form_kept.words, form_kept.total
-            candidates = [FormEntity(name, count, count / total if count else 0.0, _SOURCES[word & 7])
-                          for name, count, word in zip(names[at:at + len(words)], form_kept.counts, words)]
-            at += len(words)
+            candidates = _form_entities(names[at:at + len(form_kept.words)], form_kept)
+            at += len(form_kept.words)
             for number, span in enumerate(form_spans):
                 found[span] = list(candidates) if number else candidates
                 totals[span] = form_kept.size
