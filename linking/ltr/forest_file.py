@@ -69,17 +69,16 @@ def shared_forest(arrays: ForestArrays, model_sha256: str) -> Mapping[str, np.nd
 
 
 def _file_bytes(compiled: Mapping[str, np.ndarray], model_sha256: str) -> bytes:
+    arrays = [np.ascontiguousarray(compiled[name]) for name in COMPILED_ARRAYS]
     entries: list[list[object]] = []
     starts: list[int] = []
     offset = HEADER_BYTES
-    for name in COMPILED_ARRAYS:
-        array = np.ascontiguousarray(compiled[name])
+    for name, array in zip(COMPILED_ARRAYS, arrays):
         entries.append([name, array.dtype.str, list(array.shape), offset])
         starts.append(offset)
         offset += -(-array.nbytes // ALIGN) * ALIGN
     data = bytearray(offset)
-    for start, name in zip(starts, COMPILED_ARRAYS):
-        array = np.ascontiguousarray(compiled[name])
+    for start, array in zip(starts, arrays):
         data[start:start + array.nbytes] = array.tobytes()
     body = hashlib.sha256(memoryview(data)[HEADER_BYTES:]).hexdigest()
     header = json.dumps({"layout": LAYOUT, "model": model_sha256, "arrays": entries, "bytes": offset,
