@@ -124,13 +124,15 @@ class Artefacts:
         return table
 
     def warm_up(self, seconds: float = WARM_UP_SECONDS) -> WarmUp:
-        """Warm this worker up for ``seconds`` (:mod:`elquery.serve.warm_up`): the entity-id map,
+        """Warm this worker up for ``seconds`` (:mod:`elquery.serve.warm_up`): its artefacts' files
+        read into the page cache as memory allows, the entity-id map,
         the searcher's tie order and the page's example are made (each holds the GIL for up to
         seconds over all of DBpedia: a request would stall every other one of the worker), the
         linker of every method served, with the service's thresholds, links queries made of the
         index's entity titles, and the searcher ranks some of them."""
         linkers = [self.linker(method).result for method in self.methods()]
-        self.warmed = warm_up([self.entity_index.prepare, self.searcher.prepare, self.example], linkers,
+        served = [path for path in (self.index, self.surface_forms, self.tagme, self.model) if path is not None]
+        self.warmed = warm_up(served, [self.entity_index.prepare, self.searcher.prepare, self.example], linkers,
                               self.searcher.rank, warm_up_queries(self.entity_index), seconds)
         return self.warmed
 

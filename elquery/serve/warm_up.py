@@ -19,10 +19,12 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import unquote
 
 from elquery.linking.deadline import stopping
+from elquery.serve.page_cache import artefact_files, page_in
 
 WARM_UP_SECONDS = 20.0
 """The default time a worker spends warming up (``elquery serve --warm-up SECONDS``), at most: it
@@ -47,11 +49,14 @@ class _Entities(Protocol):
 
 @dataclass(frozen=True)
 class WarmUp:
-    """What a warm-up did: ``prepare_s`` seconds reading what the first queries would read (the
-    entity-id map, the searcher's tie order), ``queries`` linked (each by every served linker)
-    in ``seconds``, the ``first_ms`` query's time (over every linker) and the median of the
-    last :data:`TAIL` (``last_ms``)."""
+    """What a warm-up did: ``paged_in_mb`` of the artefacts' files read into the page cache in
+    ``page_in_s`` seconds (:mod:`elquery.serve.page_cache`), ``prepare_s`` seconds reading what
+    the first queries would read (the entity-id map, the searcher's tie order), ``queries`` linked
+    (each by every served linker) in ``seconds``, the ``first_ms`` query's time (over every
+    linker) and the median of the last :data:`TAIL` (``last_ms``)."""
 
+    paged_in_mb: float
+    page_in_s: float
     prepare_s: float
     queries: int
     seconds: float
@@ -62,7 +67,7 @@ class WarmUp:
         return asdict(self)
 
 
-NO_WARM_UP = WarmUp(0.0, 0, 0.0, 0.0, 0.0)
+NO_WARM_UP = WarmUp(0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0)
 
 
 def title_words(entity: str) -> str:
@@ -93,21 +98,23 @@ def warm_up_queries(index: _Entities, count: int = WARM_UP_QUERIES) -> list[str]
     return queries[:count]
 
 
-def warm_up(prepare: Sequence[Callable[[], object]], linkers: Sequence[Callable[[str], object]],
+def warm_up(files: Sequence[Path], prepare: Sequence[Callable[[], object]], linkers: Sequence[Callable[[str], object]],
             rank: Callable[[str], object], queries: Sequence[str], seconds: float) -> WarmUp:
-    """Call each of ``prepare``, then link ``queries`` in order, each with every one of
-    ``linkers``, until ``seconds`` have passed; rank the first :data:`RANKED_QUERIES` of them with
-    ``rank``. Then the objects made so far are moved out of reach of Python's cyclic garbage
-    collector (:func:`gc.freeze`): they live as long as the worker, and a full collection would
-    otherwise walk all of them."""
+    """Read ``files`` (files or folders) into the page cache as memory allows
+    (:func:`~elquery.serve.page_cache.page_in`), call each of ``prepare``, then link ``queries``
+    in order, each with every one of ``linkers``, until ``seconds`` have passed; rank the first
+    :data:`RANKED_QUERIES` of them with ``rank``. Then the objects made so far are moved out of
+    reach of Python's cyclic garbage collector (:func:`gc.freeze`): they live as long as the
+    worker, and a full collection would otherwise walk all of them."""
     if seconds <= 0:
         return NO_WARM_UP
+    paged = page_in(artefact_files(files))
     started = time.perf_counter()
     for step in prepare:
         step()
     prepared = time.perf_counter() - started
     if not queries:
-        return WarmUp(round(prepared, 3), 0, 0.0, 0.0, 0.0)
+        return WarmUp(round(paged.size / 1e6, 1), paged.seconds, round(prepared, 3), 0, 0.0, 0.0, 0.0)
     started = time.perf_counter()
     deadline = started + seconds
     times = []
@@ -123,8 +130,8 @@ def warm_up(prepare: Sequence[Callable[[], object]], linkers: Sequence[Callable[
             break
     gc.collect()
     gc.freeze()
-    return WarmUp(round(prepared, 3), len(times), round(time.perf_counter() - started, 3), round(1000 * times[0], 3),
-                  round(1000 * statistics.median(times[-TAIL:]), 3))
+    return WarmUp(round(paged.size / 1e6, 1), paged.seconds, round(prepared, 3), len(times), round(time.perf_counter() - started, 3),
+                  round(1000 * times[0], 3), round(1000 * statistics.median(times[-TAIL:]), 3))
 
 
 class _Warming(Protocol):

@@ -63,6 +63,9 @@ def test_ready_is_503_until_the_warm_up_has_run(demo: tuple[Path, Path, str]) ->
     # 600 s is more than the demo's queries take: every entity's title was linked, then it stopped
     assert body["ready"] is True and warmed["queries"] == len(_entity_lines(index)) == 54
     assert 0 < warmed["seconds"] < 600 and warmed["first_ms"] > 0 and warmed["last_ms"] > 0 and warmed["prepare_s"] > 0
+    # the artefacts' files were read into the page cache: the demo's are far below half the memory
+    served = [p for p in [*index.rglob("*"), surface_forms] if p.is_file()]
+    assert warmed["paged_in_mb"] == round(sum(p.stat().st_size for p in served) / 1e6, 1) > 0
     # what the warm-up prepared: the entity-id map, the searcher's tie order, the page's example
     assert "_docid_of" in artefacts.entity_index.__dict__ and "_id_rank" in artefacts.searcher.__dict__
     assert artefacts._example is not None
@@ -75,7 +78,8 @@ def test_no_warm_up_is_ready_at_once(demo: tuple[Path, Path, str]) -> None:
     app = create_app(artefacts)
     warm_up_at_start(app, artefacts, 0.0)
     with TestClient(app) as client:
-        assert client.get("/ready").json()["warm_up"] == {"prepare_s": 0.0, "queries": 0, "seconds": 0.0, "first_ms": 0.0,
+        assert client.get("/ready").json()["warm_up"] == {"paged_in_mb": 0.0, "page_in_s": 0.0, "prepare_s": 0.0,
+                                                        "queries": 0, "seconds": 0.0, "first_ms": 0.0,
                                                         "last_ms": 0.0}
 
 
