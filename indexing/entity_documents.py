@@ -37,7 +37,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from elquery.kb.index_format import ENTITY_COUNTS, LTR_FIELDS
-from elquery.kb.jvm import java_class
+from elquery.kb.jvm import java_class, utf8_texts
 from elquery.indexing.ntriples import ParseReport, dump_bytes
 from elquery.kb.entities import DBPEDIA_RESOURCE
 
@@ -135,7 +135,7 @@ def spill(files: Iterable[Path], out_dir: Path, partitions: int, *, links_only: 
             spiller.begin(str(path), result.report.max_errors, path in links)
             for piece in dump_bytes(path):
                 spiller.feed(piece, len(piece))
-            triples, malformed, *errors = spiller.end()
+            triples, malformed, *errors = utf8_texts(spiller.end())
             file_report.triples, file_report.malformed, file_report.errors = int(triples), int(malformed), errors
         spiller.writeLabels(str(result.labels_file))
         result.spilled = spiller.spilled()
@@ -211,22 +211,11 @@ def partition_documents(partition_files: Sequence[Path], labels: Any, predicates
         [str(p) for p in partition_files], labels, sorted(predicates), relations, ltr)
 
 
-def _utf8_texts(data: bytes) -> list[str]:
-    """The texts of ``PartitionDocuments.textsUtf8``: each a 4-byte little-endian byte length,
-    then its UTF-8 (not Java strings, of which pyjnius drops a leading U+FEFF)."""
-    texts, at = [], 0
-    while at < len(data):
-        size = int.from_bytes(data[at:at + 4], "little")
-        texts.append(data[at + 4:at + 4 + size].decode("utf-8"))
-        at += 4 + size
-    return texts
-
-
 def document_texts(partition_files: Sequence[Path], labels_files: Sequence[Path], predicates: Iterable[str], *,
                    relations: bool = False, ltr: bool = False) -> list[DocumentTexts]:
     """The texts of :func:`partition_documents`, in entity id order (what the index receives)."""
     documents = partition_documents(partition_files, load_labels(labels_files), predicates, relations=relations, ltr=ltr)
-    texts = _utf8_texts(documents.textsUtf8().tostring())
+    texts = utf8_texts(documents.textsUtf8())
     names = ["entity", "names", "content", *(["relations"] if relations else [])]
     if ltr:
         names += [*LTR_FIELDS, *ENTITY_COUNTS]

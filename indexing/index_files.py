@@ -40,7 +40,7 @@ from elquery.kb.index_format import (
     count_file,
     length_file,
 )
-from elquery.kb.jvm import java_class
+from elquery.kb.jvm import java_class, utf8_texts
 from elquery.kb.normalize import normalize
 
 LTR_TEXTS_BATCH = 4096
@@ -118,8 +118,8 @@ def write_ltr_texts(index: Path, leaf: Any, documents: int) -> None:
     try:
         with partial_texts.open("wb") as out:
             for first in range(0, documents, LTR_TEXTS_BATCH):
-                values = list(read(leaf, list(range(first, min(first + LTR_TEXTS_BATCH, documents))),
-                                   ["title", "short_abstract"]))
+                values = utf8_texts(read(leaf, list(range(first, min(first + LTR_TEXTS_BATCH, documents))),
+                                         ["title", "short_abstract"]))
                 for n in range(0, len(values), 2):
                     titles = "\n".join(t for t in map(normalize, values[n].split("\n")) if t).encode("utf-8")
                     abstract = normalize(values[n + 1]).encode("utf-8")

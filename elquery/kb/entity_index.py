@@ -49,7 +49,7 @@ from elquery.kb.index_format import (
     length_field,
     length_file,
 )
-from elquery.kb.jvm import java_class
+from elquery.kb.jvm import java_class, utf8_texts
 
 # pyjnius instance calls (opening and closing an index) must not run in two threads at once
 _JAVA_SETUP = threading.Lock()
@@ -251,7 +251,7 @@ class EntityIndex:
         return cached
 
     def _stored(self, docid: int, fields: tuple[str, ...]) -> list[str]:
-        return list(self._access.storedValues(self.reader, docid, list(fields)))
+        return utf8_texts(self._access.storedValues(self.reader, docid, list(fields)))
 
     def _stored_id(self, docid: int) -> str:
         return self._stored(docid, (ID_FIELD,))[0]
@@ -417,7 +417,7 @@ class EntityIndex:
         """The predicates through which some entity relates to ``entity``, in IRI order (one
         static Java call)."""
         self._check_relations()
-        return list(self._access.termsAfter(self.leaf, TYPED_RELATIONS_FIELD, f"{entity}\t"))
+        return utf8_texts(self._access.termsAfter(self.leaf, TYPED_RELATIONS_FIELD, f"{entity}\t"))
 
     @cached_property
     def _predicate_statistics(self) -> dict[str, RelationStatistics]:
@@ -426,7 +426,7 @@ class EntityIndex:
         if recorded is not None:
             return {p: RelationStatistics(n, links, 0) for p, (n, links) in recorded.items()}
         with _JAVA_SETUP:
-            lines = list(self._access.predicateStatistics(self.leaf, TYPED_RELATIONS_FIELD))
+            lines = utf8_texts(self._access.predicateStatistics(self.leaf, TYPED_RELATIONS_FIELD))
         statistics = {}
         for line in lines:
             predicate, n, links = line.split("\t")

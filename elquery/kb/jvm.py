@@ -19,6 +19,7 @@ import importlib.util
 import os
 import shlex
 import signal
+import struct
 import tempfile
 import threading
 from pathlib import Path
@@ -125,3 +126,16 @@ def jnius() -> Any:
 def java_class(name: str) -> Any:
     """A Java class by its fully qualified name, with the JVM started first."""
     return jnius().autoclass(name)
+
+
+def utf8_texts(answer: Any) -> list[str]:
+    """The texts of a Java call answering ``org.elquery.index.Utf8Texts`` (a ``byte[]``): int32 n,
+    n int32 end offsets into the UTF-8 that follows, the texts' UTF-8 (little-endian). Text that may
+    begin with U+FEFF or U+FFFE crosses that way: pyjnius decodes a Java string as UTF-16 and takes
+    its first character for a byte-order mark, dropping a U+FEFF and byte-swapping the rest after a
+    U+FFFE."""
+    data = answer.tostring()
+    count = int.from_bytes(data[:4], "little")
+    start = 4 + 4 * count
+    ends = struct.unpack_from(f"<{count}i", data, 4)
+    return [data[start + begin:start + end].decode("utf-8") for begin, end in zip((0, *ends), ends)]

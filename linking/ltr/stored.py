@@ -16,7 +16,7 @@ import numpy as np
 from elquery.base import ElqueryError
 from elquery.kb.entity_index import EntityIndex
 from elquery.kb.index_format import LTR_TEXT_OFFSETS_FILE, LTR_TEXTS_FILE
-from elquery.kb.jvm import java_class
+from elquery.kb.jvm import java_class, utf8_texts
 from elquery.kb.normalize import normalize
 
 ENTRY_CLASS = "org.elquery.retrieval.StoredValues"
@@ -32,7 +32,7 @@ def stored_values(index: EntityIndex, docids: Sequence[int], fields: Sequence[st
     of several values holds them one per line)."""
     if not docids:
         return []
-    flat = list(_helper().values(index.leaf, [int(d) for d in docids], list(fields)))
+    flat = utf8_texts(_helper().values(index.leaf, [int(d) for d in docids], list(fields)))
     width = len(fields)
     return [tuple(flat[n * width:(n + 1) * width]) for n in range(len(docids))]
 

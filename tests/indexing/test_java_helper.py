@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -77,3 +78,39 @@ def test_a_changed_source_is_seen(tmp_path: Path) -> None:
     first = copied.source_files()[0]
     first.write_bytes(first.read_bytes() + b"\n")
     assert copied.source_digest() != tree.source_digest()
+
+
+def test_the_retrieval_jar_is_compiled_against_the_index_jar() -> None:
+    """It records the index sources it was compiled against (rebuilt when they change), and its
+    entity lookups call the index helper's (no copy of it); the index jar names no retrieval class
+    (the layering: retrieval may use indexing, not the reverse)."""
+    index, retrieval = TREES["elquery-index.jar"], TREES["elquery-retrieval.jar"]
+    assert retrieval.needs == (index,) and index.needs == ()
+    assert recorded(retrieval.jar)["against-sources-sha256"] == index.source_digest(), (
+        "indexing/java/src changed: rebuild the jars with `python indexing/java/build.py`")
+    with zipfile.ZipFile(retrieval.jar) as jar:
+        scores = jar.read("org/elquery/retrieval/EntityScores.class")
+    assert b"org/elquery/index/IndexAccess" in scores and b"firstDocs" in scores
+    with zipfile.ZipFile(index.jar) as jar:
+        assert not any(b"org/elquery/retrieval" in jar.read(name) for name in jar.namelist())
+
+
+def test_a_failed_build_keeps_every_old_jar(tmp_path: Path) -> None:
+    """The index tree compiles, the retrieval tree does not: neither jar is replaced, and no file
+    is left beside them."""
+    javac = shutil.which("javac")
+    if javac is None:
+        pytest.skip("no javac on PATH")
+    copies = {}
+    for name, tree in TREES.items():
+        folder = tmp_path / tree.sources.parent.parent.name / "java"
+        shutil.copytree(tree.sources, folder / "src")
+        (folder / name).write_bytes(b"the old jar")
+        copies[name] = BUILD.JavaTree(folder / name, tuple(copies[need.jar.name] for need in tree.needs))
+    broken = copies["elquery-retrieval.jar"].source_files()[0]
+    broken.write_text(broken.read_text(encoding="utf-8") + "\nclass Broken {", encoding="utf-8")
+    with pytest.raises(subprocess.CalledProcessError):
+        BUILD.build_all(list(copies.values()), javac)
+    for name, tree in copies.items():
+        assert tree.jar.read_bytes() == b"the old jar"
+        assert sorted(p.name for p in tree.jar.parent.iterdir()) == sorted(["src", name])

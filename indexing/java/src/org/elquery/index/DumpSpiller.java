@@ -105,10 +105,10 @@ public final class DumpSpiller implements Closeable {
 
   /**
    * Spills the file's last line (if it has no line end) and returns {@code {triples, malformed,
-   * error...}}: the statements read, the malformed lines, and the first {@code maxErrors} of them
-   * as {@code name:line: reason}.
+   * error...}} as {@link Utf8Texts} (a name may begin with U+FEFF): the statements read, the
+   * malformed lines, and the first {@code maxErrors} of them as {@code name:line: reason}.
    */
-  public String[] end() throws IOException {
+  public byte[] end() throws IOException {
     if (lines.finish()) {
       line();
     }
@@ -118,7 +118,7 @@ public final class DumpSpiller implements Closeable {
     for (int k = 0; k < errors.size(); k++) {
       result[2 + k] = errors.get(k);
     }
-    return result;
+    return Utf8Texts.encode(result);
   }
 
   private void line() throws IOException {

@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.analysis.TokenStream;
@@ -26,7 +27,10 @@ import org.apache.lucene.util.BytesRef;
  * call from Python that may run in several threads goes through a static method here or in
  * {@code org.elquery.retrieval.EntityScores}. Both only read shared objects that Lucene makes
  * safe for concurrent use (an Analyzer reuses its token streams per thread; an IndexReader hands
- * out a fresh StoredFields per call).
+ * out a fresh StoredFields per call). What may hold a user's text (a stored value, a predicate)
+ * comes back as UTF-8 ({@link Utf8Texts}), not as Java strings, which pyjnius alters when they begin
+ * with U+FEFF or U+FFFE; the analyzer's terms begin with a letter, digit or symbol of a word, never
+ * with either.
  */
 public final class IndexAccess {
   private IndexAccess() {}
@@ -47,15 +51,16 @@ public final class IndexAccess {
     return terms.toArray(new String[0]);
   }
 
-  /** The stored values of {@code fields} of document {@code docid} ("" for a missing field). */
-  public static String[] storedValues(IndexReader reader, int docid, String[] fields) throws IOException {
+  /** The stored values of {@code fields} of document {@code docid} ("" for a missing field), as
+   * {@link Utf8Texts}. */
+  public static byte[] storedValues(IndexReader reader, int docid, String[] fields) throws IOException {
     Document document = reader.storedFields().document(docid);
     String[] values = new String[fields.length];
     for (int i = 0; i < fields.length; i++) {
       String value = document.get(fields[i]);
       values[i] = value == null ? "" : value;
     }
-    return values;
+    return Utf8Texts.encode(values);
   }
 
   /**
@@ -109,39 +114,50 @@ public final class IndexAccess {
   /**
    * Per term of {@code terms}, the docid of the first document holding it in {@code field}, or -1
    * if none, as little-endian int32 (EntityIndex.find_docids: the ids of a query's candidate
-   * entities in one call, one seek each of a shared terms enumeration).
+   * entities in one call).
    */
   public static byte[] firstDocids(LeafReader leaf, String field, String[] terms) throws IOException {
-    ByteBuffer out = ByteBuffer.allocate(4 * terms.length).order(ByteOrder.LITTLE_ENDIAN);
-    Terms indexed = leaf.terms(field);
-    TermsEnum walk = indexed == null ? null : indexed.iterator();
-    PostingsEnum postings = null;
-    for (String term : terms) {
-      int docid = -1;
-      if (walk != null && walk.seekExact(new BytesRef(term))) {
-        postings = walk.postings(postings, PostingsEnum.NONE);
-        int first = postings.nextDoc();
-        docid = first == DocIdSetIterator.NO_MORE_DOCS ? -1 : first;
-      }
-      out.putInt(docid);
-    }
+    int[] docids = firstDocs(leaf, field, terms);
+    ByteBuffer out = ByteBuffer.allocate(4 * docids.length).order(ByteOrder.LITTLE_ENDIAN);
+    out.asIntBuffer().put(docids);
     return out.array();
   }
 
   /**
-   * The rest of every term of {@code field} that begins with {@code prefix}, in term order (ELR:
-   * the predicates through which entities relate to one entity, terms {@code entity TAB predicate}).
+   * Per term of {@code terms}, the docid of the first document holding it in {@code field}, or -1
+   * if none: one seek each of a shared terms enumeration ({@link #firstDocids}, and {@code
+   * org.elquery.retrieval.EntityScores.scoreEntities}: the entities a query's candidates name).
    */
-  public static String[] termsAfter(LeafReader leaf, String field, String prefix) throws IOException {
+  public static int[] firstDocs(LeafReader leaf, String field, String[] terms) throws IOException {
+    int[] docids = new int[terms.length];
+    Arrays.fill(docids, -1);
+    Terms indexed = leaf.terms(field);
+    if (indexed == null) {
+      return docids;
+    }
+    TermsEnum walk = indexed.iterator();
+    PostingsEnum postings = null;
+    for (int i = 0; i < terms.length; i++) {
+      if (walk.seekExact(new BytesRef(terms[i]))) {
+        postings = walk.postings(postings, PostingsEnum.NONE);
+        int first = postings.nextDoc();
+        docids[i] = first == DocIdSetIterator.NO_MORE_DOCS ? -1 : first;
+      }
+    }
+    return docids;
+  }
+
+  /**
+   * The rest of every term of {@code field} that begins with {@code prefix}, in term order (ELR:
+   * the predicates through which entities relate to one entity, terms {@code entity TAB predicate}),
+   * as {@link Utf8Texts}.
+   */
+  public static byte[] termsAfter(LeafReader leaf, String field, String prefix) throws IOException {
     List<String> found = new ArrayList<>();
     Terms terms = leaf.terms(field);
-    if (terms == null) {
-      return new String[0];
-    }
-    TermsEnum walk = terms.iterator();
-    BytesRef start = new BytesRef(prefix);
-    if (walk.seekCeil(start) == TermsEnum.SeekStatus.END) {
-      return new String[0];
+    TermsEnum walk = terms == null ? null : terms.iterator();
+    if (walk == null || walk.seekCeil(new BytesRef(prefix)) == TermsEnum.SeekStatus.END) {
+      return Utf8Texts.encode(new String[0]);
     }
     for (BytesRef term = walk.term(); term != null; term = walk.next()) {
       String text = term.utf8ToString();
@@ -150,20 +166,20 @@ public final class IndexAccess {
       }
       found.add(text.substring(prefix.length()));
     }
-    return found.toArray(new String[0]);
+    return Utf8Texts.encode(found.toArray(new String[0]));
   }
 
   /**
    * Per predicate of the typed relations field (terms {@code entity TAB predicate} and
    * {@code TAB predicate}): {@code predicate TAB N_f TAB |C_f|} lines, N_f the documents with the
    * predicate, |C_f| the sum of the document frequencies of its {@code entity TAB predicate}
-   * terms. Walks every term of the field: once per index.
+   * terms, as {@link Utf8Texts}. Walks every term of the field: once per index.
    */
-  public static String[] predicateStatistics(LeafReader leaf, String field) throws IOException {
+  public static byte[] predicateStatistics(LeafReader leaf, String field) throws IOException {
     java.util.TreeMap<String, long[]> statistics = new java.util.TreeMap<>();
     Terms terms = leaf.terms(field);
     if (terms == null) {
-      return new String[0];
+      return Utf8Texts.encode(new String[0]);
     }
     TermsEnum walk = terms.iterator();
     for (BytesRef term = walk.next(); term != null; term = walk.next()) {
@@ -176,6 +192,6 @@ public final class IndexAccess {
     for (java.util.Map.Entry<String, long[]> entry : statistics.entrySet()) {
       lines.add(entry.getKey() + "\t" + entry.getValue()[0] + "\t" + entry.getValue()[1]);
     }
-    return lines.toArray(new String[0]);
+    return Utf8Texts.encode(lines.toArray(new String[0]));
   }
 }

@@ -166,23 +166,9 @@ public final class PartitionDocuments {
     return 2 + (ltr ? LTR_FIELDS : 0) + (relations ? 1 : 0);
   }
 
-  /**
-   * {@link #texts} in UTF-8, each preceded by its byte length (4 bytes, little-endian): Python
-   * receives them exactly (pyjnius, converting a Java string, drops a leading U+FEFF as a byte
-   * order mark).
-   */
+  /** {@link #texts} as {@link Utf8Texts}: Python receives them exactly (a label may begin with U+FEFF). */
   public byte[] textsUtf8() {
-    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-    for (String text : texts()) {
-      byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-      int n = bytes.length;
-      out.write(n);
-      out.write(n >>> 8);
-      out.write(n >>> 16);
-      out.write(n >>> 24);
-      out.write(bytes, 0, n);
-    }
-    return out.toByteArray();
+    return Utf8Texts.encode(texts());
   }
 
   /**

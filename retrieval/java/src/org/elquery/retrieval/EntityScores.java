@@ -19,7 +19,6 @@ import org.apache.lucene.index.NumericDocValues;
 import org.apache.lucene.index.PostingsEnum;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
-import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.sandbox.search.CombinedFieldQuery;
 import org.apache.lucene.search.BooleanClause;
@@ -40,6 +39,7 @@ import org.apache.lucene.queries.spans.SpanTermQuery;
 import org.apache.lucene.util.BytesRef;
 import org.apache.lucene.util.FixedBitSet;
 import org.apache.lucene.util.SmallFloat;
+import org.elquery.index.IndexAccess;
 
 /**
  * Entry points for elquery's Python code (retrieval/java.py): one call per query instead of
@@ -168,7 +168,7 @@ public final class EntityScores {
   public static byte[] scoreEntities(LeafReader leaf, Analyzer analyzer, String model, String text, String idField,
       String entities) throws IOException {
     String[] ids = entities.split("\n", -1);
-    int[] docids = docids(leaf, idField, ids);
+    int[] docids = IndexAccess.firstDocs(leaf, idField, ids);
     int[] found = Arrays.stream(docids).filter(doc -> doc >= 0).sorted().distinct().toArray();
     ScoreGrid grid = new ScoreGrid(leaf, analyzer, lengths(leaf), new String[] {model}, new String[] {text}, found);
     ByteBuffer out = buffer(8 + 12 * ids.length);
@@ -180,26 +180,6 @@ public final class EntityScores {
       out.putInt(doc);
     }
     return out.array();
-  }
-
-  /** The first document holding each of {@code terms} in {@code field}, or -1. */
-  private static int[] docids(LeafReader leaf, String field, String[] terms) throws IOException {
-    int[] docids = new int[terms.length];
-    Arrays.fill(docids, -1);
-    Terms indexed = leaf.terms(field);
-    if (indexed == null) {
-      return docids;
-    }
-    TermsEnum walk = indexed.iterator();
-    PostingsEnum postings = null;
-    for (int i = 0; i < terms.length; i++) {
-      if (walk.seekExact(new BytesRef(terms[i]))) {
-        postings = walk.postings(postings, PostingsEnum.NONE);
-        int doc = postings.nextDoc();
-        docids[i] = doc == DocIdSetIterator.NO_MORE_DOCS ? -1 : doc;
-      }
-    }
-    return docids;
   }
 
   /**

@@ -7,6 +7,7 @@ import java.util.Set;
 import org.apache.lucene.document.Document;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.StoredFields;
+import org.elquery.index.Utf8Texts;
 
 /**
  * The stored values of some fields of many documents in one call from Python
@@ -17,11 +18,12 @@ import org.apache.lucene.index.StoredFields;
 public final class StoredValues {
   private StoredValues() {}
 
-  /** Document by document, the value of each of {@code fields} ("" when absent): docids x fields strings. */
-  public static String[] values(LeafReader leaf, int[] docids, String[] fields) throws IOException {
+  /** Document by document, the value of each of {@code fields} ("" when absent): docids x fields
+   * texts, as {@link Utf8Texts} (a title may begin with U+FEFF, which a Java string would lose). */
+  public static byte[] values(LeafReader leaf, int[] docids, String[] fields) throws IOException {
     String[] values = new String[docids.length * fields.length];
     if (values.length == 0) {
-      return values;
+      return Utf8Texts.encode(values);
     }
     Set<String> wanted = new HashSet<>(Arrays.asList(fields));
     StoredFields stored = leaf.storedFields();
@@ -32,6 +34,6 @@ public final class StoredValues {
         values[d * fields.length + f] = value == null ? "" : value;
       }
     }
-    return values;
+    return Utf8Texts.encode(values);
   }
 }
