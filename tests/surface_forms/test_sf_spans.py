@@ -12,7 +12,7 @@ import pytest
 
 from elquery.indexing.surface_forms import BuildOptions, build_store
 from elquery.indexing.surface_forms.store_writer import encode_candidates
-from elquery.kb.surface_forms.candidates import decode, kept
+from elquery.kb.surface_forms.candidates import counted, decode, kept
 from elquery.kb.surface_forms import store as store_module
 from elquery.kb.surface_forms.store import FormEntity, SurfaceFormStore
 
@@ -111,6 +111,7 @@ def test_kept_candidates_are_those_above_the_threshold_then_the_kb_aliases() -> 
         blob = bytes(blobs[offsets[0]:offsets[1]])
         decoded = decode(blob)
         counts = decoded.facc if any(decoded.facc) else decoded.anchors
+        assert counted(blob) == (tuple(e << 3 | s for e, s in zip(decoded.entities, decoded.sources)), tuple(counts))
         total = sum(counts)
         for threshold in (0.0, 1e-9, 0.01, 0.1, 0.5, 1.0):
             above = [at for at in range(size) if threshold == 0.0 or (counts[at] and counts[at] / total >= threshold)]

@@ -57,14 +57,8 @@ def counted(blob: bytes) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The words (``entity << 3 | sources``) of a form's candidates and their counts n(m, e) for
     commonness (methods.md §3, Eq. 9): the FACC counts when the form has any, else the anchor
     counts (which then follow the words)."""
-    head = blob[0]
-    facc_width, anchor_width = WIDTHS[head & 7], WIDTHS[head >> 3]
-    count = (len(blob) - 1) // (4 + facc_width + anchor_width)
-    width = facc_width or anchor_width
-    if not width:
-        return unpack_from(f"<{count}I", blob, 1), (0,) * count
-    values = unpack_from(f"<{count}I{count}{_CODES[width]}", blob, 1)
-    return values[:count], values[count:]
+    count, facc_width, anchor_width = _layout(blob)
+    return _unsigned(blob, 1, count, 4), _unsigned(blob, 1 + 4 * count, count, facc_width or anchor_width)
 
 
 _ODD = bytes(byte & 1 for byte in range(256))
