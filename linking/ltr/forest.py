@@ -15,8 +15,9 @@ Engines (:data:`ENGINES`), both with scikit-learn's answers:
   ``float32(x) <= t``), then the trees walked a block at a time with up to :data:`LANE_ROWS` rows
   together, a split's rows compared in one vector instruction and sent on as bit masks, so a
   split reached by many of a query's rows is read and tested once for them. On two threads (the
-  default on a machine of two cores or more) from :data:`PARALLEL_PAIRS` (tree, row) pairs.
-  Needs numba.
+  default on a machine of two cores or more) from :data:`PARALLEL_PAIRS` (tree, row) pairs: the
+  caller's and a :class:`HelperThread` the engine keeps, so that a query's rows (20 to 60 rows
+  through 1,000 trees: 20,000 to 60,000 pairs) pay for it. Needs numba.
 * ``onnxruntime``: the ONNX file in an onnxruntime session (one thread).
 
 ``benchmarks/bench_ltr.py`` measures both against scikit-learn's own ``predict``.
@@ -24,7 +25,9 @@ Engines (:data:`ENGINES`), both with scikit-learn's answers:
 
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,9 +44,11 @@ LANE_ROWS = 64
 TREE_LANES = 1024
 """The compiled engine walks blocks of about TREE_LANES / rows trees (from 8 to 256 trees): the
 more rows, the fewer trees, so that the blocks' nodes stay in the caches."""
-PARALLEL_PAIRS = 100_000
-"""The fewest (tree, row) pairs a batch has for the compiled engine to walk them on two threads
-(about 4 ms of one thread's work: a thread's start costs some 0.1 ms)."""
+PARALLEL_PAIRS = 10_000
+"""The fewest (tree, row) pairs a batch has for the compiled engine to walk them on two threads."""
+THREADS_VARIABLE = "ELQUERY_LTR_THREADS"
+"""An environment variable that sets the compiled engine's default threads (1 or 2): ``elquery
+serve`` sets it to 1 when its workers alone occupy the cores."""
 _NO_TREES = np.empty((0, 0))
 
 
@@ -231,14 +236,15 @@ def compile_forest(arrays: ForestArrays) -> dict[str, np.ndarray]:
 
 class CompiledEngine:
     """The numba kernels over the compact layout (module docstring), on ``threads`` threads for a
-    batch of at least :data:`PARALLEL_PAIRS` (tree, row) pairs (default: two, or one on a
-    one-core machine)."""
+    batch of at least :data:`PARALLEL_PAIRS` (tree, row) pairs: the caller's and the engine's
+    :class:`HelperThread` (when another caller has that, a batch runs on its caller's alone)."""
 
     name = "compiled"
 
     def __init__(self, forest: ForestArrays | Mapping[str, np.ndarray], threads: int | None = None) -> None:
         """``forest``: a forest's arrays, compiled here, or those :func:`compile_forest` gave
-        (which may be read-only, memory-mapped)."""
+        (which may be read-only, memory-mapped); ``threads``: 1 or 2 (default
+        :func:`default_threads`)."""
         kernels = _kernels()
         compiled = compile_forest(forest) if isinstance(forest, ForestArrays) else forest
         self._nodes, self._roots, self._values = compiled["nodes"], compiled["roots"], compiled["values"]
@@ -247,16 +253,19 @@ class CompiledEngine:
         self._slot_type = np.uint8 if len(self._values) <= 1 << 8 else np.uint16
         self._features = len(self._starts) - 1
         self._bin_rows, self._walk, self._add_in_order = kernels.bin_rows, kernels.walk, kernels.add_in_order
-        self.threads = min(2, default_workers()) if threads is None else threads
+        self.threads = default_threads() if threads is None else threads
         if self.threads not in (1, 2):
             raise ElqueryError(f"the compiled engine runs on 1 or 2 threads, not {self.threads}")
+        self._helper = HelperThread() if self.threads == 2 else None
+        if self._helper is not None:  # the thread ends with the engine
+            weakref.finalize(self, self._helper.stop)
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
         """Mean leaf value of each row of float32 ``rows``: the trees' values summed in order, then
         divided by their number, as scikit-learn does. On two threads, a batch of at least
         2 * :data:`TREE_LANES` rows is split into two halves of its rows (at a multiple of
         :data:`LANE_ROWS`); a smaller one into two halves of the trees, the second half's leaf
-        values kept per tree and added in order after the first's."""
+        value numbers kept per tree and their values added in order after the first's."""
         rows = np.ascontiguousarray(rows, dtype=np.float32)
         count, trees = len(rows), len(self._roots)
         totals = np.zeros(count)
@@ -264,18 +273,21 @@ class CompiledEngine:
             return totals
         bins = np.empty(-(-count // LANE_ROWS) * self._features * LANE_ROWS, dtype=np.int32)
         self._bin_rows(rows, self._thresholds, self._starts, self._fences, self._fence_starts, bins)
-        if self.threads == 1 or count * trees < PARALLEL_PAIRS:
+        if self._helper is None or count * trees < PARALLEL_PAIRS:
             self._run(self._roots, bins, 0, totals)
         elif count >= 2 * TREE_LANES:
             half = count // 2 // LANE_ROWS * LANE_ROWS
-            self._in_two(lambda: self._run(self._roots, bins, 0, totals[:half]),
-                         lambda: self._run(self._roots, bins, half, totals[half:]))
+            if not self._helper.run_beside(lambda: self._run(self._roots, bins, 0, totals[:half]),
+                                           lambda: self._run(self._roots, bins, half, totals[half:])):
+                self._run(self._roots, bins, 0, totals)
         else:
             half = trees // 2
-            second = np.empty((trees - half, count))
-            self._in_two(lambda: self._run(self._roots[:half], bins, 0, totals),
-                         lambda: self._run(self._roots[half:], bins, 0, totals, second))
-            self._add_in_order(totals, second)
+            second = np.empty((trees - half, count), dtype=self._slot_type)
+            if self._helper.run_beside(lambda: self._run(self._roots[:half], bins, 0, totals),
+                                       lambda: self._run(self._roots[half:], bins, 0, totals, second)):
+                self._add_in_order(totals, second, self._values)
+            else:
+                self._run(self._roots, bins, 0, totals)
         return totals / trees
 
     def _run(self, roots: np.ndarray, bins: np.ndarray, first_row: int, totals: np.ndarray,
@@ -287,25 +299,103 @@ class CompiledEngine:
         self._walk(self._nodes, roots, self._values, bins, self._features, first_row, count, tree_block, slots, totals,
                    per_tree)
 
-    @staticmethod
-    def _in_two(first: Callable[[], None], second: Callable[[], None]) -> None:
-        """``second`` on a new thread while ``first`` runs on this one (the kernels release the GIL)."""
-        failure: list[BaseException] = []
 
-        def run_second() -> None:
-            try:
-                second()
-            except BaseException as exc:  # re-raised on the calling thread
-                failure.append(exc)
+@dataclass
+class _Handoff:
+    """What a :class:`HelperThread`'s caller and thread share: ``go`` released when ``work`` is
+    given (None: stop), ``done`` released when it has ended (``failure``: what it raised)."""
 
-        helper = threading.Thread(target=run_second, name="elquery-forest", daemon=True)
-        helper.start()
+    go: threading.Lock
+    done: threading.Lock
+    work: Callable[[], None] | None = None
+    failure: BaseException | None = None
+
+
+class HelperThread:
+    """A thread, started at the first batch it is given and kept waiting between batches, that runs
+    the second part of a batch while the caller runs the first: a batch's handoff is a lock
+    released and one acquired, where starting a thread took some 0.1 ms. One caller at a time:
+    while it is busy, :meth:`run_beside` declines another caller's batch, which then runs on that
+    caller's thread alone. A process forked meanwhile starts a thread of its own."""
+
+    def __init__(self) -> None:
+        self._claim = threading.Lock()  # held by the caller whose batch the thread runs
+        self._handoff: _Handoff | None = None
+        self._pid = -1
+        self._stopped = False
+
+    def run_beside(self, first: Callable[[], None], second: Callable[[], None]) -> bool:
+        """``second`` on the thread while ``first`` runs on the caller's, and True; or, when another
+        caller has the thread or it is stopped, neither and False. An exception of either part is
+        raised here once both have ended."""
+        if not self._claim.acquire(blocking=False):
+            return False
         try:
-            first()
+            if self._stopped:
+                return False
+            handoff = self._started()
+            handoff.work, handoff.failure = second, None
+            handoff.go.release()
+            try:
+                first()
+            finally:
+                try:
+                    handoff.done.acquire()  # its part has ended: the caller's arrays are free
+                except BaseException:  # interrupted while waiting: the next batch gets a new thread
+                    self._handoff = None
+                    raise
+            failure, handoff.failure = handoff.failure, None
         finally:
-            helper.join()
-        if failure:
-            raise failure[0]
+            self._claim.release()
+        if failure is not None:
+            raise failure
+        return True
+
+    def stop(self) -> None:
+        """End the thread (it finishes the part it runs, if any)."""
+        with self._claim:
+            self._stopped = True
+            if self._handoff is not None and self._pid == os.getpid():
+                self._handoff.work = None
+                self._handoff.go.release()
+            self._handoff = None
+
+    def _started(self) -> _Handoff:
+        """The handoff of this process's thread, started first if there is none."""
+        if self._handoff is None or self._pid != os.getpid():
+            self._handoff = _Handoff(threading.Lock(), threading.Lock())
+            self._handoff.go.acquire()
+            self._handoff.done.acquire()
+            self._pid = os.getpid()
+            threading.Thread(target=_serve, args=(self._handoff,), name="elquery-forest", daemon=True).start()
+        return self._handoff
+
+
+def _serve(handoff: _Handoff) -> None:
+    """A :class:`HelperThread`'s loop: each work given, until None is."""
+    while True:
+        handoff.go.acquire()
+        work, handoff.work = handoff.work, None
+        if work is None:
+            return
+        try:
+            work()
+        except BaseException as exc:  # raised on the caller's thread
+            handoff.failure = exc
+        finally:
+            work = None  # nothing of the caller's kept while waiting
+            handoff.done.release()
+
+
+def default_threads() -> int:
+    """The compiled engine's threads when none are asked for: :data:`THREADS_VARIABLE` if set (1 or
+    2), else two on a machine of two cores or more, else one."""
+    value = os.environ.get(THREADS_VARIABLE, "")
+    if not value:
+        return min(2, default_workers())
+    if value not in ("1", "2"):
+        raise ElqueryError(f"{THREADS_VARIABLE} must be 1 or 2, not {value!r}")
+    return int(value)
 
 
 def _float32_at_most(values: np.ndarray) -> np.ndarray:

@@ -223,7 +223,7 @@ def walk(nodes, roots, values, bins, width, first_row, count, tree_block, slots,
     """Rows ``first_row`` to ``first_row + count`` (a multiple of :data:`LANE_ROWS` first) of the
     binned rows ``bins`` (``width`` features) through the trees of ``roots``: each row's leaf
     value added to ``totals[row - first_row]`` tree by tree, in order (scikit-learn's sum), or,
-    when ``per_tree`` has a row per tree, written to ``per_tree[tree, row - first_row]``.
+    when ``per_tree`` has a row per tree, its value number written to ``per_tree[tree, row - first_row]``.
     ``slots`` (uint8 or uint16, ``tree_block * LANE_ROWS + 1``) holds the value numbers of a block
     (the last one written by the walks not at a leaf yet).
 
@@ -294,15 +294,15 @@ def walk(nodes, roots, values, bins, width, first_row, count, tree_block, slots,
                 lane_slots = slots[tree * LANE_ROWS:(tree + 1) * LANE_ROWS]
                 if write:
                     for lane in range(lanes):
-                        per_tree[first + tree, base + lane] = values[lane_slots[lane]]
+                        per_tree[first + tree, base + lane] = lane_slots[lane]
                 else:
                     for lane in range(lanes):
                         totals[base + lane] += values[lane_slots[lane]]
 
 
 @njit(cache=True, nogil=True)
-def add_in_order(totals, per_tree):
-    """``totals[row]`` += ``per_tree[tree, row]`` tree by tree, in order."""
+def add_in_order(totals, per_tree, values):
+    """``totals[row]`` += ``values[per_tree[tree, row]]`` tree by tree, in order."""
     for tree in range(per_tree.shape[0]):
         for row in range(per_tree.shape[1]):
-            totals[row] += per_tree[tree, row]
+            totals[row] += values[per_tree[tree, row]]

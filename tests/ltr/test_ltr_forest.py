@@ -82,7 +82,7 @@ def test_compiled_engine_on_one_and_two_threads_gives_scikit_learns_scores_at_ev
     rng = np.random.default_rng(12)
     matrix = rng.random((300, len(FEATURES)))
     labels = (matrix[:, 1] + 0.4 * rng.random(300) > 0.7).astype(np.int8)
-    trees = 400
+    trees = 100
     forest = train_forest(matrix, labels, trees=trees, seed=4)
     arrays = from_onnx(load(saved(forest, tmp_path / "m.onnx")))
     engines = {threads: CompiledEngine(arrays, threads=threads) for threads in (1, 2)}

@@ -1,0 +1,159 @@
+"""The compiled engine's second thread (elquery.linking.ltr.forest.HelperThread): kept between
+batches, a query-sized batch of a 1,000-tree forest walked on two threads with scikit-learn's
+numbers to the last bit, callers at once each get their own numbers, a failure of either part is
+raised on the caller, and the thread ends with its engine."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from elquery.base import ElqueryError
+from elquery.linking.ltr.features import FEATURES
+from elquery.linking.ltr.forest import (PARALLEL_PAIRS, THREADS_VARIABLE, CompiledEngine, HelperThread, default_threads,
+                                        from_sklearn)
+from elquery.linking.ltr.model import train_forest
+
+TREES = 1000
+
+
+def helper_threads() -> list[threading.Thread]:
+    return [thread for thread in threading.enumerate() if thread.name == "elquery-forest"]
+
+
+@pytest.fixture(scope="module")
+def real_size() -> tuple[object, np.ndarray]:
+    """A forest of the size the linker runs (1,000 fully grown trees, three features a split, the
+    paper's), on noisy labels, so that the trees are deep and their leaves many; and probe rows,
+    some of them training rows (on the thresholds' neighbours)."""
+    rng = np.random.default_rng(31)
+    matrix = rng.random((3000, len(FEATURES)))
+    matrix[:, 5] = np.round(matrix[:, 5] * 8)  # a feature of few values, as counts are
+    labels = ((matrix[:, 0] + matrix[:, 3] > 1.0) ^ (rng.random(3000) < 0.05)).astype(np.int8)
+    forest = train_forest(matrix, labels, trees=TREES, seed=8)
+    probes = np.vstack([matrix[:60], rng.random((200, len(FEATURES)))]).astype(np.float32)
+    return forest, probes
+
+
+def test_a_query_sized_batch_is_walked_on_a_kept_second_thread_with_scikit_learns_numbers(
+        real_size: tuple[object, np.ndarray]) -> None:
+    """A 51-row and a 22-row query (the 1M and the full-scale benchmarks' sizes) through a
+    1,000-tree forest: on two threads (a kept helper thread: the same one for each batch, still
+    there after it), the same numbers as scikit-learn's predict and as one thread."""
+    forest, probes = real_size
+    two, one = CompiledEngine(from_sklearn(forest), threads=2), CompiledEngine(from_sklearn(forest), threads=1)
+    before = set(helper_threads())
+    seen = set()
+    for size in (51, 22, 260, 51):
+        assert size * TREES >= PARALLEL_PAIRS
+        rows = probes[:size] if size != 22 else probes[100:122]
+        wanted = forest.predict(rows)
+        assert np.array_equal(two.predict(rows), wanted), size
+        assert np.array_equal(one.predict(rows), wanted), size
+        seen |= set(helper_threads()) - before
+        assert len(seen) == 1 and all(thread.is_alive() for thread in seen)  # one thread, kept between batches
+
+
+def test_callers_at_once_each_get_their_own_numbers(real_size: tuple[object, np.ndarray]) -> None:
+    """Six threads sharing one two-thread engine, each scoring its own batches many times at once
+    (one has the helper thread at a time, the others walk alone): each batch scikit-learn's
+    numbers."""
+    forest, probes = real_size
+    engine = CompiledEngine(from_sklearn(forest), threads=2)
+    batches = [probes[start:start + size] for start, size in ((0, 51), (40, 22), (80, 64), (150, 30), (10, 45), (200, 17))]
+    wanted = [forest.predict(rows) for rows in batches]
+
+    def score(which: int) -> bool:
+        return all(np.array_equal(engine.predict(batches[which]), wanted[which]) for _ in range(15))
+
+    with ThreadPoolExecutor(len(batches)) as pool:
+        assert all(pool.map(score, range(len(batches))))
+
+
+def test_a_failure_of_either_part_is_raised_on_the_caller_and_the_thread_goes_on() -> None:
+    """The second part's exception is raised by run_beside once the first part has ended; the
+    first part's once the second has ended (its arrays are the caller's); then the next batch
+    runs as before. A caller that comes while another has the thread is declined."""
+    helper = HelperThread()
+    ended = []
+
+    def failing() -> None:
+        raise ValueError("second part")
+
+    with pytest.raises(ValueError, match="second part"):
+        helper.run_beside(lambda: ended.append("first"), failing)
+    assert ended == ["first"]
+    release = threading.Event()
+
+    def slow() -> None:
+        release.wait(10)
+        ended.append("slow second")
+
+    def failing_first() -> None:
+        declined.append(helper.run_beside(lambda: None, lambda: None))  # another caller meanwhile
+        release.set()
+        raise KeyError("first part")
+
+    declined: list[bool] = []
+    with pytest.raises(KeyError, match="first part"):
+        helper.run_beside(failing_first, slow)
+    assert ended == ["first", "slow second"] and declined == [False]
+    parts: list[str] = []
+    assert helper.run_beside(lambda: parts.append("a"), lambda: parts.append("b"))
+    assert sorted(parts) == ["a", "b"]
+    helper.stop()
+    assert not helper.run_beside(lambda: None, lambda: None)
+
+
+def test_the_helper_thread_ends_with_its_engine(real_size: tuple[object, np.ndarray]) -> None:
+    forest, probes = real_size
+    engine = CompiledEngine(from_sklearn(forest), threads=2)
+    before = set(helper_threads())
+    engine.predict(probes[:51])
+    (thread,) = set(helper_threads()) - before
+    del engine
+    gc.collect()
+    thread.join(10)
+    assert not thread.is_alive()
+
+
+def test_the_threads_variable_sets_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(THREADS_VARIABLE, "1")
+    assert default_threads() == 1
+    monkeypatch.setenv(THREADS_VARIABLE, "2")
+    assert default_threads() == 2
+    monkeypatch.setenv(THREADS_VARIABLE, "3")
+    with pytest.raises(ElqueryError, match=f"^{THREADS_VARIABLE} must be 1 or 2, not '3'$"):
+        default_threads()
+
+
+@pytest.mark.parametrize(("workers", "threads"), [(1, None), (2, "1"), (3, "1")])
+def test_serve_gives_a_worker_one_forest_thread_when_the_workers_fill_the_cores(
+        workers: int, threads: str | None, sample_link_artefacts: tuple[object, object],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On 2 cores, `elquery serve --workers 1` leaves its forest two threads; 2 or more workers
+    fill the cores, and each walks its forest on one (the variable its worker processes inherit),
+    as a second thread per worker would only contend for the cores."""
+    import uvicorn
+
+    import elquery.serve.cli as serve_cli
+    import elquery.serve.workers as serve_workers
+    from elquery.base import run
+
+    for name in (THREADS_VARIABLE, "ELQUERY_SERVE_HOST", *serve_cli._ENV.values()):  # restored afterwards
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(serve_cli.os, "cpu_count", lambda: 2)
+    started: list[str | None] = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda server: started.append(serve_cli.os.environ.get(THREADS_VARIABLE)))
+    monkeypatch.setattr(serve_workers, "run", lambda config, sock: started.append(serve_cli.os.environ.get(THREADS_VARIABLE)))
+    monkeypatch.setattr(serve_cli, "_listening_socket", lambda host, port: None)
+    index, surface_forms = sample_link_artefacts
+    assert run([serve_cli.register], "elquery", ["serve", "--index", str(index), "--surface-forms", str(surface_forms),
+                                                 "--workers", str(workers)]) == 0
+    assert started == [threads]
+    if threads is not None:
+        assert default_threads() == 1
