@@ -31,7 +31,7 @@ from elquery.indexing.index_files import finish_index
 from elquery.indexing.lucene_writer import WrittenDocuments
 from elquery.kb.entity_index import EntityIndex
 from elquery.kb.index_format import FIELDS, analyzer
-from elquery.kb.jvm import java_class, jnius
+from elquery.kb.jvm import java_class, jnius, utf8_texts
 from elquery.retrieval import BM25, EntityScorer, lucene, Rerank, Searcher, fsdm, model_from_name, prms, sdm
 from elquery.retrieval.models import LanguageModel, SequentialDependence
 from test_retrieval_scoring import write_index  # pytest puts this folder on sys.path
@@ -73,7 +73,7 @@ class Reference:
         self.values = {}
         stored = java_class("org.elquery.index.IndexAccess").storedValues
         for docid, e in enumerate(index.entity_ids):
-            texts = dict(zip(FIELDS, stored(index.reader, docid, list(FIELDS))))
+            texts = dict(zip(FIELDS, utf8_texts(stored(index.reader, docid, list(FIELDS)))))
             self.values[e] = {f: [tokens_with_positions(v) for v in texts[f].split("\n") if v] for f in FIELDS}
         self.tokens = {e: {f: [t for value in doc[f] for _, t in value] for f in FIELDS} for e, doc in self.values.items()}
         self.total = {f: sum(len(doc[f]) for doc in self.tokens.values()) for f in FIELDS}

@@ -27,7 +27,7 @@ from elquery.indexing.entity_documents import RDFS_COMMENT, RDFS_LABEL, EntityDo
 from elquery.indexing.index_files import finish_index
 from elquery.kb.entity_index import EntityIndex
 from elquery.kb.index_format import FIELDS, METADATA_FILE, RELATIONS_FIELD, length_file
-from elquery.kb.jvm import java_class
+from elquery.kb.jvm import java_class, utf8_texts
 from elquery.indexing.ntriples import ObjectKind, ParseReport, dump_files, read_triples
 from elquery.kb.entities import DBPEDIA_RESOURCE, entity_id
 from elquery.indexing.lucene_writer import EntityIndexWriter
@@ -50,7 +50,7 @@ class ElrReference(Reference):
         super().__init__(index)
         stored = java_class("org.elquery.index.IndexAccess").storedValues
         self.pairs = {
-            e: {tuple(line.split("\t")) for line in stored(index.reader, docid, [RELATIONS_FIELD])[0].split("\n") if line}
+            e: {tuple(line.split("\t")) for line in utf8_texts(stored(index.reader, docid, [RELATIONS_FIELD]))[0].split("\n") if line}
             for docid, e in enumerate(index.entity_ids)
         }
         self.relations = {e: {r for r, _ in pairs} for e, pairs in self.pairs.items()}
