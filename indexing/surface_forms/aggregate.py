@@ -22,7 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from elquery.indexing.surface_forms.arrow_arrays import int64_array, numpy_of, string_array, string_scalar
+from elquery.indexing.surface_forms.arrow_arrays import int64_array, numpy_of, string_array, string_buffers
+from elquery.indexing.surface_forms.kernels import crc32_partitions, fold_ascii
 from elquery.kb.normalize import fold, normalize
 
 SOURCE_KB, SOURCE_FACC, SOURCE_ANCHORS = 0, 1, 2
@@ -37,38 +38,24 @@ def partition_of(form: str, partitions: int) -> int:
 
 
 def partitions_of(forms: pa.Array, partitions: int) -> np.ndarray:
-    """:func:`partition_of` of each of ``forms`` (normalized; a pyarrow string array):
-    the CRC of each form's UTF-8 bytes, cut from the array's buffer."""
+    """:func:`partition_of` of each of ``forms`` (normalized; a pyarrow string array): the CRC
+    of each form's UTF-8 bytes, read from the array's buffers (:func:`crc32_partitions`)."""
     if partitions == 1:
         return np.zeros(len(forms), np.int64)
-    offsets = np.frombuffer(forms.buffers()[1], np.int32, len(forms) + 1, forms.offset * 4).tolist()
-    data = forms.buffers()[2].to_pybytes() if len(forms) else b""
-    crcs = map(zlib.crc32, map(data.__getitem__, map(slice, offsets, offsets[1:])))
-    return np.fromiter(crcs, np.int64, len(forms)) % partitions
-
-
-_SPACE = string_scalar(" ")
-_ASCII_FOLD = np.full(256, ord(" "), np.uint8)
-"""Byte -> the byte ``normalize`` makes of it in ASCII text: a-z and 0-9 kept, A-Z lowered, any
-other byte a space."""
-_ASCII_FOLD[np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", np.uint8)] = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", np.uint8)
-_ASCII_FOLD[np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", np.uint8)] = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", np.uint8)
+    return crc32_partitions(*string_buffers(forms), partitions)
 
 
 def normalize_array(texts: pa.Array) -> pa.Array:
-    """``normalize`` of each string: ASCII strings by byte (for them ``normalize`` is lowercase,
-    runs of characters other than a-z and 0-9 become a space, spaces stripped: each byte folded
-    through a table, then split at spaces and joined by single spaces, in pyarrow), others in
-    Python."""
+    """``normalize`` of each string (no nulls): ASCII strings by byte (for them ``normalize`` is
+    lowercase, runs of characters other than a-z and 0-9 become a space, spaces stripped:
+    :func:`fold_ascii`), others in Python (:func:`normalize_joined`)."""
     if not len(texts):
         return texts
-    folded = pa.StringArray.from_buffers(
-        len(texts), texts.buffers()[1], pa.py_buffer(_ASCII_FOLD[np.frombuffer(texts.buffers()[2], np.uint8)]),
-        texts.buffers()[0], texts.null_count, texts.offset)
-    forms = pc.binary_join(pc.ascii_split_whitespace(pc.utf8_trim(folded, " ")), _SPACE)
-    other = pc.invert(pc.string_is_ascii(texts))
-    if pc.any(other).as_py():
-        forms = pc.replace_with_mask(forms, other, normalize_joined(texts.filter(other)))
+    ends, data, other = fold_ascii(*string_buffers(texts))
+    forms = pa.StringArray.from_buffers(len(texts), pa.py_buffer(ends), pa.py_buffer(data))
+    if other.any():
+        mask = pa.Array.from_buffers(pa.bool_(), len(other), [None, pa.py_buffer(np.packbits(other, bitorder="little"))])
+        forms = pc.replace_with_mask(forms, mask, normalize_joined(texts.filter(mask)))
     return forms
 
 

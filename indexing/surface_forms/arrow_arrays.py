@@ -44,6 +44,12 @@ def string_array(texts: Sequence[str]) -> pa.Array:
     return pa.LargeStringArray.from_buffers(len(encoded), pa.py_buffer(offsets), data).cast(pa.string())
 
 
-def string_scalar(text: str) -> pa.Scalar:
-    """``text`` as a pyarrow string scalar (an argument of a compute function)."""
-    return string_array([text])[0]
+def string_buffers(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets (int32 or int64, ``len(texts) + 1``, into the data) and the data (uint8) of a
+    string array without nulls, read-only views of its buffers."""
+    if texts.null_count:
+        raise ValueError("an array with nulls has no plain string buffers")
+    width = 8 if pa.types.is_large_string(texts.type) else 4
+    offsets = np.frombuffer(texts.buffers()[1], f"<i{width}", len(texts) + 1, texts.offset * width)
+    data = texts.buffers()[2]
+    return offsets, np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)

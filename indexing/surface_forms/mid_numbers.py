@@ -22,10 +22,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from elquery.indexing.surface_forms.arrow_arrays import string_buffers
+from elquery.indexing.surface_forms.kernels import mid_codes_of
 from elquery.indexing.surface_forms.mid_table import MidTable
 
 MAX_CODE_CHARS = 12
 _PREFIX = "/m/"
+_PREFIX_BYTES = np.frombuffer(_PREFIX.encode(), np.uint8)
 _WIDTH = len(_PREFIX) + MAX_CODE_CHARS
 _DIGITS = np.zeros(256, np.int64)  # byte -> base-38 digit, 0 for a byte no mid holds
 for _value, _char in enumerate(b"0123456789abcdefghijklmnopqrstuvwxyz_", 1):
@@ -61,31 +64,12 @@ def mid_codes(mids: Sequence[str]) -> np.ndarray:
 
 
 def arrow_mid_codes(mids: pa.Array) -> np.ndarray | None:
-    """:func:`mid_codes` of a pyarrow string array, read from its buffers; None if any of them is
-    not ``/m/`` + 1 to ``MAX_CODE_CHARS`` characters of ``[0-9a-z_]`` (the caller then reads the
-    mids as strings)."""
-    size = len(mids)
-    if size == 0:
-        return np.zeros(0, np.int64)
+    """:func:`mid_codes` of a pyarrow string array, read from its buffers (:func:`mid_codes_of`);
+    None if any of them is not ``/m/`` + 1 to ``MAX_CODE_CHARS`` characters of ``[0-9a-z_]`` (the
+    caller then reads the mids as strings)."""
     if mids.null_count:
         return None
-    offsets = np.frombuffer(mids.buffers()[1], np.int32, size + 1, mids.offset * 4).astype(np.int64)
-    data = np.frombuffer(mids.buffers()[2], np.uint8)
-    starts, lengths = offsets[:-1], np.diff(offsets)
-    if lengths.min() <= len(_PREFIX) or lengths.max() > _WIDTH:
-        return None
-    for at, char in enumerate(_PREFIX.encode()):
-        if not (data[starts + at] == char).all():
-            return None
-    encoded = np.zeros(size, np.int64)
-    last = len(data) - 1
-    for column in range(MAX_CODE_CHARS):
-        inside = lengths > len(_PREFIX) + column
-        digits = np.where(inside, _DIGITS[data[np.minimum(starts + len(_PREFIX) + column, last)]], 0)
-        if (inside & (digits == 0)).any():
-            return None
-        encoded = encoded * 38 + digits
-    return encoded
+    return mid_codes_of(*string_buffers(mids), _PREFIX_BYTES, MAX_CODE_CHARS)
 
 
 class MidNumbers:

@@ -2,7 +2,7 @@
 readers map read-only (step 2 of :mod:`elquery.indexing.surface_forms.build`).
 
 A batch's codes are found with about 1.5 probes each (a load factor of at most 0.6, linear
-probing), each probe one gather over the batch; a binary search (``searchsorted``) takes about
+probing), in a compiled loop (:func:`~elquery.indexing.surface_forms.kernels.find_codes`); a binary search (``searchsorted``) takes about
 log2(n) dependent reads per code, most of them cache misses once the mapping outgrows the cache.
 Slot ``h(code)``, ``h(code) + 1``, ... (wrapping) holds the code or, first, an empty slot (-1):
 codes are never negative. ``h`` is Fibonacci hashing: the top bits of ``code * 2^64 / phi``.
@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
+from elquery.indexing.surface_forms.kernels import find_codes
 
 EMPTY = -1
 MAX_LOAD = 0.6
@@ -61,18 +63,9 @@ class MidTable:
         return cls(keys, values)
 
     def find(self, codes: np.ndarray) -> np.ndarray:
-        """The number of each code, -1 for a code not in the table (or negative)."""
-        found = np.full(len(codes), -1, np.int64)
-        active = np.flatnonzero(codes >= 0)
-        slots = _slots(codes[active], self._bits)
-        wanted = codes[active]
-        while len(active):
-            keys = self.keys[slots]
-            hit = keys == wanted
-            found[active[hit]] = self.values[slots[hit]]
-            going = ~hit & (keys != EMPTY)
-            active, wanted, slots = active[going], wanted[going], (slots[going] + 1) & self._mask
-        return found
+        """The number of each code, -1 for a code not in the table (or negative): a code's slots
+        probed in turn (:func:`find_codes`) until the code or an empty slot."""
+        return find_codes(np.asarray(codes, np.int64), self.keys, self.values, self._bits)
 
     def save(self, directory: Path) -> None:
         np.save(directory / KEYS_FILE, self.keys)

@@ -29,6 +29,7 @@ import numpy as np
 
 from elquery.indexing.surface_forms.aggregate import MergedPartition
 from elquery.indexing.surface_forms.entity_names import MappedEntityNames
+from elquery.indexing.surface_forms.kernels import fill_candidates
 from elquery.kb.surface_forms.candidates import SOURCE_BITS, WIDTHS
 from elquery.kb.surface_forms.layout import FORMAT
 from elquery.kb.surface_forms.store import LONGEST_FORM_KEY
@@ -112,21 +113,12 @@ def encode_candidates(forms: np.ndarray, entities: np.ndarray, kb: np.ndarray, f
     blob_sizes = 1 + sizes * (4 + facc_width + anchor_width)
     ends = np.cumsum(blob_sizes)
     begins = ends - blob_sizes
-    out = np.zeros(int(ends[-1]) if pairs else 0, np.uint8)
+    out = np.empty(int(ends[-1]) if pairs else 0, np.uint8)  # every byte written below
     out[begins] = facc_code | anchor_code << 3
-    rank = np.arange(pairs) - np.repeat(starts, sizes)
-    first = np.repeat(begins + 1, sizes)
-    size, fw, aw = (np.repeat(a, sizes) for a in (sizes, facc_width, anchor_width))
     sources = (kb > 0) | (facc > 0) << 1 | (anchors > 0) << 2
-    words = entities.astype(np.uint64) << SOURCE_BITS | sources.astype(np.uint64)
-    for values, at, width in ((words, first + 4 * rank, np.full(pairs, 4)),
-                              (facc.astype(np.uint64), first + 4 * size + fw * rank, fw),
-                              (anchors.astype(np.uint64), first + (4 + fw) * size + aw * rank, aw)):
-        for byte in range(8):
-            wide = width > byte
-            if not wide.any():
-                break
-            out[at[wide] + byte] = (values[wide] >> np.uint64(8 * byte)) & np.uint64(255)
+    words = entities.astype(np.int64) << SOURCE_BITS | sources.astype(np.int64)
+    fill_candidates(out, begins, np.r_[starts, pairs], words, facc.astype(np.int64), anchors.astype(np.int64),
+                    facc_width, anchor_width)
     return out.tobytes(), np.r_[0, ends].tolist()
 
 

@@ -1,0 +1,165 @@
+"""Compiled loops (numba) of the surface-form build, over the buffers of pyarrow string arrays
+(``offsets``: int32 or int64, n + 1 of them; ``data``: the UTF-8 bytes) and numpy arrays, where the
+same work done with numpy or pyarrow takes a pass over the data per step, and in Python a call
+per row:
+
+- :func:`crc32_partitions`: zlib's CRC-32 of each string modulo the partitions (the partition of
+  a normalized form, :func:`elquery.indexing.surface_forms.aggregate.partition_of`);
+- :func:`fold_ascii`: ``normalize`` of ASCII strings (lowercase a-z and 0-9, every run of other
+  bytes one space, none at the ends), each string that holds a byte above 127 flagged instead;
+- :func:`mid_codes_of`: the base-38 code of each ``/m/…`` mid
+  (:func:`elquery.indexing.surface_forms.mid_numbers.mid_codes`);
+- :func:`find_codes`: the lookup of :class:`elquery.indexing.surface_forms.mid_table.MidTable`;
+- :func:`fill_candidates`: the candidate blobs of
+  :func:`elquery.indexing.surface_forms.store_writer.encode_candidates`.
+
+They are compiled once and cached beside this module (``cache=True``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+def _crc_table() -> np.ndarray:
+    """The table of the reflected CRC-32 polynomial 0xEDB88320 (zlib's), a byte at a time."""
+    table = np.zeros(256, np.int64)
+    for byte in range(256):
+        value = byte
+        for _ in range(8):
+            value = (value >> 1) ^ (0xEDB88320 if value & 1 else 0)
+        table[byte] = value
+    return table
+
+
+_CRC_TABLE = _crc_table()
+_FOLD = np.zeros(256, np.uint8)  # byte -> lowercase letter or digit, 0 for any other byte
+_FOLD[np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", np.uint8)] = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", np.uint8)
+_FOLD[np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", np.uint8)] = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", np.uint8)
+_MID_DIGITS = np.zeros(256, np.int64)  # byte -> base-38 digit of a mid, 0 for a byte no mid holds
+for _value, _char in enumerate(b"0123456789abcdefghijklmnopqrstuvwxyz_", 1):
+    _MID_DIGITS[_char] = _value
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True, nogil=True)
+def crc32_partitions(offsets, data, partitions):
+    """``zlib.crc32(string) % partitions`` of each string (int64)."""
+    count = offsets.shape[0] - 1
+    out = np.empty(count, np.int64)
+    for row in range(count):
+        crc = np.int64(0xFFFFFFFF)
+        for at in range(offsets[row], offsets[row + 1]):
+            crc = _CRC_TABLE[(crc ^ data[at]) & 0xFF] ^ (crc >> 8)
+        out[row] = (crc ^ 0xFFFFFFFF) % partitions
+    return out
+
+
+@njit(cache=True, nogil=True)
+def fold_ascii(offsets, data):
+    """``normalize`` of each ASCII string: (the new offsets (int32), the bytes, whether each
+    string holds a byte above 127: those are left empty, for ``normalize`` to do)."""
+    count = offsets.shape[0] - 1
+    out = np.empty(offsets[count] - offsets[0], np.uint8)
+    ends = np.zeros(count + 1, np.int32)
+    other = np.zeros(count, np.bool_)
+    size = 0
+    for row in range(count):
+        start, stop = offsets[row], offsets[row + 1]
+        first = size
+        gap = False
+        for at in range(start, stop):
+            byte = data[at]
+            if byte > 127:
+                other[row] = True
+                break
+            kept = _FOLD[byte]
+            if kept == 0:
+                gap = True
+            else:
+                if gap and size > first:
+                    out[size] = 32
+                    size += 1
+                out[size] = kept
+                size += 1
+                gap = False
+        if other[row]:
+            size = first
+        ends[row + 1] = size
+    return ends, out[:size], other
+
+
+@njit(cache=True, nogil=True)
+def mid_codes_of(offsets, data, prefix, most):
+    """The code of each ``prefix`` + 1 to ``most`` characters of ``[0-9a-z_]`` (base 38, the
+    characters' digits 1 to 37), or None if any string is not one."""
+    count = offsets.shape[0] - 1
+    width = prefix.shape[0]
+    codes = np.empty(count, np.int64)
+    for row in range(count):
+        start, stop = offsets[row], offsets[row + 1]
+        length = stop - start - width
+        if length < 1 or length > most:
+            return None
+        for at in range(width):
+            if data[start + at] != prefix[at]:
+                return None
+        code = np.int64(0)
+        for at in range(start + width, stop):
+            digit = _MID_DIGITS[data[at]]
+            if digit == 0:
+                return None
+            code = code * 38 + digit
+        for _ in range(most - length):
+            code *= 38
+        codes[row] = code
+    return codes
+
+
+@njit(cache=True, nogil=True)
+def find_codes(codes, keys, values, bits):
+    """The value of each code in the open-addressing table (``keys``, ``values``; 2^bits slots,
+    empty slots -1, linear probing from the top bits of ``code * 2^64 / phi``), -1 where absent."""
+    found = np.full(codes.shape[0], -1, np.int64)
+    mask = keys.shape[0] - 1
+    for row in range(codes.shape[0]):
+        code = codes[row]
+        if code < 0:
+            continue
+        slot = 0 if bits == 0 else np.int64((np.uint64(code) * _GOLDEN) >> np.uint64(64 - bits))
+        while True:
+            key = keys[slot]
+            if key == code:
+                found[row] = values[slot]
+                break
+            if key == -1:
+                break
+            slot = (slot + 1) & mask
+    return found
+
+
+@njit(cache=True, nogil=True)
+def fill_candidates(out, begins, starts, words, facc, anchors, facc_widths, anchor_widths):
+    """Write each form's candidates (its pairs ``starts[f]:starts[f + 1]``) from ``out[begins[f] + 1]``:
+    the entity words (4 bytes each), then the FACC counts, then the anchor counts, little-endian
+    in the form's widths (bytes); the header byte is the caller's."""
+    for form in range(starts.shape[0] - 1):
+        first, last = starts[form], starts[form + 1]
+        size = last - first
+        at = begins[form] + 1
+        fw, aw = facc_widths[form], anchor_widths[form]
+        for pair in range(first, last):
+            rank = pair - first
+            word = words[pair]  # int64
+            base = at + 4 * rank
+            for byte in range(4):
+                out[base + byte] = (word >> (8 * byte)) & 255
+            value = facc[pair]
+            base = at + 4 * size + fw * rank
+            for byte in range(fw):
+                out[base + byte] = (value >> (8 * byte)) & 255
+            value = anchors[pair]
+            base = at + (4 + fw) * size + aw * rank
+            for byte in range(aw):
+                out[base + byte] = (value >> (8 * byte)) & 255

@@ -1,0 +1,48 @@
+"""The compiled loops of the surface-form build give what the Python they replace gives:
+``partitions_of`` the CRC-32 partition of ``partition_of`` (zlib) for each form, ASCII or not,
+empty, on a slice and on a large-string array; ``arrow_mid_codes`` the codes of ``mid_codes``, and
+None as soon as one id is not a canonical mid."""
+
+from __future__ import annotations
+
+import random
+import zlib
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from elquery.indexing.surface_forms.aggregate import partition_of, partitions_of
+from elquery.indexing.surface_forms.mid_numbers import MAX_CODE_CHARS, arrow_mid_codes, mid_codes
+
+
+def _forms() -> list[str]:
+    rng = random.Random(11)
+    alphabet = "ab z09é東ß\x00\x7f"
+    return ["", "a", "new york", "東京", *("".join(rng.choice(alphabet) for _ in range(rng.randrange(40))) for _ in range(3000))]
+
+
+@pytest.mark.parametrize("partitions", [1, 2, 27, 61, 65_536])
+def test_partitions_as_zlib(partitions: int) -> None:
+    forms = _forms()
+    expected = [zlib.crc32(form.encode("utf-8")) % partitions for form in forms]
+    assert expected == [partition_of(form, partitions) for form in forms]
+    assert partitions_of(pa.array(forms, pa.string()), partitions).tolist() == expected
+    assert partitions_of(pa.array(forms, pa.large_string()), partitions).tolist() == expected
+    assert partitions_of(pa.array(forms, pa.string()).slice(7, 100), partitions).tolist() == expected[7:107]
+    assert partitions_of(pa.array([], pa.string()), partitions).tolist() == []
+
+
+def test_mid_codes_from_buffers() -> None:
+    rng = random.Random(5)
+    chars = "0123456789abcdefghijklmnopqrstuvwxyz_"
+    mids = ["/m/0", "/m/_", "/m/" + "z" * MAX_CODE_CHARS,
+            *("/m/" + "".join(rng.choice(chars) for _ in range(rng.randint(1, MAX_CODE_CHARS))) for _ in range(2000))]
+    codes = arrow_mid_codes(pa.array(mids, pa.string()))
+    assert codes is not None and codes.tolist() == mid_codes(mids).tolist()
+    assert len(np.unique(codes)) == len(set(mids))
+    sliced = arrow_mid_codes(pa.array(mids, pa.string()).slice(3, 50))
+    assert sliced is not None and sliced.tolist() == mid_codes(mids[3:53]).tolist()
+    assert arrow_mid_codes(pa.array([], pa.string())).tolist() == []
+    for bad in ("/m/", "/m/" + "a" * (MAX_CODE_CHARS + 1), "/m/0A", "/m/0-", "m.0abc", "/n/0abc", "/m/é", "", None):
+        assert arrow_mid_codes(pa.array(["/m/0abc", bad], pa.string())) is None, bad
