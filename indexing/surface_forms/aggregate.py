@@ -23,13 +23,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from elquery.indexing.surface_forms.arrow_arrays import int64_array, numpy_of, string_array, string_buffers
-from elquery.indexing.surface_forms.kernels import crc32_partitions, fold_ascii
+from elquery.indexing.surface_forms.kernels import crc32_partitions, fold_ascii, sum_pairs
 from elquery.kb.normalize import fold, normalize
 
 SOURCE_KB, SOURCE_FACC, SOURCE_ANCHORS = 0, 1, 2
 _ENTITY_BITS = 32
 _ENTITY_MASK = (1 << _ENTITY_BITS) - 1
-_SOURCE_BITS = 2
 
 
 def partition_of(form: str, partitions: int) -> int:
@@ -217,22 +216,6 @@ def _sum_by_key(keys: np.ndarray, *values: np.ndarray) -> tuple[np.ndarray, ...]
     return (keys[starts], *sums)
 
 
-def _sum_by_source(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``counts`` summed per key ``pair << 2 | source``: (the pairs, ascending, and their FACC,
-    anchor and KB sums), with one sort."""
-    keys, sums = _sum_by_key(keys, counts)
-    pairs, sources = keys >> _SOURCE_BITS, keys & ((1 << _SOURCE_BITS) - 1)
-    starts = _group_starts(pairs)
-    slot = np.cumsum(np.r_[False, pairs[1:] != pairs[:-1]]) if len(pairs) else pairs
-    by_source = []
-    for source in (SOURCE_FACC, SOURCE_ANCHORS, SOURCE_KB):
-        total = np.zeros(len(starts), np.int64)
-        mine = sources == source
-        total[slot[mine]] = sums[mine]
-        by_source.append(total)
-    return pairs[starts], by_source[0], by_source[1], by_source[2]
-
-
 @dataclass(frozen=True)
 class MergedPartition:
     """The final rows of one partition: forms (sorted) with their totals, and pairs keyed by the
@@ -262,7 +245,8 @@ def merge_partition(paths: list[Path], min_count: int) -> MergedPartition:
     """Merge the spilled pieces of one partition (methods.md §3): counts summed per (form, entity)
     and source; a source count below ``min_count`` is dropped, then pairs left with no source;
     totals per form are taken over the pairs kept. The pieces' forms are dictionary-encoded and
-    sorted by pyarrow (UTF-8 byte order, which is code point order: Python's order of strings)."""
+    sorted by pyarrow (UTF-8 byte order, which is code point order: Python's order of strings),
+    the rows summed by :func:`sum_pairs`."""
     pieces = list(_pieces(paths))
     if not pieces:
         empty = np.zeros(0, np.int64)
@@ -273,22 +257,22 @@ def merge_partition(paths: list[Path], min_count: int) -> MergedPartition:
     rank = np.empty(len(names), np.int64)
     rank[order] = np.arange(len(names))
     ids = rank[ids]
-    if len(names) >= 1 << (63 - _ENTITY_BITS - _SOURCE_BITS):
-        raise ValueError(f"a partition of {len(names)} forms: more than a key holds")
-    keys, counts = [], []
+    form_ranks, entities, sources, counts = [], [], [], []
     offset = 0
     for source, forms, piece_keys, piece_counts in pieces:
-        form_ranks = ids[offset + (piece_keys >> _ENTITY_BITS)]
-        keys.append((form_ranks << _ENTITY_BITS | (piece_keys & _ENTITY_MASK)) << _SOURCE_BITS | source)
+        form_ranks.append(ids[offset + (piece_keys >> _ENTITY_BITS)])
+        entities.append(piece_keys & _ENTITY_MASK)
+        sources.append(np.full(len(piece_keys), source, np.int8))
         counts.append(piece_counts)
         offset += len(forms)
     del pieces
-    all_keys, facc_sum, anchor_sum, kb_sum = _sum_by_source(np.concatenate(keys), np.concatenate(counts))
+    pair_forms, pair_entities, facc_sum, anchor_sum, kb_sum = sum_pairs(
+        *map(np.concatenate, (form_ranks, entities, sources, counts)), len(names), SOURCE_FACC, SOURCE_ANCHORS)
     facc_sum[facc_sum < min_count] = 0
     anchor_sum[anchor_sum < min_count] = 0
     keep = (facc_sum > 0) | (anchor_sum > 0) | (kb_sum > 0)
-    all_keys, facc_sum, anchor_sum, kb_sum = all_keys[keep], facc_sum[keep], anchor_sum[keep], kb_sum[keep]
-    form_ranks = all_keys >> _ENTITY_BITS
+    form_ranks, pair_entities, facc_sum, anchor_sum, kb_sum = (
+        pair_forms[keep], pair_entities[keep], facc_sum[keep], anchor_sum[keep], kb_sum[keep])
     starts = _group_starts(form_ranks)
     used = form_ranks[starts]
     return MergedPartition(
@@ -296,7 +280,7 @@ def merge_partition(paths: list[Path], min_count: int) -> MergedPartition:
         facc_totals=np.add.reduceat(facc_sum, starts) if len(starts) else facc_sum,
         anchor_totals=np.add.reduceat(anchor_sum, starts) if len(starts) else anchor_sum,
         pair_forms=np.cumsum(np.r_[False, form_ranks[1:] != form_ranks[:-1]]).astype(np.int64),
-        pair_entities=all_keys & _ENTITY_MASK,
+        pair_entities=pair_entities,
         pair_facc=facc_sum,
         pair_anchors=anchor_sum,
         pair_kb=(kb_sum > 0).astype(np.int64),

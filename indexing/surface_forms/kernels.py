@@ -163,3 +163,94 @@ def fill_candidates(out, begins, starts, words, facc, anchors, facc_widths, anch
             base = at + (4 + fw) * size + aw * rank
             for byte in range(aw):
                 out[base + byte] = (value >> (8 * byte)) & 255
+
+
+@njit(cache=True, nogil=True)
+def _sort_run(keys, values, first, last):
+    """Sort ``keys[first:last]`` in place, ``values`` along (insertion sort for a few, else argsort)."""
+    if last - first > 16:
+        order = np.argsort(keys[first:last]) + first
+        keys[first:last], values[first:last] = keys[order], values[order]
+        return
+    for at in range(first + 1, last):
+        key, value = keys[at], values[at]
+        before = at - 1
+        while before >= first and keys[before] > key:
+            keys[before + 1], values[before + 1] = keys[before], values[before]
+            before -= 1
+        keys[before + 1], values[before + 1] = key, value
+
+
+@njit(cache=True, nogil=True)
+def sum_pairs(forms, entities, sources, counts, form_count, facc_source, anchor_source):
+    """Rows (form number below ``form_count``, entity, source below 4, count) summed per (form,
+    entity) and source: the pairs in (form, entity) order and, per pair, the sum of its FACC
+    rows, of its anchor rows and of its other (KB) rows. The rows are put in form order by a
+    counting sort (as ``entity << 2 | source`` keys and counts) and each form's rows sorted."""
+    size = forms.shape[0]
+    starts = np.zeros(form_count + 1, np.int64)
+    for row in range(size):
+        starts[forms[row] + 1] += 1
+    for form in range(form_count):
+        starts[form + 1] += starts[form]
+    free = starts[:-1].copy()
+    keys = np.empty(size, np.int64)
+    values = np.empty(size, np.int64)
+    for row in range(size):
+        at = free[forms[row]]
+        keys[at], values[at] = entities[row] << 2 | sources[row], counts[row]
+        free[forms[row]] = at + 1
+    pair_forms = np.empty(size, np.int64)
+    pair_entities = np.empty(size, np.int64)
+    facc = np.zeros(size, np.int64)
+    anchors = np.zeros(size, np.int64)
+    kb = np.zeros(size, np.int64)
+    pairs = 0
+    for form in range(form_count):
+        first, last = starts[form], starts[form + 1]
+        _sort_run(keys, values, first, last)
+        entity = -1
+        for at in range(first, last):
+            if keys[at] >> 2 != entity:
+                entity = keys[at] >> 2
+                pair_forms[pairs], pair_entities[pairs] = form, entity
+                pairs += 1
+            source = keys[at] & 3
+            if source == facc_source:
+                facc[pairs - 1] += values[at]
+            elif source == anchor_source:
+                anchors[pairs - 1] += values[at]
+            else:
+                kb[pairs - 1] += values[at]
+    return pair_forms[:pairs], pair_entities[:pairs], facc[:pairs], anchors[:pairs], kb[:pairs]
+
+
+@njit(cache=True, nogil=True)
+def candidate_order_of(forms, counts, ranks):
+    """The order of pairs by form (``forms`` ascending), then count descending, then rank (each
+    (form, rank) once): each form's pairs sorted where they stand (insertion sort for a few, else
+    a sort by rank and a stable one by count)."""
+    size = forms.shape[0]
+    order = np.arange(size)
+    first = 0
+    while first < size:
+        last = first + 1
+        while last < size and forms[last] == forms[first]:
+            last += 1
+        if last - first > 16:
+            group = order[first:last]
+            group = group[np.argsort(ranks[group], kind="mergesort")]
+            group = group[np.argsort(-counts[group], kind="mergesort")]
+            order[first:last] = group
+        else:
+            for at in range(first + 1, last):
+                pair = order[at]
+                count, rank = counts[pair], ranks[pair]
+                before = at - 1
+                while before >= first and (counts[order[before]] < count
+                                           or (counts[order[before]] == count and ranks[order[before]] > rank)):
+                    order[before + 1] = order[before]
+                    before -= 1
+                order[before + 1] = pair
+        first = last
+    return order

@@ -29,7 +29,7 @@ import numpy as np
 
 from elquery.indexing.surface_forms.aggregate import MergedPartition
 from elquery.indexing.surface_forms.entity_names import MappedEntityNames
-from elquery.indexing.surface_forms.kernels import fill_candidates
+from elquery.indexing.surface_forms.kernels import candidate_order_of, fill_candidates
 from elquery.kb.surface_forms.candidates import SOURCE_BITS, WIDTHS
 from elquery.kb.surface_forms.layout import FORMAT
 from elquery.kb.surface_forms.store import LONGEST_FORM_KEY
@@ -76,18 +76,9 @@ def names_of(names: Sequence[str], numbers: np.ndarray) -> list[str]:
 
 def candidate_order(forms: np.ndarray, counts: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     """The order of a partition's pairs by form, then count descending, then the rank of the
-    entity's id (``np.lexsort((ranks, -counts, forms))``; forms and ranks non-negative, each
-    (form, rank) once). One sort of a key that packs the three: the form, the rank of the count
-    among the partition's distinct counts (descending) and the id's rank, when they fit in 63 bits
-    (else the three sorts of ``lexsort``)."""
-    if not len(forms):
-        return np.zeros(0, np.int64)
-    distinct = np.unique(counts)
-    descending = len(distinct) - 1 - np.searchsorted(distinct, counts)
-    rank_bits, count_bits = int(ranks.max()).bit_length(), (len(distinct) - 1).bit_length()
-    if int(forms.max()).bit_length() + count_bits + rank_bits > 63:
-        return np.lexsort((ranks, -counts, forms))
-    return np.argsort(forms << (count_bits + rank_bits) | descending << rank_bits | ranks)
+    entity's id (``np.lexsort((ranks, -counts, forms))``; forms ascending, each (form, rank) once):
+    each form's pairs sorted in place (:func:`candidate_order_of`)."""
+    return candidate_order_of(np.asarray(forms, np.int64), np.asarray(counts, np.int64), np.asarray(ranks, np.int64))
 
 
 def _width_codes(counts: np.ndarray, starts: np.ndarray) -> np.ndarray:

@@ -1,7 +1,8 @@
 """The compiled loops of the surface-form build give what the Python they replace gives:
 ``partitions_of`` the CRC-32 partition of ``partition_of`` (zlib) for each form, ASCII or not,
 empty, on a slice and on a large-string array; ``arrow_mid_codes`` the codes of ``mid_codes``, and
-None as soon as one id is not a canonical mid."""
+None as soon as one id is not a canonical mid; ``sum_pairs`` the sums per (form, entity) and source
+of a sort of the packed keys, for forms with a few rows and with many."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from elquery.indexing.surface_forms.aggregate import partition_of, partitions_of
+from elquery.indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, partition_of, partitions_of
+from elquery.indexing.surface_forms.kernels import sum_pairs
 from elquery.indexing.surface_forms.mid_numbers import MAX_CODE_CHARS, arrow_mid_codes, mid_codes
 
 
@@ -46,3 +48,25 @@ def test_mid_codes_from_buffers() -> None:
     assert arrow_mid_codes(pa.array([], pa.string())).tolist() == []
     for bad in ("/m/", "/m/" + "a" * (MAX_CODE_CHARS + 1), "/m/0A", "/m/0-", "m.0abc", "/n/0abc", "/m/é", "", None):
         assert arrow_mid_codes(pa.array(["/m/0abc", bad], pa.string())) is None, bad
+
+
+@pytest.mark.parametrize("form_count", [1, 30, 5_000])
+def test_sum_pairs_as_a_sort(form_count: int) -> None:
+    rng = np.random.default_rng(form_count)
+    rows = 20_000
+    forms = rng.integers(0, form_count, rows)
+    forms[:form_count] = np.arange(form_count)  # every form has a row
+    entities = rng.integers(0, 60, rows)
+    sources = rng.choice([SOURCE_FACC, SOURCE_ANCHORS, SOURCE_KB], rows).astype(np.int8)
+    counts = rng.integers(1, 1_000, rows)
+    keys = (forms << 32 | entities) << 2 | sources
+    distinct, where = np.unique(keys, return_inverse=True)
+    sums = np.bincount(where, weights=counts).astype(np.int64)
+    pairs = np.unique(distinct >> 2)
+    expected = {source: np.zeros(len(pairs), np.int64) for source in (SOURCE_FACC, SOURCE_ANCHORS, SOURCE_KB)}
+    for key, total in zip(distinct.tolist(), sums.tolist()):
+        expected[key & 3][np.searchsorted(pairs, key >> 2)] = total
+    got = sum_pairs(forms, entities, sources, counts, form_count, SOURCE_FACC, SOURCE_ANCHORS)
+    assert got[0].tolist() == (pairs >> 32).tolist() and got[1].tolist() == (pairs & 0xFFFFFFFF).tolist()
+    for array, source in zip(got[2:], (SOURCE_FACC, SOURCE_ANCHORS, SOURCE_KB)):
+        assert array.tolist() == expected[source].tolist()

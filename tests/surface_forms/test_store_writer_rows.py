@@ -22,7 +22,7 @@ def test_every_row_in_order(rows: int) -> None:
 
 
 @pytest.mark.parametrize("form_span, largest_rank, largest_count, packed", [
-    (3_000, 1_000, 5, True), (3_000, 2**29, 2**40, True), (2**31, 2**29, 2**40, False)])
+    (3_000, 1_000, 5, True), (3_000, 2**29, 2**40, True), (2**31, 2**29, 2**40, False), (40, 1_000, 5, True)])
 def test_candidate_order_is_lexsorts(form_span: int, largest_rank: int, largest_count: int, packed: bool) -> None:
     rng = np.random.default_rng(7)
     pairs = np.unique(np.sort(rng.integers(0, form_span, 10_000)) << 32 | rng.integers(0, largest_rank, 10_000))
