@@ -26,10 +26,12 @@ Engines (:data:`ENGINES`), both with scikit-learn's answers:
 from __future__ import annotations
 
 import os
+import queue
 import threading
 import weakref
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -46,6 +48,9 @@ TREE_LANES = 1024
 more rows, the fewer trees, so that the blocks' nodes stay in the caches."""
 PARALLEL_PAIRS = 10_000
 """The fewest (tree, row) pairs a batch has for the compiled engine to walk them on two threads."""
+HELPER_PARTS = 4
+"""The parts of the second half of the trees that the compiled engine's helper thread takes in
+order and the caller, its half done, from the end (those the thread has not started)."""
 THREADS_VARIABLE = "ELQUERY_LTR_THREADS"
 """An environment variable that sets the compiled engine's default threads (1 or 2): ``elquery
 serve`` sets it to 1 when its workers alone occupy the cores."""
@@ -237,7 +242,7 @@ def compile_forest(arrays: ForestArrays) -> dict[str, np.ndarray]:
 class CompiledEngine:
     """The numba kernels over the compact layout (module docstring), on ``threads`` threads for a
     batch of at least :data:`PARALLEL_PAIRS` (tree, row) pairs: the caller's and the engine's
-    :class:`HelperThread` (when another caller has that, a batch runs on its caller's alone)."""
+    :class:`HelperThread`."""
 
     name = "compiled"
 
@@ -264,8 +269,10 @@ class CompiledEngine:
         """Mean leaf value of each row of float32 ``rows``: the trees' values summed in order, then
         divided by their number, as scikit-learn does. On two threads, a batch of at least
         2 * :data:`TREE_LANES` rows is split into two halves of its rows (at a multiple of
-        :data:`LANE_ROWS`); a smaller one into two halves of the trees, the second half's leaf
-        value numbers kept per tree and their values added in order after the first's."""
+        :data:`LANE_ROWS`); a smaller one into two halves of the trees, the caller's the first, the
+        second in :data:`HELPER_PARTS` parts for the helper thread (or the caller, those the thread
+        has not started), their leaf value numbers kept per tree and their values added in order
+        after the first half's."""
         rows = np.ascontiguousarray(rows, dtype=np.float32)
         count, trees = len(rows), len(self._roots)
         totals = np.zeros(count)
@@ -277,17 +284,16 @@ class CompiledEngine:
             self._run(self._roots, bins, 0, totals)
         elif count >= 2 * TREE_LANES:
             half = count // 2 // LANE_ROWS * LANE_ROWS
-            if not self._helper.run_beside(lambda: self._run(self._roots, bins, 0, totals[:half]),
-                                           lambda: self._run(self._roots, bins, half, totals[half:])):
-                self._run(self._roots, bins, 0, totals)
+            self._helper.run_beside(lambda: self._run(self._roots, bins, 0, totals[:half]),
+                                    [lambda: self._run(self._roots, bins, half, totals[half:])])
         else:
             half = trees // 2
             second = np.empty((trees - half, count), dtype=self._slot_type)
-            if self._helper.run_beside(lambda: self._run(self._roots[:half], bins, 0, totals),
-                                       lambda: self._run(self._roots[half:], bins, 0, totals, second)):
-                self._add_in_order(totals, second, self._values)
-            else:
-                self._run(self._roots, bins, 0, totals)
+            ends = [half + (trees - half) * k // HELPER_PARTS for k in range(HELPER_PARTS + 1)]
+            self._helper.run_beside(lambda: self._run(self._roots[:half], bins, 0, totals),
+                                    [partial(self._run, self._roots[start:end], bins, 0, totals, second[start - half:end - half])
+                                     for start, end in zip(ends, ends[1:])])
+            self._add_in_order(totals, second, self._values)
         return totals / trees
 
     def _run(self, roots: np.ndarray, bins: np.ndarray, first_row: int, totals: np.ndarray,
@@ -301,90 +307,90 @@ class CompiledEngine:
 
 
 @dataclass
-class _Handoff:
-    """What a :class:`HelperThread`'s caller and thread share: ``go`` released when ``work`` is
-    given (None: stop), ``done`` released when it has ended (``failure``: what it raised)."""
+class _Part:
+    """A part of a batch, for a :class:`HelperThread`: ``run`` by whichever of the thread and the
+    caller takes ``claim`` first; ``done`` released when the thread has run it (``failure``: what
+    it raised)."""
 
-    go: threading.Lock
-    done: threading.Lock
-    work: Callable[[], None] | None = None
+    run: Callable[[], None]
+    claim: threading.Lock = field(default_factory=threading.Lock)
+    done: threading.Lock = field(default_factory=threading.Lock)
     failure: BaseException | None = None
 
 
 class HelperThread:
     """A thread, started at the first batch it is given and kept waiting between batches, that runs
-    the second part of a batch while the caller runs the first: a batch's handoff is a lock
-    released and one acquired, where starting a thread took some 0.1 ms. One caller at a time:
-    while it is busy, :meth:`run_beside` declines another caller's batch, which then runs on that
-    caller's thread alone. A process forked meanwhile starts a thread of its own."""
+    parts of a batch while the caller runs its first part (a batch is handed over in a queue, some
+    15 µs, where starting a thread took some 100 µs). The thread takes the other parts in order;
+    the caller, its first part done, takes them from the end, those the thread has not started: a
+    batch does not wait for the thread to get a core (it then runs on the caller's alone) nor for
+    another caller's batch that the thread runs. A process forked meanwhile starts a thread of its
+    own."""
 
     def __init__(self) -> None:
-        self._claim = threading.Lock()  # held by the caller whose batch the thread runs
-        self._handoff: _Handoff | None = None
+        self._batches: queue.SimpleQueue[list[_Part] | None] | None = None
         self._pid = -1
-        self._stopped = False
+        self._lock = threading.Lock()
 
-    def run_beside(self, first: Callable[[], None], second: Callable[[], None]) -> bool:
-        """``second`` on the thread while ``first`` runs on the caller's, and True; or, when another
-        caller has the thread or it is stopped, neither and False. An exception of either part is
-        raised here once both have ended."""
-        if not self._claim.acquire(blocking=False):
-            return False
+    def run_beside(self, first: Callable[[], None], rest: Sequence[Callable[[], None]]) -> None:
+        """``first`` on the caller's thread, each of ``rest`` on the helper thread or on the
+        caller's; an exception of any part is raised here once all have ended (the first one
+        raised: the parts not started then are not run)."""
+        parts = [_Part(run) for run in rest]
+        for part in parts:
+            part.done.acquire()
+        self._queue().put(parts)
+        failure: BaseException | None = None
         try:
-            if self._stopped:
-                return False
-            handoff = self._started()
-            handoff.work, handoff.failure = second, None
-            handoff.go.release()
-            try:
-                first()
-            finally:
-                try:
-                    handoff.done.acquire()  # its part has ended: the caller's arrays are free
-                except BaseException:  # interrupted while waiting: the next batch gets a new thread
-                    self._handoff = None
-                    raise
-            failure, handoff.failure = handoff.failure, None
-        finally:
-            self._claim.release()
+            first()
+        except BaseException as exc:
+            failure = exc
+        for part in reversed(parts):
+            if part.claim.acquire(blocking=False):  # not started by the thread: the caller's
+                if failure is None:
+                    try:
+                        part.run()
+                    except BaseException as exc:
+                        failure = exc
+            else:
+                part.done.acquire()  # the thread runs it: wait for its end (the caller's arrays)
+                failure = failure or part.failure
         if failure is not None:
             raise failure
-        return True
 
     def stop(self) -> None:
-        """End the thread (it finishes the part it runs, if any)."""
-        with self._claim:
-            self._stopped = True
-            if self._handoff is not None and self._pid == os.getpid():
-                self._handoff.work = None
-                self._handoff.go.release()
-            self._handoff = None
+        """End the thread once it has run the parts given before."""
+        with self._lock:
+            if self._batches is not None and self._pid == os.getpid():
+                self._batches.put(None)
+            self._batches = None
 
-    def _started(self) -> _Handoff:
-        """The handoff of this process's thread, started first if there is none."""
-        if self._handoff is None or self._pid != os.getpid():
-            self._handoff = _Handoff(threading.Lock(), threading.Lock())
-            self._handoff.go.acquire()
-            self._handoff.done.acquire()
-            self._pid = os.getpid()
-            threading.Thread(target=_serve, args=(self._handoff,), name="elquery-forest", daemon=True).start()
-        return self._handoff
+    def _queue(self) -> queue.SimpleQueue[list[_Part] | None]:
+        """The queue of this process's thread, started first if there is none."""
+        with self._lock:
+            if self._batches is None or self._pid != os.getpid():
+                self._batches, self._pid = queue.SimpleQueue(), os.getpid()
+                threading.Thread(target=_serve, args=(self._batches,), name="elquery-forest", daemon=True).start()
+            return self._batches
 
 
-def _serve(handoff: _Handoff) -> None:
-    """A :class:`HelperThread`'s loop: each work given, until None is."""
-    while True:
-        handoff.go.acquire()
-        work, handoff.work = handoff.work, None
-        if work is None:
-            return
-        try:
-            work()
-        except BaseException as exc:  # raised on the caller's thread
-            handoff.failure = exc
-        finally:
-            work = None  # nothing of the caller's kept while waiting
-            handoff.done.release()
+def _serve(batches: queue.SimpleQueue[list[_Part] | None]) -> None:
+    """A :class:`HelperThread`'s loop: the parts of each batch given that its caller has not taken
+    back, in order, until None."""
+    while (parts := batches.get()) is not None:
+        _run_unclaimed(parts)
+        parts = None  # nothing of the caller's kept while waiting
+
+
+def _run_unclaimed(parts: list[_Part]) -> None:
+    for part in parts:
+        if part.claim.acquire(blocking=False):
+            try:
+                part.run()
+            except BaseException as exc:  # raised on the caller's thread
+                part.failure = exc
+            finally:
+                part.done.release()
 
 
 def default_threads() -> int:

@@ -1,13 +1,16 @@
 """The compiled engine's second thread (elquery.linking.ltr.forest.HelperThread): kept between
 batches, a query-sized batch of a 1,000-tree forest walked on two threads with scikit-learn's
 numbers to the last bit, callers at once each get their own numbers, a failure of either part is
-raised on the caller, and the thread ends with its engine."""
+raised on the caller, the parts the thread has not started are run by their caller, and the
+thread ends with its engine."""
 
 from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,7 +29,7 @@ def helper_threads() -> list[threading.Thread]:
 
 
 @pytest.fixture(scope="module")
-def real_size() -> tuple[object, np.ndarray]:
+def real_size() -> tuple[Any, np.ndarray]:
     """A forest of the size the linker runs (1,000 fully grown trees, three features a split, the
     paper's), on noisy labels, so that the trees are deep and their leaves many; and probe rows,
     some of them training rows (on the thresholds' neighbours)."""
@@ -40,7 +43,7 @@ def real_size() -> tuple[object, np.ndarray]:
 
 
 def test_a_query_sized_batch_is_walked_on_a_kept_second_thread_with_scikit_learns_numbers(
-        real_size: tuple[object, np.ndarray]) -> None:
+        real_size: tuple[Any, np.ndarray]) -> None:
     """A 51-row and a 22-row query (the 1M and the full-scale benchmarks' sizes) through a
     1,000-tree forest: on two threads (a kept helper thread: the same one for each batch, still
     there after it), the same numbers as scikit-learn's predict and as one thread."""
@@ -58,10 +61,10 @@ def test_a_query_sized_batch_is_walked_on_a_kept_second_thread_with_scikit_learn
         assert len(seen) == 1 and all(thread.is_alive() for thread in seen)  # one thread, kept between batches
 
 
-def test_callers_at_once_each_get_their_own_numbers(real_size: tuple[object, np.ndarray]) -> None:
+def test_callers_at_once_each_get_their_own_numbers(real_size: tuple[Any, np.ndarray]) -> None:
     """Six threads sharing one two-thread engine, each scoring its own batches many times at once
-    (one has the helper thread at a time, the others walk alone): each batch scikit-learn's
-    numbers."""
+    (the helper thread runs one's parts at a time, the others run theirs): each batch
+    scikit-learn's numbers."""
     forest, probes = real_size
     engine = CompiledEngine(from_sklearn(forest), threads=2)
     batches = [probes[start:start + size] for start, size in ((0, 51), (40, 22), (80, 64), (150, 30), (10, 45), (200, 17))]
@@ -74,42 +77,76 @@ def test_callers_at_once_each_get_their_own_numbers(real_size: tuple[object, np.
         assert all(pool.map(score, range(len(batches))))
 
 
-def test_a_failure_of_either_part_is_raised_on_the_caller_and_the_thread_goes_on() -> None:
-    """The second part's exception is raised by run_beside once the first part has ended; the
-    first part's once the second has ended (its arrays are the caller's); then the next batch
-    runs as before. A caller that comes while another has the thread is declined."""
+def test_a_failure_of_any_part_is_raised_on_the_caller_and_the_thread_goes_on() -> None:
+    """A part's exception on the thread is raised by run_beside; the first part's once the part
+    the thread runs has ended (its arrays are the caller's), the parts not started then not run;
+    then the next batch runs as before, a part on the thread."""
     helper = HelperThread()
-    ended = []
 
     def failing() -> None:
-        raise ValueError("second part")
+        raise ValueError("a part")
 
-    with pytest.raises(ValueError, match="second part"):
-        helper.run_beside(lambda: ended.append("first"), failing)
-    assert ended == ["first"]
-    release = threading.Event()
+    with pytest.raises(ValueError, match="a part"):
+        helper.run_beside(lambda: threading.Event().wait(0.2), [failing])
+    started, ran = threading.Event(), []
 
     def slow() -> None:
-        release.wait(10)
-        ended.append("slow second")
+        started.set()
+        threading.Event().wait(0.3)
+        ran.append("slow")
 
     def failing_first() -> None:
-        declined.append(helper.run_beside(lambda: None, lambda: None))  # another caller meanwhile
-        release.set()
+        assert started.wait(10)  # the thread has the first of the other parts
         raise KeyError("first part")
 
-    declined: list[bool] = []
     with pytest.raises(KeyError, match="first part"):
-        helper.run_beside(failing_first, slow)
-    assert ended == ["first", "slow second"] and declined == [False]
-    parts: list[str] = []
-    assert helper.run_beside(lambda: parts.append("a"), lambda: parts.append("b"))
-    assert sorted(parts) == ["a", "b"]
+        helper.run_beside(failing_first, [slow, lambda: ran.append("not started")])
+    assert ran == ["slow"]
+    started.clear()
+
+    def on_the_thread() -> None:
+        ran.append(threading.current_thread().name)
+        started.set()
+
+    helper.run_beside(lambda: started.wait(10), [on_the_thread])
+    assert ran == ["slow", "elquery-forest"]
     helper.stop()
-    assert not helper.run_beside(lambda: None, lambda: None)
 
 
-def test_the_helper_thread_ends_with_its_engine(real_size: tuple[object, np.ndarray]) -> None:
+def test_the_thread_takes_parts_in_order_and_the_caller_those_not_started_from_the_end() -> None:
+    """The thread held up in the first of six parts: the caller, its own part done, runs the other
+    five on its thread, from the last, each once, and waits for the thread's; a caller whose parts
+    the thread cannot start (it runs another caller's) runs them all itself."""
+    helper = HelperThread()
+    held, release = threading.Event(), threading.Event()
+    runs: list[tuple[int, str]] = []
+
+    def part(number: int) -> Callable[[], None]:
+        def run() -> None:
+            if number == 1:
+                held.set()
+                assert release.wait(10)
+            runs.append((number, threading.current_thread().name))
+            if number == 2:
+                release.set()
+        return run
+
+    caller = threading.current_thread().name
+    helper.run_beside(lambda: held.wait(10), [part(k) for k in range(1, 7)])
+    assert runs == [(6, caller), (5, caller), (4, caller), (3, caller), (2, caller), (1, "elquery-forest")]
+    held.clear()
+    release.clear()
+    holder = threading.Thread(target=helper.run_beside, args=(lambda: release.wait(10), [part(1)]))
+    holder.start()
+    assert held.wait(10)
+    runs.clear()
+    helper.run_beside(lambda: None, [part(5), part(2)])  # the thread is busy: both here, from the end
+    holder.join(10)
+    assert runs == [(2, caller), (5, caller), (1, "elquery-forest")]
+    helper.stop()
+
+
+def test_the_helper_thread_ends_with_its_engine(real_size: tuple[Any, np.ndarray]) -> None:
     forest, probes = real_size
     engine = CompiledEngine(from_sklearn(forest), threads=2)
     before = set(helper_threads())
