@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from elquery.indexing.surface_forms.arrow_arrays import int64_array, numpy_of, string_array, string_buffers
-from elquery.indexing.surface_forms.kernels import crc32_partitions, fold_ascii, sum_pairs
+from elquery.indexing.surface_forms.kernels import crc32_partitions, fold_ascii, rows_by_partition, sum_pairs
 from elquery.kb.normalize import fold, normalize
 
 SOURCE_KB, SOURCE_FACC, SOURCE_ANCHORS = 0, 1, 2
@@ -182,13 +182,20 @@ class PairChunk:
         self._reset()
 
     def _spill_rows(self) -> None:
-        """Spill the chunk's rows unsummed by partition (in row order within one), a row's key
-        its index in the piece's forms."""
+        """Spill the chunk's rows unsummed by partition (in row order within one, moved there
+        at once by :func:`rows_by_partition`), a row's key its index in the piece's forms."""
         forms = self._forms[0] if len(self._forms) == 1 else pa.concat_arrays(self._forms)
-        entities, counts = np.concatenate(self._entities), np.concatenate(self._counts)
-        for partition, rows in _rows_by_partition(partitions_of(forms, self.spill.partitions), self.spill.partitions):
-            keys = np.arange(len(rows), dtype=np.int64) << _ENTITY_BITS | entities[rows]
-            self.spill.write(partition, (self.source, forms.take(int64_array(rows)), keys, counts[rows]))
+        partitions = self.spill.partitions
+        starts, offsets, data, entities, counts = rows_by_partition(
+            *string_buffers(forms), partitions_of(forms, partitions), partitions,
+            np.concatenate(self._entities), np.concatenate(self._counts))
+        for partition, (first, last) in enumerate(zip(starts.tolist(), starts[1:].tolist())):
+            if first < last:
+                piece_offsets = (offsets[first:last + 1] - offsets[first]).astype(np.int32)
+                piece = pa.StringArray.from_buffers(last - first, pa.py_buffer(piece_offsets),
+                                                    pa.py_buffer(data[offsets[first]:offsets[last]]))
+                keys = np.arange(last - first, dtype=np.int64) << _ENTITY_BITS | entities[first:last]
+                self.spill.write(partition, (self.source, piece, keys, counts[first:last]))
 
 
 def _rows_by_partition(row_partitions: np.ndarray, partitions: int) -> Iterator[tuple[int, np.ndarray]]:

@@ -254,3 +254,36 @@ def candidate_order_of(forms, counts, ranks):
                 order[before + 1] = pair
         first = last
     return order
+
+
+@njit(cache=True, nogil=True)
+def rows_by_partition(offsets, data, row_partitions, partitions, entities, counts):
+    """The rows (strings, entities, counts) put in partition order, row order kept within a
+    partition (a counting sort): (where each partition's rows start, n + 1 offsets (int64)
+    into the strings' bytes as moved, those bytes, the entities, the counts)."""
+    count = row_partitions.shape[0]
+    row_starts = np.zeros(partitions + 1, np.int64)
+    byte_starts = np.zeros(partitions + 1, np.int64)
+    for row in range(count):
+        row_starts[row_partitions[row] + 1] += 1
+        byte_starts[row_partitions[row] + 1] += offsets[row + 1] - offsets[row]
+    for partition in range(partitions):
+        row_starts[partition + 1] += row_starts[partition]
+        byte_starts[partition + 1] += byte_starts[partition]
+    next_row, next_byte = row_starts[:-1].copy(), byte_starts[:-1].copy()
+    ends = np.empty(count, np.int64)
+    out = np.empty(byte_starts[partitions], np.uint8)
+    out_entities = np.empty(count, entities.dtype)
+    out_counts = np.empty(count, counts.dtype)
+    for row in range(count):
+        partition = row_partitions[row]
+        at, start = next_row[partition], next_byte[partition]
+        for byte in range(offsets[row], offsets[row + 1]):
+            out[start] = data[byte]
+            start += 1
+        ends[at], out_entities[at], out_counts[at] = start, entities[row], counts[row]
+        next_row[partition], next_byte[partition] = at + 1, start
+    moved = np.empty(count + 1, np.int64)
+    moved[0] = 0
+    moved[1:] = ends  # partitions are contiguous: one's last end is the next one's start
+    return row_starts, moved, out, out_entities, out_counts

@@ -2,7 +2,8 @@
 ``partitions_of`` the CRC-32 partition of ``partition_of`` (zlib) for each form, ASCII or not,
 empty, on a slice and on a large-string array; ``arrow_mid_codes`` the codes of ``mid_codes``, and
 None as soon as one id is not a canonical mid; ``sum_pairs`` the sums per (form, entity) and source
-of a sort of the packed keys, for forms with a few rows and with many."""
+of a sort of the packed keys, for forms with a few rows and with many; ``rows_by_partition`` the
+rows of a stable sort by partition, strings included."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 from elquery.indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, partition_of, partitions_of
-from elquery.indexing.surface_forms.kernels import sum_pairs
+from elquery.indexing.surface_forms.kernels import rows_by_partition, sum_pairs
 from elquery.indexing.surface_forms.mid_numbers import MAX_CODE_CHARS, arrow_mid_codes, mid_codes
 
 
@@ -70,3 +71,19 @@ def test_sum_pairs_as_a_sort(form_count: int) -> None:
     assert got[0].tolist() == (pairs >> 32).tolist() and got[1].tolist() == (pairs & 0xFFFFFFFF).tolist()
     for array, source in zip(got[2:], (SOURCE_FACC, SOURCE_ANCHORS, SOURCE_KB)):
         assert array.tolist() == expected[source].tolist()
+
+
+@pytest.mark.parametrize("partitions", [1, 5, 300])
+def test_rows_by_partition_as_a_stable_sort(partitions: int) -> None:
+    forms = pa.array(_forms(), pa.string()).slice(2)
+    rng = np.random.default_rng(partitions)
+    row_partitions = rng.integers(0, partitions, len(forms))
+    entities, counts = rng.integers(0, 1000, len(forms)), rng.integers(1, 50, len(forms))
+    offsets = np.frombuffer(forms.buffers()[1], np.int32, len(forms) + 1, forms.offset * 4)
+    starts, moved, data, moved_entities, moved_counts = rows_by_partition(
+        offsets, np.frombuffer(forms.buffers()[2], np.uint8), row_partitions, partitions, entities, counts)
+    order = np.argsort(row_partitions, kind="stable")
+    assert starts.tolist() == np.searchsorted(row_partitions[order], np.arange(partitions + 1)).tolist()
+    texts = forms.to_pylist()
+    assert [bytes(data[a:b]).decode() for a, b in zip(moved[:-1], moved[1:])] == [texts[i] for i in order.tolist()]
+    assert moved_entities.tolist() == entities[order].tolist() and moved_counts.tolist() == counts[order].tolist()
