@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,9 @@ PARALLEL_PAIRS = 10_000
 HELPER_PARTS = 4
 """The parts of the second half of the trees that the compiled engine's helper thread takes in
 order and the caller, its half done, from the end (those the thread has not started)."""
+PATIENCE = 1.5
+"""How long the caller of a :class:`HelperThread` waits for a part the thread has started before
+it runs it itself, in times its own time for a part."""
 THREADS_VARIABLE = "ELQUERY_LTR_THREADS"
 """An environment variable that sets the compiled engine's default threads (1 or 2): ``elquery
 serve`` sets it to 1 when its workers alone occupy the cores."""
@@ -285,7 +289,7 @@ class CompiledEngine:
         elif count >= 2 * TREE_LANES:
             half = count // 2 // LANE_ROWS * LANE_ROWS
             self._helper.run_beside(lambda: self._run(self._roots, bins, 0, totals[:half]),
-                                    [lambda: self._run(self._roots, bins, half, totals[half:])])
+                                    [partial(self._run_rows, bins, half, totals[half:])])
         else:
             half = trees // 2
             second = np.empty((trees - half, count), dtype=self._slot_type)
@@ -295,6 +299,13 @@ class CompiledEngine:
                                      for start, end in zip(ends, ends[1:])])
             self._add_in_order(totals, second, self._values)
         return totals / trees
+
+    def _run_rows(self, bins: np.ndarray, first_row: int, totals: np.ndarray) -> None:
+        """Rows ``first_row`` to ``first_row + len(totals)`` through all the trees, their sums
+        written to ``totals`` (not added to it: run twice, the same numbers)."""
+        sums = np.zeros(len(totals))
+        self._run(self._roots, bins, first_row, sums)
+        totals[:] = sums
 
     def _run(self, roots: np.ndarray, bins: np.ndarray, first_row: int, totals: np.ndarray,
              per_tree: np.ndarray = _NO_TREES) -> None:
@@ -324,8 +335,10 @@ class HelperThread:
     15 µs, where starting a thread took some 100 µs). The thread takes the other parts in order;
     the caller, its first part done, takes them from the end, those the thread has not started: a
     batch does not wait for the thread to get a core (it then runs on the caller's alone) nor for
-    another caller's batch that the thread runs. A process forked meanwhile starts a thread of its
-    own."""
+    another caller's batch that the thread runs. A part the thread has started but not ended in
+    :data:`PATIENCE` times the time the caller took for one of its own (it lost its core meanwhile)
+    the caller runs again itself: parts must be idempotent (each writes its results, the same ones
+    whoever runs it, to a place of its own). A process forked meanwhile starts a thread of its own."""
 
     def __init__(self) -> None:
         self._batches: queue.SimpleQueue[list[_Part] | None] | None = None
@@ -333,27 +346,28 @@ class HelperThread:
         self._lock = threading.Lock()
 
     def run_beside(self, first: Callable[[], None], rest: Sequence[Callable[[], None]]) -> None:
-        """``first`` on the caller's thread, each of ``rest`` on the helper thread or on the
-        caller's; an exception of any part is raised here once all have ended (the first one
-        raised: the parts not started then are not run)."""
+        """``first`` on the caller's thread, each of ``rest`` (idempotent) on the helper thread or
+        on the caller's; an exception of a part is raised here once the caller has run or waited
+        for the others (the first one raised: the parts not started then are not run)."""
         parts = [_Part(run) for run in rest]
         for part in parts:
             part.done.acquire()
         self._queue().put(parts)
         failure: BaseException | None = None
+        start = time.perf_counter()
         try:
             first()
         except BaseException as exc:
             failure = exc
+        patience = PATIENCE * (time.perf_counter() - start) / max(1, len(parts))
         for part in reversed(parts):
-            if part.claim.acquire(blocking=False):  # not started by the thread: the caller's
+            if part.claim.acquire(blocking=False) or not part.done.acquire(timeout=patience):  # the caller's
                 if failure is None:
                     try:
                         part.run()
                     except BaseException as exc:
                         failure = exc
-            else:
-                part.done.acquire()  # the thread runs it: wait for its end (the caller's arrays)
+            else:  # the thread ran it
                 failure = failure or part.failure
         if failure is not None:
             raise failure

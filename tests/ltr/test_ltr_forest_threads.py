@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -78,9 +79,9 @@ def test_callers_at_once_each_get_their_own_numbers(real_size: tuple[Any, np.nda
 
 
 def test_a_failure_of_any_part_is_raised_on_the_caller_and_the_thread_goes_on() -> None:
-    """A part's exception on the thread is raised by run_beside; the first part's once the part
-    the thread runs has ended (its arrays are the caller's), the parts not started then not run;
-    then the next batch runs as before, a part on the thread."""
+    """A part's exception on the thread is raised by run_beside; the first part's at once, the
+    parts not started then not run (the one the thread runs ends there); then the next batch runs
+    as before, a part on the thread."""
     helper = HelperThread()
 
     def failing() -> None:
@@ -101,6 +102,7 @@ def test_a_failure_of_any_part_is_raised_on_the_caller_and_the_thread_goes_on() 
 
     with pytest.raises(KeyError, match="first part"):
         helper.run_beside(failing_first, [slow, lambda: ran.append("not started")])
+    threading.Event().wait(0.5)
     assert ran == ["slow"]
     started.clear()
 
@@ -132,17 +134,54 @@ def test_the_thread_takes_parts_in_order_and_the_caller_those_not_started_from_t
         return run
 
     caller = threading.current_thread().name
-    helper.run_beside(lambda: held.wait(10), [part(k) for k in range(1, 7)])
+
+    def first() -> None:  # long enough for the caller to wait for the thread's part (PATIENCE)
+        assert held.wait(10)
+        threading.Event().wait(2.0)
+
+    helper.run_beside(first, [part(k) for k in range(1, 7)])
     assert runs == [(6, caller), (5, caller), (4, caller), (3, caller), (2, caller), (1, "elquery-forest")]
     held.clear()
     release.clear()
-    holder = threading.Thread(target=helper.run_beside, args=(lambda: release.wait(10), [part(1)]))
+    holder = threading.Thread(target=helper.run_beside, args=(lambda: release.wait(10) and threading.Event().wait(0.3),
+                                                              [part(1)]))
     holder.start()
     assert held.wait(10)
     runs.clear()
     helper.run_beside(lambda: None, [part(5), part(2)])  # the thread is busy: both here, from the end
     holder.join(10)
     assert runs == [(2, caller), (5, caller), (1, "elquery-forest")]
+    helper.stop()
+
+
+def test_a_part_the_thread_holds_too_long_is_run_again_by_the_caller() -> None:
+    """The thread has started a part but does not end it (it lost its core, here: it waits): the
+    caller, after PATIENCE times its own time for a part, runs the part itself and returns, not
+    waiting for the thread."""
+    from elquery.linking.ltr.forest import PATIENCE
+
+    helper = HelperThread()
+    started, release = threading.Event(), threading.Event()
+    runs: list[str] = []
+
+    def part() -> None:
+        if threading.current_thread().name == "elquery-forest":
+            started.set()
+            assert release.wait(10)
+        runs.append(threading.current_thread().name)
+
+    def first() -> None:
+        assert started.wait(10)
+        threading.Event().wait(0.1)
+
+    begun = time.perf_counter()
+    helper.run_beside(first, [part])
+    waited = time.perf_counter() - begun
+    assert runs == [threading.current_thread().name]
+    assert 0.1 * (1 + PATIENCE) <= waited < 5
+    release.set()
+    helper.run_beside(lambda: threading.Event().wait(0.2), [part])  # the thread is free again
+    assert runs[1:] == ["elquery-forest", "elquery-forest"]
     helper.stop()
 
 
