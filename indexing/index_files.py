@@ -111,7 +111,7 @@ def write_ltr_texts(index: Path, leaf: Any, documents: int) -> None:
     stored ``title`` and ``short_abstract`` of the ``documents`` of the Lucene ``leaf``: per docid
     ``"\\n".join(non-empty normalize(line) of its title lines)`` and ``normalize(abstract)``, UTF-8.
     Written beside and renamed into place, so no half-written pair remains."""
-    read = java_class("org.elquery.retrieval.StoredValues").values
+    read = java_class("org.elquery.index.IndexAccess").storedValues
     offsets = array("q", [0])
     texts_path, offsets_path = index / LTR_TEXTS_FILE, index / LTR_TEXT_OFFSETS_FILE
     partial_texts, partial_offsets = index / (LTR_TEXTS_FILE + ".partial"), index / (LTR_TEXT_OFFSETS_FILE + ".partial")

@@ -251,7 +251,7 @@ class EntityIndex:
         return cached
 
     def _stored(self, docid: int, fields: tuple[str, ...]) -> list[str]:
-        return utf8_texts(self._access.storedValues(self.reader, docid, list(fields)))
+        return utf8_texts(self._access.storedValues(self.reader, [docid], list(fields)))
 
     def _stored_id(self, docid: int) -> str:
         return self._stored(docid, (ID_FIELD,))[0]

@@ -1,8 +1,8 @@
 """The normalized titles and short abstracts the LTR features' string tests read for the entities
 of a query (:class:`NormalizedTexts`): from the index's normalized copy of them
 (``ltr_texts.bin``, :mod:`elquery.kb.index_format`), memory-mapped, or, in an index built before
-it, from the stored fields of many entities in one Java call (``org.elquery.retrieval.StoredValues``,
-:func:`stored_values`, where :meth:`EntityIndex.document` reads one entity per call), normalized here."""
+it, from the stored fields of many entities in one Java call (``org.elquery.index.IndexAccess.storedValues``,
+:func:`stored_values`, which :meth:`EntityIndex.document` calls with one entity), normalized here."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from elquery.kb.index_format import LTR_TEXT_OFFSETS_FILE, LTR_TEXTS_FILE
 from elquery.kb.jvm import java_class, utf8_texts
 from elquery.kb.normalize import normalize
 
-ENTRY_CLASS = "org.elquery.retrieval.StoredValues"
+ENTRY_CLASS = "org.elquery.index.IndexAccess"
 
 
 @functools.cache
@@ -32,7 +32,7 @@ def stored_values(index: EntityIndex, docids: Sequence[int], fields: Sequence[st
     of several values holds them one per line)."""
     if not docids:
         return []
-    flat = utf8_texts(_helper().values(index.leaf, [int(d) for d in docids], list(fields)))
+    flat = utf8_texts(_helper().storedValues(index.leaf, [int(d) for d in docids], list(fields)))
     width = len(fields)
     return [tuple(flat[n * width:(n + 1) * width]) for n in range(len(docids))]
 

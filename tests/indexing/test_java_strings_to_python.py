@@ -17,6 +17,7 @@ from conftest import index_without_ltr_texts
 from elquery.indexing.build_index import build_dbpedia_index
 from elquery.indexing.entity_documents import spill
 from elquery.kb.entity_index import EntityIndex
+from elquery.kb.jvm import java_class, utf8_texts
 from elquery.kb.normalize import normalize
 from elquery.linking.ltr.stored import NormalizedTexts, stored_values
 
@@ -64,6 +65,17 @@ def test_stored_fields_come_back_exactly(index: EntityIndex, entity: str) -> Non
 def test_stored_values_come_back_exactly(index: EntityIndex) -> None:
     docids = [index.docid(entity) for entity in ENTITIES]
     assert stored_values(index, docids, ("title", "short_abstract")) == list(ENTITIES.values())
+
+
+def test_stored_values_of_many_documents_in_one_call(index: EntityIndex) -> None:
+    """``IndexAccess.storedValues``: docids x fields texts in the order asked (a docid may repeat),
+    "" for a field the document does not store, nothing for no docid."""
+    stored = java_class("org.elquery.index.IndexAccess").storedValues
+    docids = [index.docid(entity) for entity in ENTITIES]
+    asked = [docids[2], docids[0], docids[2]]
+    assert utf8_texts(stored(index.reader, asked, ["short_abstract", "no_such_field", "id"])) == [
+        text for docid in asked for text in (ENTITIES[index.entity_ids[docid]][1], "", index.entity_ids[docid])]
+    assert utf8_texts(stored(index.leaf, [], ["title"])) == []
 
 
 @pytest.mark.parametrize("mapped", [True, False], ids=["ltr_texts.bin", "stored fields"])

@@ -2,11 +2,14 @@
 them, every layer may import the bottom modules ``elquery.base``, ``elquery.files``, ``elquery.workers``, ``elquery.spark``, ``elquery.registry``
 and the package ``elquery.formats`` (which itself imports only the standard library, ``elquery.base``
 and ``elquery.files``), and the dispatcher (``elquery.cli``) sits on top. Walks every ``import`` statement of the source (lazy ones inside
-functions too) with :mod:`ast`, so an upward edge fails here wherever it is written."""
+functions too) with :mod:`ast`, so an upward edge fails here wherever it is written; and every
+class of elquery's Java a layer names (``java_class("org.elquery....")``), which must belong to a
+jar of its layer or one below."""
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -81,6 +84,49 @@ def upward_edges() -> list[str]:
 
 def test_no_layer_imports_upward() -> None:
     assert upward_edges() == []
+
+
+JAVA_PACKAGES = {"org.elquery.index": "kb", "org.elquery.retrieval": "retrieval"}
+"""The lowest layer that may load each package of elquery's Java (:data:`elquery.kb.jvm.HELPER_JARS`):
+the index jar (``indexing/java``) is the knowledge base's read side (``EntityIndex``) as well as
+the indexing layer's writer, the retrieval jar (``retrieval/java``) is the retrieval engine."""
+JAVA_CLASS = re.compile(r"(org\.elquery\.[a-z]+)\.[A-Z][\w$]*")
+"""A fully qualified class name of elquery's Java, the whole of a string literal (what
+``java_class`` takes); a mention inside a docstring is no load."""
+
+
+def _java_classes(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and JAVA_CLASS.fullmatch(node.value)]
+
+
+def upward_java_classes() -> list[str]:
+    """Per layer, the classes of elquery's Java it names that belong to a layer above it (or to no
+    layer's package)."""
+    edges = []
+    for part, path in _sources():
+        for line, name in _java_classes(path):
+            owner = JAVA_PACKAGES.get(JAVA_CLASS.fullmatch(name).group(1))
+            if owner is None or (owner != part and owner not in ALLOWED[part]):
+                edges.append(f"{path.relative_to(REPO)}:{line}: {part} loads {name}")
+    return edges
+
+
+def test_no_layer_loads_a_java_class_of_a_layer_above() -> None:
+    """The layering holds for the Java a layer calls as for what it imports: indexing (and the
+    knowledge base under it) loads no class of the retrieval jar."""
+    assert upward_java_classes() == []
+
+
+def test_the_java_walk_sees_a_class_name(tmp_path: Path) -> None:
+    """A class name passed to ``java_class`` or kept in a constant is seen; one mentioned in a
+    docstring or comment is not."""
+    source = tmp_path / "m.py"
+    source.write_text('"""Calls ``org.elquery.retrieval.EntityScores``."""\n'
+                      'ENTRY = "org.elquery.retrieval.PairFeatures"\n'
+                      'def f():\n    return java_class("org.elquery.index.IndexAccess$Inner")  # org.elquery.retrieval.X\n')
+    assert _java_classes(source) == [(2, "org.elquery.retrieval.PairFeatures"), (4, "org.elquery.index.IndexAccess$Inner")]
 
 
 def test_formats_import_only_the_standard_library_base_and_files() -> None:

@@ -71,9 +71,10 @@ class Reference:
     def __init__(self, index: EntityIndex) -> None:
         self.index = index
         self.values = {}
-        stored = java_class("org.elquery.index.IndexAccess").storedValues
+        stored = utf8_texts(java_class("org.elquery.index.IndexAccess").storedValues(
+            index.reader, list(range(len(index.entity_ids))), list(FIELDS)))
         for docid, e in enumerate(index.entity_ids):
-            texts = dict(zip(FIELDS, utf8_texts(stored(index.reader, docid, list(FIELDS)))))
+            texts = dict(zip(FIELDS, stored[docid * len(FIELDS):(docid + 1) * len(FIELDS)], strict=True))
             self.values[e] = {f: [tokens_with_positions(v) for v in texts[f].split("\n") if v] for f in FIELDS}
         self.tokens = {e: {f: [t for value in doc[f] for _, t in value] for f in FIELDS} for e, doc in self.values.items()}
         self.total = {f: sum(len(doc[f]) for doc in self.tokens.values()) for f in FIELDS}

@@ -48,11 +48,10 @@ class ElrReference(Reference):
 
     def __init__(self, index: EntityIndex) -> None:
         super().__init__(index)
-        stored = java_class("org.elquery.index.IndexAccess").storedValues
-        self.pairs = {
-            e: {tuple(line.split("\t")) for line in utf8_texts(stored(index.reader, docid, [RELATIONS_FIELD]))[0].split("\n") if line}
-            for docid, e in enumerate(index.entity_ids)
-        }
+        stored = utf8_texts(java_class("org.elquery.index.IndexAccess").storedValues(
+            index.reader, list(range(len(index.entity_ids))), [RELATIONS_FIELD]))
+        self.pairs = {e: {tuple(line.split("\t")) for line in relations.split("\n") if line}
+                      for e, relations in zip(index.entity_ids, stored, strict=True)}
         self.relations = {e: {r for r, _ in pairs} for e, pairs in self.pairs.items()}
         self.with_relations = sum(1 for r in self.relations.values() if r)
         predicates = {p for pairs in self.pairs.values() for _, p in pairs}

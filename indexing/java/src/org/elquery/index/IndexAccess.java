@@ -6,7 +6,9 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.analysis.TokenStream;
 import org.apache.lucene.analysis.tokenattributes.CharTermAttribute;
@@ -14,6 +16,7 @@ import org.apache.lucene.document.Document;
 import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.PostingsEnum;
+import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
@@ -51,14 +54,26 @@ public final class IndexAccess {
     return terms.toArray(new String[0]);
   }
 
-  /** The stored values of {@code fields} of document {@code docid} ("" for a missing field), as
-   * {@link Utf8Texts}. */
-  public static byte[] storedValues(IndexReader reader, int docid, String[] fields) throws IOException {
-    Document document = reader.storedFields().document(docid);
-    String[] values = new String[fields.length];
-    for (int i = 0; i < fields.length; i++) {
-      String value = document.get(fields[i]);
-      values[i] = value == null ? "" : value;
+  /**
+   * Document by document, the stored value of each of {@code fields} ("" when absent): docids x
+   * fields texts, as {@link Utf8Texts} (a title may begin with U+FEFF, which a Java string would
+   * lose). Only those fields are read. Many documents a call: the titles and short abstracts of a
+   * query's candidates (linking/ltr/stored.py) or of a batch of the index (ltr_texts.bin, at build
+   * time), and an entity's fields (EntityIndex.document, one docid).
+   */
+  public static byte[] storedValues(IndexReader reader, int[] docids, String[] fields) throws IOException {
+    String[] values = new String[docids.length * fields.length];
+    if (values.length == 0) {
+      return Utf8Texts.encode(values);
+    }
+    Set<String> wanted = new HashSet<>(Arrays.asList(fields));
+    StoredFields stored = reader.storedFields();
+    for (int d = 0; d < docids.length; d++) {
+      Document document = stored.document(docids[d], wanted);
+      for (int f = 0; f < fields.length; f++) {
+        String value = document.get(fields[f]);
+        values[d * fields.length + f] = value == null ? "" : value;
+      }
     }
     return Utf8Texts.encode(values);
   }
