@@ -4,15 +4,19 @@ Pipeline, with memory bounded by ``memory_mb`` per process whatever the number o
 (:mod:`elquery.indexing.surface_forms.memory`; plus the Freebase mapping and the entity ids,
 which grow with the knowledge base only):
 
+One pool of ``workers`` processes (spawned, :func:`elquery.workers.worker_pool`; none for one
+worker: the work runs here) serves steps 2 and 3; it starts with step 1, so the workers' start
+(imports, the compiled loops of :mod:`~elquery.indexing.surface_forms.kernels`) overlaps it.
+
 1. The dumps are read in this process: redirects first, then KB aliases, anchor texts and the
    Freebase mapping (``sources``). Aliases and anchors are summed in chunks and spilled.
 2. The Freebase mapping (a hash table in numpy arrays, :mod:`~elquery.indexing.surface_forms.mid_numbers`)
-   and the entity ids go to files, and the dump sources are dropped. FACC files are read by
-   ``workers`` processes (spawned; they map the mapping's files, so the page cache holds one
-   copy), each spilling its rows (normalized, unsummed) a chunk at a time, partitioned by a hash of the
-   normalized form; the partitions are as many as the input needs for one to be merged within
-   ``memory_mb``.
-3. Partitions are merged by ``workers`` processes (spawned, :func:`elquery.workers.ordered_map`; they map the entity ids
+   and the entity ids go to files, and the dump sources are dropped. FACC files are read by the
+   workers, a group of consecutive files a task (they map the mapping's files, so the page cache
+   holds one copy), each task spilling its rows (normalized, unsummed) a chunk at a time,
+   partitioned by a hash of the normalized form; the partitions are as many as the input needs
+   for one to be merged within ``memory_mb``.
+3. Partitions are merged by the workers (:func:`elquery.workers.ordered_map`; they map the entity ids
    from that file) into shards, which are appended here to the store, a temporary file next to
    the output that is renamed into place when the store is complete; SQLite indexes it with a page
    cache of a quarter of ``memory_mb`` (its sorts spill to temporary files).
@@ -22,14 +26,10 @@ from __future__ import annotations
 
 import gc
 import math
-import multiprocessing
-import os
-import queue
 import resource
 import sys
 import time
-import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -38,7 +38,7 @@ from tqdm import tqdm
 
 from elquery.base import ElqueryError, check_workers, default_workers
 from elquery.indexing.build_outputs import check_output, replace, work_folder
-from elquery.workers import die_with_parent, ordered_map, worker_pool
+from elquery.workers import WorkerPool, ordered_map, worker_pool
 from elquery.indexing.ntriples import dump_files
 from elquery.indexing.provenance import BuildPlan, write_provenance
 from elquery.indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, PairChunk, SpillWriter, merge_partition
@@ -66,10 +66,13 @@ from elquery.indexing.surface_forms.sources import (
     read_redirects,
 )
 from elquery.indexing.surface_forms.store_writer import Shard, append_shard, create, finish, write_shard
+from elquery.indexing.surface_forms.kernels import warm_kernels
 from elquery.kb.surface_forms.layout import ANCHORS, FACC, FORMAT, KB
 
 COMPRESSION_RATIO = 6
 SPARE_FILES = 64
+TASK_INPUT_BYTES = 64 << 20
+"""Input (uncompressed) a FACC task reads at least, in consecutive files, unless the files end."""
 """Open files a spilling process keeps for other uses than its partitions' spill files."""
 _BATCH = 100_000
 
@@ -148,11 +151,16 @@ class BuildReport:
         return lines
 
 
+def _input_bytes(path: Path) -> int:
+    """The size of a file's input, uncompressed (estimated for a ``.gz`` or ``.bz2``)."""
+    return path.stat().st_size * (COMPRESSION_RATIO if path.name.endswith((".gz", ".bz2")) else 1)
+
+
 def _partitions(paths: Iterable[Path], memory_mb: int) -> int:
     """Enough partitions that one holds about ``partition_input_bytes(memory_mb)`` of
     (uncompressed) input (the FACC files and the dump files that are read), and at most as many
     as a process may keep open files (each spilling process keeps one per partition)."""
-    size = sum(p.stat().st_size * (COMPRESSION_RATIO if p.name.endswith((".gz", ".bz2")) else 1) for p in paths)
+    size = sum(map(_input_bytes, paths))
     open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     most = max(1, (open_files if open_files != resource.RLIM_INFINITY else 1 << 16) - SPARE_FILES)
     return max(1, min(most, math.ceil(size / partition_input_bytes(memory_mb))))
@@ -210,136 +218,101 @@ def _read_dumps(files: list[Path], options: BuildOptions, spill: SpillWriter, re
     return sources
 
 
-def _ingest(paths: Iterable[Path], mids: MidNumbers, spill: SpillWriter, chunk_rows: int,
-            done: Callable[[Path, FaccReport], None]) -> int:
-    """Sum the rows of FACC files in chunks and spill them; ``done(path, report)`` after each file.
-    Returns the number of rows dropped because their form normalizes to nothing."""
-    chunk = PairChunk(SOURCE_FACC, spill, chunk_rows, summed=False)  # count rows: nearly all distinct pairs
-    for path in paths:
-        report = FaccReport()
-        for rows in read_facc(path, mids, report):
-            if isinstance(rows, ArrowRows):
-                chunk.add_array(rows.texts, rows.entities, rows.counts)
-            else:
-                chunk.add(rows.forms, rows.entities, rows.counts)
-        done(path, report)
-    chunk.flush()
-    return chunk.empty_form_rows
+def _warm() -> None:
+    """A worker's start (while this process reads the dumps): the compiled loops loaded."""
+    warm_kernels()
 
 
-def _facc_worker(tasks, results, spill_dir: Path, spill: SpillWriter, chunk_rows: int, parent: int) -> None:
-    """A FACC reader process: takes paths from ``tasks`` until None, reports to ``results``."""
-    die_with_parent(parent)
+def _forget_mapped() -> None:
+    _mapped.clear()
+
+
+_mapped: dict[tuple[str, Path], object] = {}
+"""In a worker (or in this process, for one worker): the files of the build's work folder it has
+mapped, by kind and folder: the Freebase mapping and the ranks of the entity ids."""
+
+
+def _mids(spill_dir: Path) -> MidNumbers:
+    """The Freebase mapping :meth:`MidNumbers.save` wrote in ``spill_dir``, mapped once per process."""
+    mids = _mapped.get(("mids", spill_dir))
+    if not isinstance(mids, MidNumbers):
+        mids = _mapped["mids", spill_dir] = MidNumbers.load(spill_dir)
+    return mids
+
+
+def _name_ranks(spill_dir: Path) -> np.ndarray:
+    """The rank of each entity's id in sorted order (:attr:`MappedEntityNames.ranks`), mapped once per process."""
+    ranks = _mapped.get(("ranks", spill_dir))
+    if not isinstance(ranks, np.ndarray):
+        ranks = _mapped["ranks", spill_dir] = MappedEntityNames(spill_dir).ranks
+    return ranks
+
+
+def _facc_task(paths: list[Path], tag: str, spill_dir: Path, partitions: int,
+               chunk_rows: int) -> tuple[list[FaccReport], int]:
+    """Read a group of FACC files, spilling their rows (unsummed: count rows are nearly all
+    distinct pairs) a chunk at a time as ``<tag>-<partition>.spill``: each file's report and the
+    rows dropped because their form normalizes to nothing."""
+    spill = SpillWriter(spill_dir, tag, partitions)
+    reports = []
     try:
-        mids = MidNumbers.load(spill_dir)
-        empty = _ingest(iter(tasks.get, None), mids, spill, chunk_rows, lambda *file: results.put(("file", file)))
+        chunk = PairChunk(SOURCE_FACC, spill, chunk_rows, summed=False)
+        for path in paths:
+            reports.append(FaccReport())
+            for rows in read_facc(path, _mids(spill_dir), reports[-1]):
+                if isinstance(rows, ArrowRows):
+                    chunk.add_array(rows.texts, rows.entities, rows.counts)
+                else:
+                    chunk.add(rows.forms, rows.entities, rows.counts)
+        chunk.flush()
+    finally:
         spill.close()
-        results.put(("done", empty))
-    except ElqueryError as exc:
-        results.put(("error", str(exc)))
-    except BaseException:  # noqa: BLE001 - reported to the parent, which raises
-        results.put(("crash", traceback.format_exc()))
+    return reports, chunk.empty_form_rows
 
 
-def _read_facc(files: list[Path], options: BuildOptions, spill_dir: Path, partitions: int) -> FaccReport:
-    """Step 2: FACC files read by ``workers`` processes (in this process if one suffices), the
-    mapping read from the files :meth:`MidNumbers.save` wrote in ``spill_dir``. The per-file
-    reports are combined in file order, so the report does not depend on scheduling."""
-    workers = min(options.workers, len(files))
-    by_file: dict[Path, FaccReport] = {}
-    empty_form_rows = 0
-    with _bar(options, total=len(files), unit="file", desc="facc") as bar:
-
-        def done(path: Path, report: FaccReport) -> None:
-            by_file[path] = report
-            bar.set_postfix(rows=sum(r.rows for r in by_file.values()), refresh=False)
-            bar.update()
-
-        if workers <= 1:
-            spill = SpillWriter(spill_dir, "facc-0", partitions)
-            try:
-                empty_form_rows = _ingest(files, MidNumbers.load(spill_dir), spill, options.chunk_rows, done)
-            finally:
-                spill.close()
-        else:
-            empty_form_rows = _run_workers(files, workers, options, spill_dir, partitions, done)
-    report = FaccReport()
+def _file_groups(files: list[Path]) -> list[list[Path]]:
+    """Consecutive files in groups of at least :data:`TASK_INPUT_BYTES` of (uncompressed) input
+    (the last one excepted): a task's spill pieces are not many tiny ones when the files are small."""
+    groups: list[list[Path]] = [[]]
+    size = 0
     for path in files:
-        report.add(by_file[path])
-    report.empty_form_rows = empty_form_rows
+        if size >= TASK_INPUT_BYTES:
+            groups.append([])
+            size = 0
+        groups[-1].append(path)
+        size += _input_bytes(path)
+    return groups if files else []
+
+
+def _read_facc(files: list[Path], options: BuildOptions, spill_dir: Path, partitions: int, pool: WorkerPool) -> FaccReport:
+    """Step 2: FACC files read by the ``pool``'s processes (in this process for one worker), the
+    mapping read from the files :meth:`MidNumbers.save` wrote in ``spill_dir``. The per-file
+    reports are combined in file order."""
+    report = FaccReport()
+    groups = _file_groups(files)
+    tasks = ((group, f"facc-{n:05d}", spill_dir, partitions, options.chunk_rows) for n, group in enumerate(groups))
+    with _bar(options, total=len(files), unit="file", desc="facc") as bar:
+        for reports, empty_form_rows in ordered_map(_facc_task, tasks, pool):
+            for file_report in reports:
+                report.add(file_report)
+            report.empty_form_rows += empty_form_rows
+            bar.set_postfix(rows=report.rows, refresh=False)
+            bar.update(len(reports))
     return report
 
 
-def _run_workers(files: list[Path], workers: int, options: BuildOptions, spill_dir: Path, partitions: int,
-                 done: Callable[[Path, FaccReport], None]) -> int:
-    """Start ``workers`` FACC readers sharing a queue of files; returns their empty-form rows."""
-    context = multiprocessing.get_context("spawn")
-    tasks, results = context.Queue(), context.Queue()
-    for path in [*files, *[None] * workers]:
-        tasks.put(path)
-    processes = [
-        context.Process(
-            target=_facc_worker,
-            args=(tasks, results, spill_dir, SpillWriter(spill_dir, f"facc-{n}", partitions), options.chunk_rows, os.getpid()),
-            daemon=True,
-        )
-        for n in range(workers)
-    ]
-    for process in processes:
-        process.start()
-    finished = empty_form_rows = 0
-    try:
-        while finished < workers:
-            try:
-                kind, value = results.get(timeout=1.0)
-            except queue.Empty:
-                if any(p.exitcode not in (None, 0) for p in processes):
-                    raise RuntimeError("a FACC worker died (out of memory?)") from None
-                continue
-            if kind == "file":
-                done(*value)
-            elif kind == "done":
-                empty_form_rows += value
-                finished += 1
-            elif kind == "error":
-                raise ElqueryError(value)
-            else:
-                raise RuntimeError(f"FACC worker failed:\n{value}")
-    finally:
-        for process in processes:
-            if finished < workers:
-                process.terminate()
-            process.join()
-    return empty_form_rows
-
-
-_name_ranks: np.ndarray = np.zeros(0, np.int64)
-"""In a merge worker (or in this process, for one worker): the rank of each entity's id in sorted
-order, mapped (:attr:`MappedEntityNames.ranks`)."""
-
-
-def _map_names(directory: Path) -> None:
-    global _name_ranks
-    _name_ranks = MappedEntityNames(directory).ranks
-
-
-def _unmap_names() -> None:
-    global _name_ranks
-    _name_ranks = np.zeros(0, np.int64)
-
-
-def _shard_task(task: tuple[list[Path], int, Path]) -> tuple[Path, int, int, Shard]:
+def _shard_task(spills: list[Path], min_count: int, path: Path) -> tuple[Path, int, int, Shard]:
     """Merge one partition and write it as a shard: (shard file, forms, pairs, shard); its
     spill files are removed once merged (temporary disk: the spills not yet merged and the store)."""
-    spills, min_count, path = task
     part = merge_partition(spills, min_count)
     for spill in spills:
         spill.unlink()
-    return path, len(part.forms), len(part.pair_forms), write_shard(path, part, _name_ranks)
+    return path, len(part.forms), len(part.pair_forms), write_shard(path, part, _name_ranks(path.parent))
 
 
-def _assemble(db_path: Path, spill_dir: Path, partitions: int, options: BuildOptions, report: BuildReport) -> None:
-    """Step 3: merge the partitions into shards (``workers`` processes) and copy them, in
+def _assemble(db_path: Path, spill_dir: Path, partitions: int, options: BuildOptions, report: BuildReport,
+              pool: WorkerPool) -> None:
+    """Step 3: merge the partitions into shards (the ``pool``'s processes) and copy them, in
     partition order, into the store; form ids are consecutive across partitions. The entity ids
     are read from the files :func:`write_entity_names` wrote in ``spill_dir``; the entities used
     are kept as one flag per entity (memory that does not grow with the pairs)."""
@@ -348,27 +321,26 @@ def _assemble(db_path: Path, spill_dir: Path, partitions: int, options: BuildOpt
         for p in range(partitions)
     )
     names = MappedEntityNames(spill_dir)
-    with worker_pool(min(options.workers, partitions), _map_names, (spill_dir,), _unmap_names) as pool:
-        db = create(db_path, sqlite_cache_kib(options.memory_mb))
-        try:
-            used = np.zeros(len(names), bool)
-            longest = 0
-            with _bar(options, total=partitions, unit="part", desc="merge") as bar:
-                for path, forms, pairs, shard in ordered_map(_shard_task, ((task,) for task in tasks), pool):
-                    append_shard(db, path, report.forms)
-                    path.unlink()
-                    report.forms += forms
-                    report.pairs += pairs
-                    used[shard.entities] = True
-                    longest = max(longest, shard.longest_form_tokens)
-                    bar.update()
-            if report.forms == 0:
-                raise ElqueryError(f"no surface forms found in the sources given ({', '.join(options.sources) or 'none'})")
-            report.entities = int(np.count_nonzero(used))
-            finish(db, np.flatnonzero(used), names, longest,
-                   {"sources": options.sources, "min_count": options.min_count, "report": report.to_json()})
-        finally:
-            db.close()
+    db = create(db_path, sqlite_cache_kib(options.memory_mb))
+    try:
+        used = np.zeros(len(names), bool)
+        longest = 0
+        with _bar(options, total=partitions, unit="part", desc="merge") as bar:
+            for path, forms, pairs, shard in ordered_map(_shard_task, tasks, pool):
+                append_shard(db, path, report.forms)
+                path.unlink()
+                report.forms += forms
+                report.pairs += pairs
+                used[shard.entities] = True
+                longest = max(longest, shard.longest_form_tokens)
+                bar.update()
+        if report.forms == 0:
+            raise ElqueryError(f"no surface forms found in the sources given ({', '.join(options.sources) or 'none'})")
+        report.entities = int(np.count_nonzero(used))
+        finish(db, np.flatnonzero(used), names, longest,
+               {"sources": options.sources, "min_count": options.min_count, "report": report.to_json()})
+    finally:
+        db.close()
 
 
 def store_plan(options: BuildOptions) -> BuildPlan:
@@ -405,28 +377,30 @@ def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False)
             facc.append(counts)
             report.seconds["facc_annotations"] = time.perf_counter() - step
         partitions = _partitions(facc + [p for p in dumps if predicates_of(p, _predicates(options))], options.memory_mb)
-        step = time.perf_counter()
-        spill = SpillWriter(spill_dir, "dumps", partitions)
-        try:
-            sources = _read_dumps(dumps, options, spill, report.dumps)
-        finally:
-            spill.close()
-        report.seconds["dumps"], step = time.perf_counter() - step, time.perf_counter()
-        if facc:
-            if not len(sources.mids):
-                raise ElqueryError(
-                    f"{', '.join(map(str, options.dumps))}: no owl:sameAs links to Freebase, so FACC ids cannot be mapped"
-                )
-            sources.mid_numbers().save(spill_dir)
-        write_entity_names(spill_dir, sources.entities.names)
-        del sources  # the redirects, the mapping and the entity ids: read from their files from here on
-        gc.collect()
-        if facc:
-            report.facc = _read_facc(facc, options, spill_dir, partitions)
-            report.seconds["facc"], step = time.perf_counter() - step, time.perf_counter()
-        db_path = spill_dir / "store.sqlite"
-        _assemble(db_path, spill_dir, partitions, options, report)
-        report.seconds["merge_and_write"] = time.perf_counter() - step
+        # the workers start (importing, loading the compiled loops) while this process reads the dumps
+        with worker_pool(options.workers, _warm, (), _forget_mapped) as pool:
+            step = time.perf_counter()
+            spill = SpillWriter(spill_dir, "dumps", partitions)
+            try:
+                sources = _read_dumps(dumps, options, spill, report.dumps)
+            finally:
+                spill.close()
+            report.seconds["dumps"], step = time.perf_counter() - step, time.perf_counter()
+            if facc:
+                if not len(sources.mids):
+                    raise ElqueryError(
+                        f"{', '.join(map(str, options.dumps))}: no owl:sameAs links to Freebase, so FACC ids cannot be mapped"
+                    )
+                sources.mid_numbers().save(spill_dir)
+            write_entity_names(spill_dir, sources.entities.names)
+            del sources  # the redirects, the mapping and the entity ids: read from their files from here on
+            gc.collect()
+            if facc:
+                report.facc = _read_facc(facc, options, spill_dir, partitions, pool)
+                report.seconds["facc"], step = time.perf_counter() - step, time.perf_counter()
+            db_path = spill_dir / "store.sqlite"
+            _assemble(db_path, spill_dir, partitions, options, report, pool)
+            report.seconds["merge_and_write"] = time.perf_counter() - step
         write_provenance(db_path, plan.record(report.to_json()))
         replace(db_path, out)
     return report

@@ -287,3 +287,9 @@ def rows_by_partition(offsets, data, row_partitions, partitions, entities, count
     moved[0] = 0
     moved[1:] = ends  # partitions are contiguous: one's last end is the next one's start
     return row_starts, moved, out, out_entities, out_counts
+
+
+def warm_kernels() -> None:
+    """Set numba up in this process (its first call costs about half a second of CPU: a worker
+    pays it while it would otherwise wait) and load one loop from the cache."""
+    crc32_partitions(np.zeros(2, np.int32), np.zeros(1, np.uint8), 2)
