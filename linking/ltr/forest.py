@@ -260,6 +260,7 @@ class CompiledEngine:
         self._thresholds, self._starts = compiled["thresholds"], compiled["starts"]
         self._fences, self._fence_starts = compiled["fences"], compiled["fence_starts"]
         self._slot_type = np.uint8 if len(self._values) <= 1 << 8 else np.uint16
+        self._bin_type = np.int16 if np.diff(self._starts).max(initial=0) < 1 << 15 else np.int32  # bins 0 to that
         self._features = len(self._starts) - 1
         self._bin_rows, self._walk, self._add_in_order = kernels.bin_rows, kernels.walk, kernels.add_in_order
         self.threads = default_threads() if threads is None else threads
@@ -282,7 +283,7 @@ class CompiledEngine:
         totals = np.zeros(count)
         if count == 0:
             return totals
-        bins = np.empty(-(-count // LANE_ROWS) * self._features * LANE_ROWS, dtype=np.int32)
+        bins = np.empty(-(-count // LANE_ROWS) * self._features * LANE_ROWS, dtype=self._bin_type)
         self._bin_rows(rows, self._thresholds, self._starts, self._fences, self._fence_starts, bins)
         if self._helper is None or count * trees < PARALLEL_PAIRS:
             self._run(self._roots, bins, 0, totals)

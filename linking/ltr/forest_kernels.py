@@ -4,7 +4,9 @@ Binned rows. Per feature, the forest's thresholds for it (each the largest float
 float64 threshold, which decides ``float32(x) <= t`` exactly) sorted and distinct: a row's value x
 becomes its bin, the number of those thresholds below x (all of them for NaN), so that
 ``x <= thresholds[j]`` iff ``bin <= j``: a split compares small integers exactly as scikit-learn
-compares the floats (:func:`bin_rows`, a search among every 16th threshold, then among 16).
+compares the floats (:func:`bin_rows`, a search among every 16th threshold, then among 16). The
+bins are int16 when no feature has more than 32,767 distinct thresholds (the full-scale
+benchmark's forest), else int32.
 
 Nodes. One uint64 word per split, no word for a leaf (:func:`compact`): the feature (:data:`FEATURE_BITS`),
 whether the left and the right child are leaves, the threshold's number j among the feature's
@@ -16,7 +18,7 @@ number when it is a leaf (:data:`SLOT_BITS`). Splits are in depth-first order, a
 Walk (:func:`walk`). Node-major over rows: a block of trees at a time for up to :data:`LANE_ROWS`
 rows, every (split, rows reaching it) pair of a level of the block's trees is one entry, the rows a
 bit mask; a split's comparison is one vector compare of the rows' bins (``bins <= j`` for 64
-rows), its rows split into the left and right masks; a child split with rows becomes an entry of
+rows, or for 32 when a group has no more: half the bytes read and compared), its rows split into the left and right masks; a child split with rows becomes an entry of
 the next level (its node prefetched), a leaf child writes its value number for its rows (one
 vector blend). The rows of a query travel together (a 51-row query visits about 200 splits a tree
 where its rows take 1,100 steps), so a split's work is shared by all the rows that reach it. A
@@ -66,6 +68,7 @@ _BIN_SHIFT, _RIGHT_SHIFT, _SLOT_SHIFT = _U(BIN_SHIFT), _U(RIGHT_SHIFT), _U(SLOT_
 _LOW = _U(0xFFFFFFFF)
 _TREE_SHIFT = _U(32)
 assert LANE_ROWS == 1 << 6  # _SIX
+HALF_ROWS = LANE_ROWS // 2
 
 
 def _item_pointer(context: Any, builder: Any, array_type: Any, array: Any, index: Any) -> Any:
@@ -99,18 +102,23 @@ def _prefetch(typingctx: Any, array: Any, index: Any) -> Any:
 
 
 @intrinsic
-def _at_most(typingctx: Any, bins: Any, offset: Any, bound: Any) -> Any:
-    """The mask of the lanes r < :data:`LANE_ROWS` with ``bins[offset + r] <= bound`` (int32 bins):
-    one vector compare."""
+def _at_most(typingctx: Any, bins: Any, offset: Any, bound: Any, lanes: Any) -> Any:
+    """The mask of the lanes r < ``lanes`` (a constant: :data:`LANE_ROWS` or :data:`HALF_ROWS`) with
+    ``bins[offset + r] <= bound`` (int16 or int32 bins): one vector compare."""
+    count = getattr(lanes, "literal_value", None)
+    if count not in (LANE_ROWS, HALF_ROWS):
+        return None
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         pointer = _item_pointer(context, builder, signature.args[0], args[0], args[1])
-        vector_type = ir.VectorType(ir.IntType(32), LANE_ROWS)
-        lanes = builder.load(builder.bitcast(pointer, vector_type.as_pointer()), align=4)
-        below = builder.icmp_signed("<=", lanes, _splat(builder, builder.trunc(args[2], ir.IntType(32)), LANE_ROWS))
-        return builder.bitcast(below, ir.IntType(64))
+        element = context.get_value_type(signature.args[0].dtype)
+        vector_type = ir.VectorType(element, count)
+        loaded = builder.load(builder.bitcast(pointer, vector_type.as_pointer()), align=element.width // 8)
+        below = builder.icmp_signed("<=", loaded, _splat(builder, builder.trunc(args[2], element), count))
+        return builder.zext(builder.bitcast(below, ir.IntType(count)), ir.IntType(64)) if count < 64 else \
+            builder.bitcast(below, ir.IntType(64))
 
-    return types.uint64(bins, offset, bound), codegen
+    return types.uint64(bins, offset, bound, lanes), codegen
 
 
 @intrinsic
@@ -195,7 +203,7 @@ def _below(values, first, count, x):
 @njit(cache=True, nogil=True)
 def bin_rows(rows, thresholds, starts, fences, fence_starts, bins):
     """Each row's bin per feature into ``bins[(r // LANE_ROWS, feature, r % LANE_ROWS)]`` (flat
-    int32): the number of the feature's thresholds (``thresholds[starts[f]:starts[f + 1]]``, sorted)
+    int16 or int32): the number of the feature's thresholds (``thresholds[starts[f]:starts[f + 1]]``, sorted)
     below the value, all of them for NaN; ``fences`` every :data:`FENCE`-th of them."""
     count, width = rows.shape
     for feature in range(width):
@@ -242,6 +250,7 @@ def walk(nodes, roots, values, bins, width, first_row, count, tree_block, slots,
             lanes = min(LANE_ROWS, count - chunk * LANE_ROWS)
             offset = np.uint64((first_row // LANE_ROWS + chunk) * width * LANE_ROWS)
             every = ~_ZERO >> np.uint64(LANE_ROWS - lanes)
+            half = lanes <= HALF_ROWS
             level, here, there, walking = _ZERO, _ZERO, np.uint64(2 * capacity), _ZERO
             for tree in range(block):
                 key = np.uint64(roots[first + tree]) | (np.uint64(tree) << _TREE_SHIFT)
@@ -258,7 +267,11 @@ def walk(nodes, roots, values, bins, width, first_row, count, tree_block, slots,
                     key, rows = entries[at], entries[at + _ONE]
                     node = key & _LOW
                     word = nodes[node]
-                    left = _at_most(bins, offset + ((word & _FEATURE) << _SIX), (word >> _BIN_SHIFT) & _BIN) & rows
+                    at, bound = offset + ((word & _FEATURE) << _SIX), (word >> _BIN_SHIFT) & _BIN
+                    if half:  # the rows fit half a vector: half the bins read and compared
+                        left = _at_most(bins, at, bound, HALF_ROWS) & rows
+                    else:
+                        left = _at_most(bins, at, bound, LANE_ROWS) & rows
                     right = rows ^ left
                     right_field = (word >> _RIGHT_SHIFT) & _RIGHT
                     right_leaf = (word >> _RIGHT_LEAF) & _ONE

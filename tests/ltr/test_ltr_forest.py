@@ -193,3 +193,34 @@ def test_a_forest_beyond_the_compact_layout_is_refused_in_one_line() -> None:
                           leaf_values=np.arange(2 * trees) / (2 * trees))
     with pytest.raises(ElqueryError, match=r"at most 65536 distinct leaf values, not 66000 \(use engine onnxruntime\)"):
         CompiledEngine(arrays)
+
+
+@pytest.mark.parametrize("distinct", [32_767, 32_768])
+def test_a_feature_of_more_thresholds_than_two_byte_bins_hold_walks_as_in_order(distinct: int) -> None:
+    """The bins are int16 while every feature has at most 32,767 distinct thresholds (its values'
+    bins, NaN's included, 0 to 32,767), int32 beyond: stumps on feature 0 at ``distinct`` distinct
+    thresholds, rows on, beside and between them and NaN, in batches of 1, 32 (half a vector) and
+    64 rows and more, each the sum in tree order of the leaf each row reaches (computed here with
+    numpy), divided by the trees."""
+    from elquery.linking.ltr.forest import CompiledEngine, ForestArrays
+
+    ids = np.arange(distinct)
+    thresholds = (ids.astype(np.float64) + 0.5) / 8  # float32 values: no rounding
+    rng = np.random.default_rng(41)
+    left, right = rng.integers(0, 4, distinct) / 4, rng.integers(0, 4, distinct) / 4
+    arrays = ForestArrays(features=len(FEATURES), roots=ids, split_features=np.zeros(distinct, dtype=np.int64),
+                          split_thresholds=thresholds, true_ids=2 * ids, true_leaf=np.ones(distinct, dtype=np.int64),
+                          false_ids=2 * ids + 1, false_leaf=np.ones(distinct, dtype=np.int64),
+                          leaf_values=np.column_stack([left, right]).ravel())
+    engine = CompiledEngine(arrays, threads=1)
+    assert engine._bin_type == (np.int16 if distinct < 1 << 15 else np.int32)
+    x = np.concatenate([thresholds[[0, 1, distinct // 2, distinct - 1]], thresholds[[0, distinct - 1]] + 1 / 16,
+                        [-1.0, thresholds[-1] + 1, np.nan], rng.random(91) * distinct / 8]).astype(np.float32)
+    rows = np.zeros((len(x), len(FEATURES)), dtype=np.float32)
+    rows[:, 0] = x
+    wanted = np.zeros(len(x))
+    for tree in range(distinct):  # in tree order, as scikit-learn sums
+        wanted += np.where(x.astype(np.float64) <= thresholds[tree], left[tree], right[tree])
+    wanted /= distinct
+    for size in (1, 32, 64, len(x)):
+        assert np.array_equal(engine.predict(rows[:size]), wanted[:size]), size
