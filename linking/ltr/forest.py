@@ -332,8 +332,8 @@ class _Part:
 
 class HelperThread:
     """A thread, started at the first batch it is given and kept waiting between batches, that runs
-    parts of a batch while the caller runs its first part (a batch is handed over in a queue, some
-    15 µs, where starting a thread took some 100 µs). The thread takes the other parts in order;
+    parts of a batch while the caller runs its first part (a batch is handed over in a queue: a few
+    microseconds, where starting a thread took some 100). The thread takes the other parts in order;
     the caller, its first part done, takes them from the end, those the thread has not started: a
     batch does not wait for the thread to get a core (it then runs on the caller's alone) nor for
     another caller's batch that the thread runs. A part the thread has started but not ended in
@@ -398,6 +398,7 @@ def _serve(batches: queue.SimpleQueue[list[_Part] | None]) -> None:
 
 
 def _run_unclaimed(parts: list[_Part]) -> None:
+    """Each part its caller has not taken, in order, its exception kept for the caller."""
     for part in parts:
         if part.claim.acquire(blocking=False):
             try:
