@@ -28,13 +28,23 @@ JSON lines:
 * ``ltr_latency`` per method: ``gif-mlmcg`` (``Linker.link``, s = ``--gif-threshold``), ``ltr``
   (the LTR ranking: ``Linker.rank`` of a TopRanked linker, no GIF) and ``ltr-greedy``
   (``Linker.link``: GIF on the model's scores, s = 0.3): p50 / p99 / mean / max warm (after a
-  pass over every timed query), wall clock and the calling thread's CPU (``cpu_*``: the Java
-  calls run in that thread; on a shared machine the wall clock also counts waiting for a core),
-  each call with the garbage collector off (``harness.Timer``);
-* ``ltr_ratio``: LTR and LTR-greedy over GIF-MLMcg, p50, p99 and mean, wall and CPU, same run;
+  pass over every timed query), each call with the garbage collector off (``harness.Timer``), in
+  three clocks (``clocks`` in GIF-MLMcg's line says which is which): ``wall_*``, the wall clock
+  (on a shared machine it also counts waiting for a core); ``process_cpu_*``, the process's CPU
+  over all its threads (``time.process_time``): what a query costs, since the compiled forest
+  walks a query's rows on the calling thread and a kept helper thread (``ELQUERY_LTR_THREADS``);
+  and ``thread_cpu_*``, the calling thread's alone (the Java calls run there, the helper's half of
+  the forest does not). Each method runs in a fresh process of its own (this script with
+  ``--child``), so that the run's peak memory is one linker's (``peak_rss_mb``: that process's
+  peak, the kernel's ``ru_maxrss``, JVM included); LTR and LTR-greedy once per
+  ``--forest-threads`` count (``forest_threads``: the ``ELQUERY_LTR_THREADS`` the process had,
+  ``default`` for the engine's own: two threads from 10,000 (tree, row) pairs on 2 cores or more);
+* ``ltr_ratio``: LTR and LTR-greedy over GIF-MLMcg, p50, p99 and mean, wall and process CPU, per
+  thread count, same run;
 * ``ltr_breakdown``: per query, the features (``FeatureExtractor.extract``) and the forest
-  (``LtrModel.score`` of those rows) with each engine (``compiled``, ``onnxruntime``), and the
-  rows (candidate pairs) per query;
+  (``LtrModel.score`` of those rows) with each engine (``compiled``, ``onnxruntime``, loaded one
+  after the other once the extractor is closed), and the rows (candidate pairs) per query; in a
+  fresh process per thread count, ``peak_rss_mb`` its peak;
 * ``ltr_cold`` per method: in a fresh process, opening the linker (JVM start, artefacts, model)
   and the first and second query;
 * ``ltr_serve``: wrk (closed loop, ``--clients`` connections) against ``elquery serve --model
@@ -49,7 +59,8 @@ JSON lines:
 
 Usage: ``python benchmarks/bench_ltr_linking.py [--work DIR] [--entities N] [--train-queries N]
 [--queries N] [--trees N] [--label-noise P] [--workers N] [--serve-workers N...] [--clients N]
-[--seconds S] [--warmup S] [--titles 1,2] [--parts latency,breakdown,cold,serve]``
+[--seconds S] [--warmup S] [--titles 1,2] [--forest-threads {1,2}...] [--parts latency,breakdown,cold,serve]``;
+at the end ``ltr_bench_process``: the peak memory of this (the parent) process.
 """
 
 from __future__ import annotations
@@ -72,7 +83,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
-from harness import Timer, cpu_seconds, emit, load_avg_1m, machine, percentiles  # noqa: E402
+from harness import Timer, cpu_seconds, emit, load_avg_1m, machine, max_rss_mb, percentiles  # noqa: E402
 
 FIGURES = ("p50", "p99", "mean", "max")
 PARTS = ("latency", "breakdown", "cold", "serve")
@@ -150,7 +161,6 @@ def train_model(index: Path, surface_forms: Path, queries: list[tuple[str, str, 
     subprocess.run([sys.executable, "-m", "elquery", "ltr", "train", "--features", str(features), "--out", str(out),
                     "--trees", str(trees), "--workers", str(workers)], check=True, stdout=subprocess.DEVNULL)
     trained, train_cpu = time.perf_counter() - started, cpu_seconds() - cpu
-    from elquery.linking.ltr.model import LtrModel
 
     emit({"bench": "ltr_model", "train_queries": len(queries), "features_s": round(extracted, 1),
           "features_cpu_s": round(extract_cpu, 1), "train_s": round(trained, 1), "train_cpu_s": round(train_cpu, 1),
@@ -192,50 +202,56 @@ def warm_times(function: object, texts: list[str]) -> Timer:
 
 
 def figures_of(timer: Timer) -> dict[str, float]:
-    """Wall and calling-thread CPU percentiles (nearest rank) of a :class:`Timer`'s calls, in ms."""
-    return {**percentiles(timer.wall, FIGURES, nearest_rank=True),
-            **percentiles(timer.cpu, FIGURES, nearest_rank=True, prefix="cpu_")}
+    """Percentiles (nearest rank) of a :class:`Timer`'s calls in ms: ``wall_*`` the wall clock,
+    ``process_cpu_*`` the process's CPU (all its threads: the forest's helper thread too),
+    ``thread_cpu_*`` the calling thread's alone."""
+    return {**percentiles(timer.wall, FIGURES, nearest_rank=True, prefix="wall_"),
+            **percentiles(timer.process_cpu, FIGURES, nearest_rank=True, prefix="process_cpu_"),
+            **percentiles(timer.cpu, FIGURES, nearest_rank=True, prefix="thread_cpu_")}
 
 
-def latency(index: Path, surface_forms: Path, model: Path, texts: list[str], gif_threshold: float) -> None:
-    """GIF-MLMcg, LTR and LTR-greedy per query, warm, in this process; then the ratios."""
+CLOCKS = {"wall_*": "wall clock (on a shared machine it also counts waiting for a core)",
+          "process_cpu_*": "the process's CPU, all threads (time.process_time deltas): the query's cost",
+          "thread_cpu_*": "the calling thread's CPU alone (time.thread_time; undercounts the forest's helper thread)"}
+
+
+def latency_child(method: str, index: Path, surface_forms: Path, model: Path, texts: list[str],
+                  gif_threshold: float) -> list[dict[str, object]]:
+    """One method's warm latency, in this process (a fresh one: its peak is this linker's)."""
     from elquery.linking.linker import Linker
 
-    linkers = {"gif-mlmcg": Linker(index, surface_forms, method="mlmcg", gif_threshold=gif_threshold),
-               "ltr": Linker(index, surface_forms, method="ltr", model=model, top_ranked=True),
-               "ltr-greedy": Linker(index, surface_forms, method="ltr", model=model)}
-    calls = {"gif-mlmcg": linkers["gif-mlmcg"].link, "ltr": linkers["ltr"].rank, "ltr-greedy": linkers["ltr-greedy"].link}
-    figures = {}
-    for name, call in calls.items():
-        figures[name] = figures_of(warm_times(call, texts))
-        linked = sum(1 for text in texts[:500] if linkers[name].result(text).interpretations) / min(len(texts), 500)
-        emit({"bench": "ltr_latency", "method": name, "queries": len(texts), **figures[name],
-              "with_interpretation": round(linked, 3), "load_avg_1m": load_avg_1m()})
-    for name in ("ltr", "ltr-greedy"):
-        emit({"bench": "ltr_ratio", "method": name, "over": "gif-mlmcg",
-              **{f"{f}_ratio": round(figures[name][f"{f}_ms"] / figures["gif-mlmcg"][f"{f}_ms"], 2)
-                 for f in ("p50", "p99", "mean", "cpu_p50", "cpu_p99", "cpu_mean")}})
-    for linker in linkers.values():
-        linker.close()
+    if method == "gif-mlmcg":
+        linker = Linker(index, surface_forms, method="mlmcg", gif_threshold=gif_threshold)
+    else:
+        linker = Linker(index, surface_forms, method="ltr", model=model, top_ranked=method == "ltr")
+    timer = warm_times(linker.rank if method == "ltr" else linker.link, texts)
+    linked = sum(1 for text in texts[:500] if linker.result(text).interpretations) / min(len(texts), 500)
+    linker.close()
+    return [{"bench": "ltr_latency", "method": method, "queries": len(texts), **figures_of(timer),
+             "with_interpretation": round(linked, 3)}]
 
 
-def breakdown(index: Path, surface_forms: Path, model: Path, texts: list[str]) -> None:
-    """Per query: the features, and the forest over its rows with each engine."""
+def breakdown_child(index: Path, surface_forms: Path, model: Path, texts: list[str]) -> list[dict[str, object]]:
+    """Per query: the features, then the forest over its rows with each engine (one loaded at a
+    time, the extractor closed first), in this process."""
+    import gc
+
     from elquery.linking.ltr import FeatureExtractor, LtrModel
 
-    artefacts = {"index": index, "surface_forms": surface_forms}
-    models = {engine: LtrModel.load(model, artefacts=artefacts, engine=engine) for engine in ("compiled", "onnxruntime")}
     with FeatureExtractor(index, surface_forms, 0.1) as extractor:
         matrices = [extractor.extract(text)[1] for text in texts]  # warm-up pass
         features = Timer()
         for text in texts:
             features(lambda: extractor.extract(text))  # noqa: B023
     rows = np.array([len(m) for m in matrices])
-    emit({"bench": "ltr_breakdown", "part": "features", "queries": len(texts),
-          **figures_of(features), "rows_p50": float(np.percentile(rows, 50)),
-          "rows_p99": float(np.percentile(rows, 99)), "rows_mean": round(float(rows.mean()), 1), "rows_max": int(rows.max())})
+    records: list[dict[str, object]] = [
+        {"bench": "ltr_breakdown", "part": "features", "queries": len(texts), **figures_of(features),
+         "rows_p50": float(np.percentile(rows, 50)), "rows_p99": float(np.percentile(rows, 99)),
+         "rows_mean": round(float(rows.mean()), 1), "rows_max": int(rows.max())}]
+    artefacts = {"index": index, "surface_forms": surface_forms}
     expected = None
-    for engine, loaded in models.items():
+    for engine in ("compiled", "onnxruntime"):
+        loaded = LtrModel.load(model, artefacts=artefacts, engine=engine)
         scores = [loaded.score(m) for m in matrices if len(m)]  # warm-up pass (and the same scores)
         if expected is None:
             expected = scores
@@ -244,8 +260,69 @@ def breakdown(index: Path, surface_forms: Path, model: Path, texts: list[str]) -
         for matrix in matrices:
             if len(matrix):
                 forest(lambda: loaded.score(matrix))  # noqa: B023
-        emit({"bench": "ltr_breakdown", "part": "forest", "engine": engine, "queries": len(forest.wall),
-              **figures_of(forest), "same_scores": same})
+        records.append({"bench": "ltr_breakdown", "part": "forest", "engine": engine, "queries": len(forest.wall),
+                        **figures_of(forest), "same_scores": same})
+        del loaded
+        gc.collect()
+    return records
+
+
+def run_child(args: argparse.Namespace) -> int:
+    """``--child PART``: one part in this process, its records printed as JSON lines, each with the
+    process's peak resident memory over the whole part (its linker or extractor and engines)."""
+    texts = json.loads(args.child_texts.read_text(encoding="utf-8"))
+    if args.child == "breakdown":
+        records = breakdown_child(args.index, args.surface_forms, args.model, texts)
+    else:
+        records = latency_child(args.child, args.index, args.surface_forms, args.model, texts, args.gif_threshold)
+    for record in records:
+        emit({**record, "peak_rss_mb": round(max_rss_mb(), 1)})
+    return 0
+
+
+def in_fresh_process(part: str, index: Path, surface_forms: Path, model: Path, texts_file: Path,
+                     gif_threshold: float, threads: int | None) -> list[dict[str, object]]:
+    """``part`` (a method's latency or ``breakdown``) run by this script in a process of its own,
+    ``ELQUERY_LTR_THREADS`` set to ``threads`` (inherited when None); its records, each with the
+    forest's threads and the load average at its end."""
+    from elquery.linking.ltr.forest import THREADS_VARIABLE
+
+    env = dict(os.environ)
+    if threads is not None:
+        env[THREADS_VARIABLE] = str(threads)
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", part, "--index", str(index),
+                          "--surface-forms", str(surface_forms), "--model", str(model), "--child-texts",
+                          str(texts_file), "--gif-threshold", str(gif_threshold)],
+                         env=env, stdout=subprocess.PIPE, text=True, check=True).stdout
+    forest_threads = env.get(THREADS_VARIABLE) or "default"
+    return [{**json.loads(line), "forest_threads": forest_threads if part != "gif-mlmcg" else None,
+             "load_avg_1m": load_avg_1m()} for line in out.splitlines() if line.startswith("{")]
+
+
+def latency(index: Path, surface_forms: Path, model: Path, texts_file: Path, gif_threshold: float,
+            threads: list[int | None]) -> None:
+    """GIF-MLMcg once, then LTR and LTR-greedy with each forest thread count (interleaved: method
+    by method, the counts in turn), each in a fresh process; then the ratios per thread count."""
+    common = (index, surface_forms, model, texts_file, gif_threshold)
+    gif = in_fresh_process("gif-mlmcg", *common, None)[0]
+    emit({**gif, "clocks": CLOCKS})
+    figures: dict[tuple[str, int | None], dict[str, object]] = {}
+    for name in ("ltr", "ltr-greedy"):
+        for count in threads:
+            figures[name, count] = in_fresh_process(name, *common, count)[0]
+            emit(figures[name, count])
+    for (name, count), record in figures.items():
+        emit({"bench": "ltr_ratio", "method": name, "over": "gif-mlmcg", "forest_threads": record["forest_threads"],
+              **{f"{f}_ratio": round(float(record[f"{f}_ms"]) / float(gif[f"{f}_ms"]), 2)  # type: ignore[arg-type]
+                 for f in ("wall_p50", "wall_p99", "wall_mean", "process_cpu_p50", "process_cpu_p99",
+                           "process_cpu_mean")}})
+
+
+def breakdown(index: Path, surface_forms: Path, model: Path, texts_file: Path, threads: list[int | None]) -> None:
+    """The features and the forest per query, in a fresh process per forest thread count."""
+    for count in threads:
+        for record in in_fresh_process("breakdown", index, surface_forms, model, texts_file, 0.0, count):
+            emit(record)
 
 
 COLD = """
@@ -360,7 +437,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="entity titles a query is made of, a count drawn per query from this list (more "
                              "titles, more candidate pairs: Y-ERD has about 10 a query)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--forest-threads", type=int, nargs="+", choices=(1, 2),
+                        help="the compiled forest's threads (ELQUERY_LTR_THREADS) in the latency and breakdown "
+                             "processes, each count in turn (default: the engine's own default)")
+    parser.add_argument("--child", choices=("gif-mlmcg", "ltr", "ltr-greedy", "breakdown"), help=argparse.SUPPRESS)
+    parser.add_argument("--child-texts", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:
+        return run_child(args)
     titles = tuple(int(n) for n in args.titles.split(","))
     parts = set(args.parts.split(","))
     if not parts <= set(PARTS):
@@ -383,16 +467,22 @@ def main(argv: list[str] | None = None) -> int:
         else:
             emit({"bench": "ltr_model", "reused": str(model), **model_size(model)})
     texts = [text for _, text, _ in queries[args.train_queries:]]
-    if "latency" in parts:
-        latency(index, surface_forms, model, texts, args.gif_threshold)
-    if "breakdown" in parts:
-        breakdown(index, surface_forms, model, texts)
+    del queries
+    threads: list[int | None] = list(args.forest_threads or [None])
+    with tempfile.TemporaryDirectory(prefix="bench-ltr-linking-") as folder:
+        texts_file = Path(folder) / "texts.json"
+        texts_file.write_text(json.dumps(texts), encoding="utf-8")
+        if "latency" in parts:
+            latency(index, surface_forms, model, texts_file, args.gif_threshold, threads)
+        if "breakdown" in parts:
+            breakdown(index, surface_forms, model, texts_file, threads)
     if "cold" in parts:
         cold(index, surface_forms, model, texts[0])
     if "serve" in parts:
         for workers in args.serve_workers or [args.workers]:
             serve(index, surface_forms, model, texts[:args.serve_queries], workers, args.clients, args.seconds,
                   args.warmup)
+    emit({"bench": "ltr_bench_process", "peak_rss_mb": round(max_rss_mb(), 1), "load_avg_1m": load_avg_1m()})
     return 0
 
 

@@ -70,20 +70,26 @@ def call_times(function: Callable[[Argument], object], arguments: Iterable[Argum
 
 
 class Timer:
-    """Wall-clock and calling-thread CPU seconds of each call, each made with Python's cyclic
-    garbage collector off, as :mod:`timeit` does: a collection lands on whichever call happens to
-    allocate when it falls due, and would be that call's p99; it runs between the calls instead."""
+    """Wall-clock seconds of each call (``wall``), the calling thread's CPU seconds (``cpu``,
+    ``time.thread_time``) and the whole process's (``process_cpu``, ``time.process_time``: every
+    thread, so also a call's work on other threads, such as the LTR forest's helper thread, and
+    whatever else runs meanwhile, such as a JVM's compiler and collector threads), each call made
+    with Python's cyclic garbage collector off, as :mod:`timeit` does: a collection lands on
+    whichever call happens to allocate when it falls due, and would be that call's p99; it runs
+    between the calls instead."""
 
     def __init__(self) -> None:
         self.wall: list[float] = []
         self.cpu: list[float] = []
+        self.process_cpu: list[float] = []
 
     def __call__(self, call: Callable[[], Result]) -> Result:
         gc.disable()
         try:
-            wall, cpu = time.perf_counter(), time.thread_time()
+            wall, process_cpu, cpu = time.perf_counter(), time.process_time(), time.thread_time()
             result = call()
             self.cpu.append(time.thread_time() - cpu)
+            self.process_cpu.append(time.process_time() - process_cpu)
             self.wall.append(time.perf_counter() - wall)
         finally:
             gc.enable()
