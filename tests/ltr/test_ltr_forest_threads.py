@@ -233,3 +233,21 @@ def test_serve_gives_a_worker_one_forest_thread_when_the_workers_fill_the_cores(
     assert started == [threads]
     if threads is not None:
         assert default_threads() == 1
+
+
+def test_serve_refuses_a_bad_threads_variable_in_one_line(sample_link_artefacts: tuple[object, object],
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    import uvicorn
+
+    import elquery.serve.cli as serve_cli
+    from elquery.base import run
+
+    for name in ("ELQUERY_SERVE_HOST", *serve_cli._ENV.values()):  # restored afterwards
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(THREADS_VARIABLE, "two")
+    monkeypatch.setattr(uvicorn.Server, "run", lambda server: pytest.fail("the server started"))
+    index, surface_forms = sample_link_artefacts
+    assert run([serve_cli.register], "elquery", ["serve", "--index", str(index), "--surface-forms",
+                                                 str(surface_forms)]) == 2
+    assert capsys.readouterr().err == f"elquery: error: {THREADS_VARIABLE} must be 1 or 2, not 'two'\n"
