@@ -50,6 +50,8 @@ def string_buffers(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     if texts.null_count:
         raise ValueError("an array with nulls has no plain string buffers")
     width = 8 if pa.types.is_large_string(texts.type) else 4
+    if not len(texts):
+        return np.zeros(1, f"<i{width}"), np.zeros(0, np.uint8)
     offsets = np.frombuffer(texts.buffers()[1], f"<i{width}", len(texts) + 1, texts.offset * width)
     data = texts.buffers()[2]
     return offsets, np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)

@@ -30,7 +30,8 @@ import pyarrow.csv as pa_csv
 
 from elquery.base import ElqueryError
 from elquery.indexing.ntriples import expand_files, open_text
-from elquery.indexing.surface_forms.arrow_arrays import numpy_of
+from elquery.indexing.surface_forms.arrow_arrays import numpy_of, string_buffers
+from elquery.indexing.surface_forms.kernels import positive_counts
 from elquery.indexing.surface_forms.mid_numbers import MidNumbers, Mids, arrow_mid_codes, entity_numbers
 
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
@@ -250,7 +251,7 @@ def read_facc_blocks(path: Path, mids: Mids, report: FaccReport) -> Iterator[Row
             yield rows
 
 
-_COUNT = re.compile(r"[0-9]{1,18}")  # ASCII digits below 2**63: int() reads them, to the same value
+_COUNT_DIGITS = 18  # ASCII digits below 2**63: int() reads them, to the same value
 _READ_OPTIONS = pa_csv.ReadOptions(column_names=["form", "mid", "count"], use_threads=False, block_size=1 << 30)
 _CONVERT_OPTIONS = pa_csv.ConvertOptions(
     column_types={"form": pa.string(), "mid": pa.string(), "count": pa.string()},
@@ -284,14 +285,13 @@ def _arrow_rows(text: str) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray
         return None
     if table.num_rows != text.count("\n"):
         return None
-    raw_counts = table.column("count")
-    if not pc.all(pc.match_substring_regex(raw_counts, f"^{_COUNT.pattern}$")).as_py() and table.num_rows:
+    counts = positive_counts(*string_buffers(table.column("count").combine_chunks()), _COUNT_DIGITS)
+    if counts is None:  # a count that is not 1 to 18 ASCII digits, or is 0
         return None
-    counts = numpy_of(raw_counts.cast(pa.int64()).combine_chunks())
-    if len(counts) and counts.min() <= 0:
-        return None
-    if table.num_rows and pc.max(pc.utf8_length(table.column("form"))).as_py() > MAX_LINE_CHARS:
-        return None
+    forms = table.column("form").combine_chunks()
+    if len(forms) and int(np.diff(string_buffers(forms)[0]).max()) > MAX_LINE_CHARS:  # bytes, then characters
+        if pc.max(pc.utf8_length(forms)).as_py() > MAX_LINE_CHARS:
+            return None
     return table.column("form"), table.column("mid"), counts
 
 

@@ -293,3 +293,25 @@ def warm_kernels() -> None:
     """Set numba up in this process (its first call costs about half a second of CPU: a worker
     pays it while it would otherwise wait) and load one loop from the cache."""
     crc32_partitions(np.zeros(2, np.int32), np.zeros(1, np.uint8), 2)
+
+
+@njit(cache=True, nogil=True)
+def positive_counts(offsets, data, most_digits):
+    """The value of each string if every one is 1 to ``most_digits`` ASCII digits and not 0
+    (int64), else None."""
+    count = offsets.shape[0] - 1
+    values = np.empty(count, np.int64)
+    for row in range(count):
+        start, stop = offsets[row], offsets[row + 1]
+        if stop - start < 1 or stop - start > most_digits:
+            return None
+        value = np.int64(0)
+        for at in range(start, stop):
+            digit = np.int64(data[at]) - 48
+            if digit < 0 or digit > 9:
+                return None
+            value = value * 10 + digit
+        if value == 0:
+            return None
+        values[row] = value
+    return values
