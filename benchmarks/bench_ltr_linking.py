@@ -29,22 +29,25 @@ JSON lines:
   (the LTR ranking: ``Linker.rank`` of a TopRanked linker, no GIF) and ``ltr-greedy``
   (``Linker.link``: GIF on the model's scores, s = 0.3): p50 / p99 / mean / max warm (after a
   pass over every timed query), each call with the garbage collector off (``harness.Timer``), in
-  three clocks (``clocks`` in GIF-MLMcg's line says which is which): ``wall_*``, the wall clock
+  four clocks (``clocks`` in GIF-MLMcg's line says which is which): ``wall_*``, the wall clock
   (on a shared machine it also counts waiting for a core); ``process_cpu_*``, the process's CPU
-  over all its threads (``time.process_time``): what a query costs, since the compiled forest
-  walks a query's rows on the calling thread and a kept helper thread (``ELQUERY_LTR_THREADS``);
-  and ``thread_cpu_*``, the calling thread's alone (the Java calls run there, the helper's half of
-  the forest does not). Each method runs in a fresh process of its own (this script with
+  over all its threads (``time.process_time``), which counts the compiled forest's kept helper
+  thread (it walks part of a query's rows beside the calling thread; ``ELQUERY_LTR_THREADS``) but
+  also the JVM's JIT compiler whenever it runs meanwhile (after one warm-up pass of 1,000 1M
+  queries its C2 thread still took 2.3 s of the next pass's 4.5 s of features); ``threads_cpu_*``,
+  the CPU of the process's Python threads, the calling thread and the forest's helper (per-thread
+  clocks): the query's own work; and ``thread_cpu_*``, the calling thread's alone (the Java calls
+  run there, the helper's part of the forest does not). Each method runs in a fresh process of its own (this script with
   ``--child``), so that the run's peak memory is one linker's (``peak_rss_mb``: that process's
   peak, the kernel's ``ru_maxrss``, JVM included); LTR and LTR-greedy once per
   ``--forest-threads`` count (``forest_threads``: the ``ELQUERY_LTR_THREADS`` the process had,
   ``default`` for the engine's own: two threads from 10,000 (tree, row) pairs on 2 cores or more);
-* ``ltr_ratio``: LTR and LTR-greedy over GIF-MLMcg, p50, p99 and mean, wall and process CPU, per
-  thread count, same run;
+* ``ltr_ratio``: LTR and LTR-greedy over GIF-MLMcg, p50, p99 and mean, wall, process and threads'
+  CPU, per thread count, same run;
 * ``ltr_breakdown``: per query, the features (``FeatureExtractor.extract``) and the forest
   (``LtrModel.score`` of those rows) with each engine (``compiled``, ``onnxruntime``, loaded one
   after the other once the extractor is closed), and the rows (candidate pairs) per query; in a
-  fresh process per thread count, ``peak_rss_mb`` its peak;
+  fresh process per thread count, ``peak_rss_mb`` its peak when each of these ended;
 * ``ltr_cold`` per method: in a fresh process, opening the linker (JVM start, artefacts, model)
   and the first and second query;
 * ``ltr_serve``: wrk (closed loop, ``--clients`` connections) against ``elquery serve --model
@@ -195,24 +198,27 @@ def warm_times(function: object, texts: list[str]) -> Timer:
     off per call."""
     for text in texts:
         function(text)  # type: ignore[operator]
-    timer = Timer()
+    timer = Timer(threads=True)
     for text in texts:
         timer(lambda: function(text))  # type: ignore[operator]  # noqa: B023
     return timer
 
 
 def figures_of(timer: Timer) -> dict[str, float]:
-    """Percentiles (nearest rank) of a :class:`Timer`'s calls in ms: ``wall_*`` the wall clock,
-    ``process_cpu_*`` the process's CPU (all its threads: the forest's helper thread too),
-    ``thread_cpu_*`` the calling thread's alone."""
+    """Percentiles (nearest rank) of a :class:`Timer(threads=True)`'s calls in ms, in the clocks of
+    :data:`CLOCKS`."""
     return {**percentiles(timer.wall, FIGURES, nearest_rank=True, prefix="wall_"),
             **percentiles(timer.process_cpu, FIGURES, nearest_rank=True, prefix="process_cpu_"),
+            **percentiles(timer.threads_cpu, FIGURES, nearest_rank=True, prefix="threads_cpu_"),
             **percentiles(timer.cpu, FIGURES, nearest_rank=True, prefix="thread_cpu_")}
 
 
 CLOCKS = {"wall_*": "wall clock (on a shared machine it also counts waiting for a core)",
-          "process_cpu_*": "the process's CPU, all threads (time.process_time deltas): the query's cost",
-          "thread_cpu_*": "the calling thread's CPU alone (time.thread_time; undercounts the forest's helper thread)"}
+          "process_cpu_*": "the process's CPU, all threads (time.process_time deltas): the forest's helper thread, "
+                           "and also the JVM's JIT compiler and collector threads when they run meanwhile",
+          "threads_cpu_*": "the CPU of the process's Python threads (the calling thread and the forest's helper "
+                           "thread; not the JVM's own threads): the query's own work",
+          "thread_cpu_*": "the calling thread's CPU alone (time.thread_time; leaves out the forest's helper thread)"}
 
 
 def latency_child(method: str, index: Path, surface_forms: Path, model: Path, texts: list[str],
@@ -240,14 +246,15 @@ def breakdown_child(index: Path, surface_forms: Path, model: Path, texts: list[s
 
     with FeatureExtractor(index, surface_forms, 0.1) as extractor:
         matrices = [extractor.extract(text)[1] for text in texts]  # warm-up pass
-        features = Timer()
+        features = Timer(threads=True)
         for text in texts:
             features(lambda: extractor.extract(text))  # noqa: B023
     rows = np.array([len(m) for m in matrices])
     records: list[dict[str, object]] = [
         {"bench": "ltr_breakdown", "part": "features", "queries": len(texts), **figures_of(features),
          "rows_p50": float(np.percentile(rows, 50)), "rows_p99": float(np.percentile(rows, 99)),
-         "rows_mean": round(float(rows.mean()), 1), "rows_max": int(rows.max())}]
+         "rows_mean": round(float(rows.mean()), 1), "rows_max": int(rows.max()),
+         "peak_rss_mb": round(max_rss_mb(), 1)}]
     artefacts = {"index": index, "surface_forms": surface_forms}
     expected = None
     for engine in ("compiled", "onnxruntime"):
@@ -256,12 +263,12 @@ def breakdown_child(index: Path, surface_forms: Path, model: Path, texts: list[s
         if expected is None:
             expected = scores
         same = all(np.array_equal(a, b) for a, b in zip(scores, expected))
-        forest = Timer()
+        forest = Timer(threads=True)
         for matrix in matrices:
             if len(matrix):
                 forest(lambda: loaded.score(matrix))  # noqa: B023
         records.append({"bench": "ltr_breakdown", "part": "forest", "engine": engine, "queries": len(forest.wall),
-                        **figures_of(forest), "same_scores": same})
+                        **figures_of(forest), "same_scores": same, "peak_rss_mb": round(max_rss_mb(), 1)})
         del loaded
         gc.collect()
     return records
@@ -269,14 +276,15 @@ def breakdown_child(index: Path, surface_forms: Path, model: Path, texts: list[s
 
 def run_child(args: argparse.Namespace) -> int:
     """``--child PART``: one part in this process, its records printed as JSON lines, each with the
-    process's peak resident memory over the whole part (its linker or extractor and engines)."""
+    process's peak resident memory (``ru_maxrss``, JVM included) when it ended (a latency's at the
+    end; the breakdown's features, then each engine's, so far)."""
     texts = json.loads(args.child_texts.read_text(encoding="utf-8"))
     if args.child == "breakdown":
         records = breakdown_child(args.index, args.surface_forms, args.model, texts)
     else:
         records = latency_child(args.child, args.index, args.surface_forms, args.model, texts, args.gif_threshold)
     for record in records:
-        emit({**record, "peak_rss_mb": round(max_rss_mb(), 1)})
+        emit({"peak_rss_mb": round(max_rss_mb(), 1), **record})
     return 0
 
 
@@ -315,7 +323,7 @@ def latency(index: Path, surface_forms: Path, model: Path, texts_file: Path, gif
         emit({"bench": "ltr_ratio", "method": name, "over": "gif-mlmcg", "forest_threads": record["forest_threads"],
               **{f"{f}_ratio": round(float(record[f"{f}_ms"]) / float(gif[f"{f}_ms"]), 2)  # type: ignore[arg-type]
                  for f in ("wall_p50", "wall_p99", "wall_mean", "process_cpu_p50", "process_cpu_p99",
-                           "process_cpu_mean")}})
+                           "process_cpu_mean", "threads_cpu_p50", "threads_cpu_p99", "threads_cpu_mean")}})
 
 
 def breakdown(index: Path, surface_forms: Path, model: Path, texts_file: Path, threads: list[int | None]) -> None:

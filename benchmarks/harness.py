@@ -69,26 +69,47 @@ def call_times(function: Callable[[Argument], object], arguments: Iterable[Argum
     return times
 
 
-class Timer:
-    """Wall-clock seconds of each call (``wall``), the calling thread's CPU seconds (``cpu``,
-    ``time.thread_time``) and the whole process's (``process_cpu``, ``time.process_time``: every
-    thread, so also a call's work on other threads, such as the LTR forest's helper thread, and
-    whatever else runs meanwhile, such as a JVM's compiler and collector threads), each call made
-    with Python's cyclic garbage collector off, as :mod:`timeit` does: a collection lands on
-    whichever call happens to allocate when it falls due, and would be that call's p99; it runs
-    between the calls instead."""
+def python_threads_cpu() -> dict[int, float]:
+    """CPU seconds so far of each live thread of :mod:`threading` (the main one, and those Python
+    code started: not those a JVM or a native library starts itself), by thread id."""
+    seconds = {}
+    for thread in threading.enumerate():
+        if thread.ident is not None:
+            try:
+                seconds[thread.ident] = time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+            except OSError:  # ended meanwhile
+                continue
+    return seconds
 
-    def __init__(self) -> None:
+
+class Timer:
+    """Per call: wall-clock seconds (``wall``); the calling thread's CPU seconds (``cpu``,
+    ``time.thread_time``); with ``threads``, the CPU seconds of the Python threads
+    (``threads_cpu``, :func:`python_threads_cpu`: the caller's and a helper thread it hands work to,
+    such as the LTR forest's); and the whole process's (``process_cpu``, ``time.process_time``:
+    every thread, so also whatever runs meanwhile, such as a JVM's compiler and collector threads
+    or a native library's pool). Each call is made with Python's cyclic garbage collector off, as
+    :mod:`timeit` does: a collection lands on whichever call happens to allocate when it falls due,
+    and would be that call's p99; it runs between the calls instead."""
+
+    def __init__(self, threads: bool = False) -> None:
+        self.threads = threads
         self.wall: list[float] = []
         self.cpu: list[float] = []
+        self.threads_cpu: list[float] = []
         self.process_cpu: list[float] = []
 
     def __call__(self, call: Callable[[], Result]) -> Result:
         gc.disable()
         try:
-            wall, process_cpu, cpu = time.perf_counter(), time.process_time(), time.thread_time()
+            wall, process_cpu = time.perf_counter(), time.process_time()
+            threads_cpu = python_threads_cpu() if self.threads else {}
+            cpu = time.thread_time()
             result = call()
             self.cpu.append(time.thread_time() - cpu)
+            if self.threads:
+                self.threads_cpu.append(sum(used - threads_cpu.get(ident, 0.0)
+                                            for ident, used in python_threads_cpu().items()))
             self.process_cpu.append(time.process_time() - process_cpu)
             self.wall.append(time.perf_counter() - wall)
         finally:
