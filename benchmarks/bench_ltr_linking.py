@@ -45,9 +45,11 @@ JSON lines:
 * ``ltr_ratio``: LTR and LTR-greedy over GIF-MLMcg, p50, p99 and mean, wall, process and threads'
   CPU, per thread count, same run;
 * ``ltr_breakdown``: per query, the features (``FeatureExtractor.extract``) and the forest
-  (``LtrModel.score`` of those rows) with each engine (``compiled``, ``onnxruntime``, loaded one
-  after the other once the extractor is closed), and the rows (candidate pairs) per query; in a
-  fresh process per thread count, ``peak_rss_mb`` its peak when each of these ended;
+  (``LtrModel.score`` of those rows) with the ``compiled`` engine (loaded once the extractor is
+  closed), and the rows (candidate pairs) per query, in a fresh process per thread count
+  (``peak_rss_mb``: its peak when each ended); then with ``onnxruntime`` over the same rows
+  (saved beside the texts), in a process of its own (at 1M, the 3.71M-node model took onnxruntime
+  1.2 GB more), with whether its scores are the compiled engine's (``same_scores``);
 * ``ltr_cold`` per method: in a fresh process, opening the linker (JVM start, artefacts, model)
   and the first and second query;
 * ``ltr_serve``: wrk (closed loop, ``--clients`` connections) against ``elquery serve --model
@@ -77,6 +79,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote, unquote
 
@@ -237,11 +240,11 @@ def latency_child(method: str, index: Path, surface_forms: Path, model: Path, te
              "with_interpretation": round(linked, 3)}]
 
 
-def breakdown_child(index: Path, surface_forms: Path, model: Path, texts: list[str]) -> list[dict[str, object]]:
-    """Per query: the features, then the forest over its rows with each engine (one loaded at a
-    time, the extractor closed first), in this process."""
-    import gc
-
+def breakdown_child(index: Path, surface_forms: Path, model: Path, texts: list[str],
+                    store: Path) -> list[dict[str, object]]:
+    """Per query: the features, then the compiled forest over its rows (the extractor closed
+    first), in this process; the rows and their scores saved to ``store`` for
+    :func:`onnxruntime_child`."""
     from elquery.linking.ltr import FeatureExtractor, LtrModel
 
     with FeatureExtractor(index, surface_forms, 0.1) as extractor:
@@ -255,34 +258,51 @@ def breakdown_child(index: Path, surface_forms: Path, model: Path, texts: list[s
          "rows_p50": float(np.percentile(rows, 50)), "rows_p99": float(np.percentile(rows, 99)),
          "rows_mean": round(float(rows.mean()), 1), "rows_max": int(rows.max()),
          "peak_rss_mb": round(max_rss_mb(), 1)}]
-    artefacts = {"index": index, "surface_forms": surface_forms}
-    expected = None
-    for engine in ("compiled", "onnxruntime"):
-        loaded = LtrModel.load(model, artefacts=artefacts, engine=engine)
-        scores = [loaded.score(m) for m in matrices if len(m)]  # warm-up pass (and the same scores)
-        if expected is None:
-            expected = scores
-        same = all(np.array_equal(a, b) for a, b in zip(scores, expected))
-        forest = Timer(threads=True)
-        for matrix in matrices:
-            if len(matrix):
-                forest(lambda: loaded.score(matrix))  # noqa: B023
-        records.append({"bench": "ltr_breakdown", "part": "forest", "engine": engine, "queries": len(forest.wall),
-                        **figures_of(forest), "same_scores": same, "peak_rss_mb": round(max_rss_mb(), 1)})
-        del loaded
-        gc.collect()
+    matrices = [m for m in matrices if len(m)]
+    loaded = LtrModel.load(model, artefacts={"index": index, "surface_forms": surface_forms}, engine="compiled")
+    scores = [loaded.score(m) for m in matrices]  # warm-up pass
+    records.append({"bench": "ltr_breakdown", "part": "forest", "engine": "compiled", **forest_figures(loaded.score, matrices)})
+    np.savez(store, rows=np.concatenate(matrices), counts=[len(m) for m in matrices], scores=np.concatenate(scores))
     return records
+
+
+def forest_figures(score: Callable[[np.ndarray], np.ndarray], matrices: list[np.ndarray]) -> dict[str, object]:
+    """A forest's ``score`` per query over each query's rows (after a warm-up pass), and the peak."""
+    forest = Timer(threads=True)
+    for matrix in matrices:
+        forest(lambda: score(matrix))  # noqa: B023
+    return {"queries": len(forest.wall), **figures_of(forest), "peak_rss_mb": round(max_rss_mb(), 1)}
+
+
+def onnxruntime_child(index: Path, surface_forms: Path, model: Path, store: Path) -> list[dict[str, object]]:
+    """The forest with onnxruntime over the rows :func:`breakdown_child` saved, in a process of its
+    own (onnxruntime holds a large model in much more memory than the compiled engine); whether its
+    scores are the compiled engine's."""
+    from elquery.linking.ltr import LtrModel
+
+    saved = np.load(store)
+    matrices = np.split(saved["rows"], np.cumsum(saved["counts"])[:-1])
+    loaded = LtrModel.load(model, artefacts={"index": index, "surface_forms": surface_forms}, engine="onnxruntime")
+    scores = [loaded.score(m) for m in matrices]  # warm-up pass
+    same = bool(np.array_equal(np.concatenate(scores), saved["scores"]))
+    return [{"bench": "ltr_breakdown", "part": "forest", "engine": "onnxruntime", **forest_figures(loaded.score, matrices),
+             "same_scores": same}]
 
 
 def run_child(args: argparse.Namespace) -> int:
     """``--child PART``: one part in this process, its records printed as JSON lines, each with the
     process's peak resident memory (``ru_maxrss``, JVM included) when it ended (a latency's at the
-    end; the breakdown's features, then each engine's, so far)."""
-    texts = json.loads(args.child_texts.read_text(encoding="utf-8"))
-    if args.child == "breakdown":
-        records = breakdown_child(args.index, args.surface_forms, args.model, texts)
+    end; the breakdown's features, then the compiled engine's, so far)."""
+    store = args.child_texts.with_name("breakdown-rows.npz")
+    if args.child == "breakdown-onnxruntime":
+        records = onnxruntime_child(args.index, args.surface_forms, args.model, store)
     else:
-        records = latency_child(args.child, args.index, args.surface_forms, args.model, texts, args.gif_threshold)
+        texts = json.loads(args.child_texts.read_text(encoding="utf-8"))
+        if args.child == "breakdown":
+            records = breakdown_child(args.index, args.surface_forms, args.model, texts, store)
+        else:
+            records = latency_child(args.child, args.index, args.surface_forms, args.model, texts,
+                                    args.gif_threshold)
     for record in records:
         emit({"peak_rss_mb": round(max_rss_mb(), 1), **record})
     return 0
@@ -303,7 +323,7 @@ def in_fresh_process(part: str, index: Path, surface_forms: Path, model: Path, t
                           str(texts_file), "--gif-threshold", str(gif_threshold)],
                          env=env, stdout=subprocess.PIPE, text=True, check=True).stdout
     forest_threads = env.get(THREADS_VARIABLE) or "default"
-    return [{**json.loads(line), "forest_threads": forest_threads if part != "gif-mlmcg" else None,
+    return [{**json.loads(line), "forest_threads": forest_threads if part in ("ltr", "ltr-greedy", "breakdown") else None,
              "load_avg_1m": load_avg_1m()} for line in out.splitlines() if line.startswith("{")]
 
 
@@ -327,10 +347,13 @@ def latency(index: Path, surface_forms: Path, model: Path, texts_file: Path, gif
 
 
 def breakdown(index: Path, surface_forms: Path, model: Path, texts_file: Path, threads: list[int | None]) -> None:
-    """The features and the forest per query, in a fresh process per forest thread count."""
+    """The features and the compiled forest per query, in a fresh process per forest thread count;
+    then onnxruntime over the same rows, in a process of its own."""
     for count in threads:
         for record in in_fresh_process("breakdown", index, surface_forms, model, texts_file, 0.0, count):
             emit(record)
+    for record in in_fresh_process("breakdown-onnxruntime", index, surface_forms, model, texts_file, 0.0, None):
+        emit(record)
 
 
 COLD = """
@@ -448,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--forest-threads", type=int, nargs="+", choices=(1, 2),
                         help="the compiled forest's threads (ELQUERY_LTR_THREADS) in the latency and breakdown "
                              "processes, each count in turn (default: the engine's own default)")
-    parser.add_argument("--child", choices=("gif-mlmcg", "ltr", "ltr-greedy", "breakdown"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=("gif-mlmcg", "ltr", "ltr-greedy", "breakdown", "breakdown-onnxruntime"),
+                        help=argparse.SUPPRESS)
     parser.add_argument("--child-texts", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
