@@ -355,6 +355,8 @@ def _assemble(db_path: Path, spill_dir: Path, partitions: int, options: BuildOpt
                 used[shard.entities] = True
                 longest = max(longest, shard.longest_form_tokens)
                 bar.update()
+        if pool.executor is not None:  # the workers are done: their memory (kept for reuse) goes before the indexing
+            pool.executor.shutdown(wait=True)
         if report.forms == 0:
             raise ElqueryError(f"no surface forms found in the sources given ({', '.join(options.sources) or 'none'})")
         report.entities = int(np.count_nonzero(used))
