@@ -74,9 +74,9 @@ from elquery.kb.surface_forms.layout import ANCHORS, FACC, FORMAT, KB
 
 COMPRESSION_RATIO = 6
 SPARE_FILES = 64
+"""Open files a spilling process keeps for other uses than its partitions' spill files."""
 TASK_INPUT_BYTES = 64 << 20
 """Input (uncompressed) a FACC task reads at least, in consecutive files, unless the files end."""
-"""Open files a spilling process keeps for other uses than its partitions' spill files."""
 _BATCH = 100_000
 
 
