@@ -227,12 +227,13 @@ def compile_forest(arrays: ForestArrays) -> dict[str, np.ndarray]:
     feature, threshold, left_leaf, right_leaf, right, left_slot, roots = kernels.compact(
         arrays.roots, arrays.split_features.astype(np.int64), bins, arrays.true_ids, arrays.true_leaf.astype(np.bool_),
         arrays.false_ids, arrays.false_leaf.astype(np.bool_), slots.astype(np.int64))
-    for what, largest, bits in (("distinct thresholds of one feature", int(np.diff(starts).max(initial=0)),
-                                 kernels.BIN_BITS),
-                                ("distinct leaf values", len(values), kernels.SLOT_BITS),
-                                ("splits in a left subtree", int(right.max(initial=0)) - 1, kernels.RIGHT_BITS)):
-        if largest > 1 << bits:
-            raise ElqueryError(f"the compiled engine takes at most {1 << bits} {what}, not {largest} "
+    # a field of b bits numbers 2**b thresholds or values; a right offset (a left subtree's splits + 1) is below 2**b
+    for what, largest, most in (("distinct thresholds of one feature", int(np.diff(starts).max(initial=0)),
+                                 1 << kernels.BIN_BITS),
+                                ("distinct leaf values", len(values), 1 << kernels.SLOT_BITS),
+                                ("splits in a left subtree", int(right.max(initial=0)) - 1, (1 << kernels.RIGHT_BITS) - 2)):
+        if largest > most:
+            raise ElqueryError(f"the compiled engine takes at most {most} {what}, not {largest} "
                                "(use engine onnxruntime)")
     u = np.uint64
     nodes = (feature.astype(u) | left_leaf.astype(u) << u(kernels.LEFT_LEAF)
@@ -418,6 +419,16 @@ def default_threads() -> int:
     if value not in ("1", "2"):
         raise ElqueryError(f"{THREADS_VARIABLE} must be 1 or 2, not {value!r}")
     return int(value)
+
+
+def share_cores(processes: int) -> None:
+    """For ``processes`` processes about to link at once: check :data:`THREADS_VARIABLE` (one line
+    if it is bad) and, when they would walk forests on more threads than the machine has cores
+    (two each), make one thread the default of this process and those it starts (a value the user
+    set is kept)."""
+    default_threads()
+    if 2 * processes > default_workers():
+        os.environ.setdefault(THREADS_VARIABLE, "1")
 
 
 def _float32_at_most(values: np.ndarray) -> np.ndarray:

@@ -224,3 +224,37 @@ def test_a_feature_of_more_thresholds_than_two_byte_bins_hold_walks_as_in_order(
     wanted /= distinct
     for size in (1, 32, 64, len(x)):
         assert np.array_equal(engine.predict(rows[:size]), wanted[:size]), size
+
+
+@pytest.mark.parametrize("chain", [(1 << 20) - 2, (1 << 20) - 1])
+def test_a_left_subtree_beyond_the_right_offsets_field_is_refused_not_walked_wrong(chain: int) -> None:
+    """A split's right child is at an offset of its left subtree's splits + 1 in a field of
+    RIGHT_BITS (20) bits, so a left subtree may have at most 2**20 - 2 splits: a root whose left
+    child starts a chain of ``chain`` splits and whose right child is a split. At 2**20 - 2 a row
+    sent right reaches that split's leaf (10); at 2**20 - 1 the forest is refused in one line (the
+    offset would wrap into the chain, whose leaves are 1 and 2)."""
+    from elquery.base import ElqueryError
+    from elquery.linking.ltr.forest import CompiledEngine, ForestArrays
+
+    splits = chain + 2  # the root, the chain, the right split; depth first, left first
+    features = np.ones(splits, dtype=np.int64)
+    features[0] = 0
+    true_ids, false_ids = np.zeros(splits, dtype=np.int64), np.zeros(splits, dtype=np.int64)
+    true_leaf, false_leaf = np.ones(splits, dtype=np.int64), np.ones(splits, dtype=np.int64)
+    true_ids[0], true_leaf[0], false_ids[0], false_leaf[0] = 1, 0, chain + 1, 0
+    true_ids[1:chain], true_leaf[1:chain] = np.arange(2, chain + 1), 0  # each chain split's left child: the next
+    false_ids[1:chain + 1] = 0  # leaf 0 (value 1) right of every chain split
+    true_ids[chain] = 1  # leaf 1 (value 2) left of the last
+    true_ids[chain + 1], false_ids[chain + 1] = 2, 3  # the right split's leaves: 10 and 20
+    arrays = ForestArrays(features=len(FEATURES), roots=np.zeros(1, dtype=np.int64), split_features=features,
+                          split_thresholds=np.full(splits, 0.5), true_ids=true_ids, true_leaf=true_leaf,
+                          false_ids=false_ids, false_leaf=false_leaf, leaf_values=np.array([1.0, 2.0, 10.0, 20.0]))
+    rows = np.zeros((2, len(FEATURES)), dtype=np.float32)
+    rows[0, 0] = 1.0  # right at the root, left at the right split: 10
+    rows[1, :2] = 1.0  # right at the root and at the right split: 20
+    if chain + 1 < 1 << 20:
+        assert CompiledEngine(arrays, threads=1).predict(rows).tolist() == [10.0, 20.0]
+    else:
+        with pytest.raises(ElqueryError, match=r"at most 1048574 splits in a left subtree, not 1048575 "
+                                               r"\(use engine onnxruntime\)"):
+            CompiledEngine(arrays, threads=1)
