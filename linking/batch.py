@@ -15,6 +15,7 @@ from typing import Protocol, Self, TypeVar, overload
 
 from elquery.base import ElqueryError, check_workers
 from elquery.workers import ordered_map
+from elquery.linking.ltr.forest import share_cores
 from elquery.linking.types import LinkResult
 
 
@@ -65,8 +66,11 @@ the two chunks per worker in flight: at most that many chunks' results are held 
 _worker_linker: ResultLinker | None = None
 
 
-def _start_worker(factory: Factory) -> None:
+def _start_worker(factory: Factory, workers: int) -> None:
+    """A worker of ``workers`` linking processes: its linker, an LTR forest on one thread when the
+    processes fill the cores (:func:`~elquery.linking.ltr.forest.share_cores`)."""
     global _worker_linker
+    share_cores(workers)
     _worker_linker = factory()
 
 
@@ -108,7 +112,7 @@ def link_many(linker: ResultLinker, factory: Factory | None, queries: Iterable[t
         raise ElqueryError("linking in other processes needs a factory of the linker")
     chunks = ((chunk,) for chunk in _chunks(queries, CHUNK if workers > 1 else 1))  # one: each result at once
     for results in ordered_map(partial(_link_chunk, encode=encode), chunks, workers, initializer=_start_worker,
-                               initargs=(factory,), here=partial(_encoded, linker, encode=encode),
+                               initargs=(factory, workers), here=partial(_encoded, linker, encode=encode),
                                window=2 * (workers - 1) + AHEAD):
         yield from results
 

@@ -92,11 +92,9 @@ def _serve(args: argparse.Namespace) -> int:
     os.environ[_ENV["warm_up"]] = repr(args.warm_up)
     os.environ[_ENV["max_query_tokens"]] = str(args.max_query_tokens)
     os.environ[_ENV["time_limit"]] = repr(args.time_limit)
-    from elquery.linking.ltr.forest import THREADS_VARIABLE, default_threads
+    from elquery.linking.ltr.forest import share_cores
 
-    default_threads()  # a bad ELQUERY_LTR_THREADS is one line here, not an error in every worker
-    if 2 * args.workers > (os.cpu_count() or 1):  # the workers fill the cores: an LTR forest walks on one thread
-        os.environ.setdefault(THREADS_VARIABLE, "1")
+    share_cores(args.workers)  # a bad ELQUERY_LTR_THREADS is one line here, not an error in every worker
     print(f"elquery serve: http://{args.host}:{args.port}/ ({args.workers} worker(s))", file=sys.stderr)
     config = uvicorn.Config("elquery.serve.cli:app_from_environment", factory=True, host=args.host, port=args.port,
                             workers=args.workers, log_level="warning")

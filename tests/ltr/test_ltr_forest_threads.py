@@ -251,3 +251,24 @@ def test_serve_refuses_a_bad_threads_variable_in_one_line(sample_link_artefacts:
     assert run([serve_cli.register], "elquery", ["serve", "--index", str(index), "--surface-forms",
                                                  str(surface_forms)]) == 2
     assert capsys.readouterr().err == f"elquery: error: {THREADS_VARIABLE} must be 1 or 2, not 'two'\n"
+
+
+@pytest.mark.parametrize(("workers", "threads"), [(1, None), (2, "1"), (3, "1")])
+def test_a_batch_linking_worker_gets_one_forest_thread_when_the_workers_fill_the_cores(
+        workers: int, threads: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On 2 cores, `elquery link --workers 2` (or more) makes each worker's linker walk its forest on
+    one thread, as serve does; one worker keeps two. The worker's linker is made after the rule."""
+    import os
+
+    import elquery.linking.batch as batch
+    from elquery.linking.ltr.forest import THREADS_VARIABLE
+
+    monkeypatch.delenv(THREADS_VARIABLE, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    seen: list[str | None] = []
+    monkeypatch.setattr(batch, "_worker_linker", None)
+    batch._start_worker(lambda: seen.append(os.environ.get(THREADS_VARIABLE)), workers)  # type: ignore[arg-type, return-value]
+    assert seen == [threads]
+    monkeypatch.setenv(THREADS_VARIABLE, "2")  # the user's value is kept
+    batch._start_worker(lambda: seen.append(os.environ.get(THREADS_VARIABLE)), workers)  # type: ignore[arg-type, return-value]
+    assert seen[-1] == "2"
