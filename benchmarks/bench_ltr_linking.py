@@ -64,7 +64,7 @@ JSON lines:
 
 Usage: ``python benchmarks/bench_ltr_linking.py [--work DIR] [--entities N] [--train-queries N]
 [--queries N] [--trees N] [--label-noise P] [--workers N] [--serve-workers N...] [--clients N]
-[--seconds S] [--warmup S] [--titles 1,2] [--forest-threads {1,2}...] [--parts latency,breakdown,cold,serve]``;
+[--seconds S] [--warmup S] [--titles 1,2] [--forest-threads {1,2}...] [--warm-up-passes P] [--parts latency,breakdown,cold,serve]``;
 at the end ``ltr_bench_process``: the peak memory of this (the parent) process.
 """
 
@@ -196,10 +196,10 @@ def model_size(model: Path) -> dict[str, object]:
             "labels": "synthetic: the entities whose titles made the query"}
 
 
-def warm_times(function: object, texts: list[str]) -> Timer:
-    """Wall and CPU seconds of each call after a warm-up pass over all ``texts``, garbage collector
-    off per call."""
-    for text in texts:
+def warm_times(function: object, texts: list[str], passes: int = 1) -> Timer:
+    """Wall and CPU seconds of each call after ``passes`` warm-up passes over all ``texts``, garbage
+    collector off per call."""
+    for text in texts * passes:
         function(text)  # type: ignore[operator]
     timer = Timer(threads=True)
     for text in texts:
@@ -225,18 +225,19 @@ CLOCKS = {"wall_*": "wall clock (on a shared machine it also counts waiting for 
 
 
 def latency_child(method: str, index: Path, surface_forms: Path, model: Path, texts: list[str],
-                  gif_threshold: float) -> list[dict[str, object]]:
-    """One method's warm latency, in this process (a fresh one: its peak is this linker's)."""
+                  gif_threshold: float, passes: int) -> list[dict[str, object]]:
+    """One method's warm latency after ``passes`` warm-up passes, in this process (a fresh one: its
+    peak is this linker's)."""
     from elquery.linking.linker import Linker
 
     if method == "gif-mlmcg":
         linker = Linker(index, surface_forms, method="mlmcg", gif_threshold=gif_threshold)
     else:
         linker = Linker(index, surface_forms, method="ltr", model=model, top_ranked=method == "ltr")
-    timer = warm_times(linker.rank if method == "ltr" else linker.link, texts)
+    timer = warm_times(linker.rank if method == "ltr" else linker.link, texts, passes)
     linked = sum(1 for text in texts[:500] if linker.result(text).interpretations) / min(len(texts), 500)
     linker.close()
-    return [{"bench": "ltr_latency", "method": method, "queries": len(texts), **figures_of(timer),
+    return [{"bench": "ltr_latency", "method": method, "queries": len(texts), "warm_up_passes": passes, **figures_of(timer),
              "with_interpretation": round(linked, 3)}]
 
 
@@ -302,14 +303,14 @@ def run_child(args: argparse.Namespace) -> int:
             records = breakdown_child(args.index, args.surface_forms, args.model, texts, store)
         else:
             records = latency_child(args.child, args.index, args.surface_forms, args.model, texts,
-                                    args.gif_threshold)
+                                    args.gif_threshold, args.warm_up_passes)
     for record in records:
         emit({"peak_rss_mb": round(max_rss_mb(), 1), **record})
     return 0
 
 
 def in_fresh_process(part: str, index: Path, surface_forms: Path, model: Path, texts_file: Path,
-                     gif_threshold: float, threads: int | None) -> list[dict[str, object]]:
+                     gif_threshold: float, threads: int | None, passes: int = 1) -> list[dict[str, object]]:
     """``part`` (a method's latency or ``breakdown``) run by this script in a process of its own,
     ``ELQUERY_LTR_THREADS`` set to ``threads`` (inherited when None); its records, each with the
     forest's threads and the load average at its end."""
@@ -320,7 +321,7 @@ def in_fresh_process(part: str, index: Path, surface_forms: Path, model: Path, t
         env[THREADS_VARIABLE] = str(threads)
     out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", part, "--index", str(index),
                           "--surface-forms", str(surface_forms), "--model", str(model), "--child-texts",
-                          str(texts_file), "--gif-threshold", str(gif_threshold)],
+                          str(texts_file), "--gif-threshold", str(gif_threshold), "--warm-up-passes", str(passes)],
                          env=env, stdout=subprocess.PIPE, text=True, check=True).stdout
     forest_threads = env.get(THREADS_VARIABLE) or "default"
     return [{**json.loads(line), "forest_threads": forest_threads if part in ("ltr", "ltr-greedy", "breakdown") else None,
@@ -328,16 +329,16 @@ def in_fresh_process(part: str, index: Path, surface_forms: Path, model: Path, t
 
 
 def latency(index: Path, surface_forms: Path, model: Path, texts_file: Path, gif_threshold: float,
-            threads: list[int | None]) -> None:
+            threads: list[int | None], passes: int) -> None:
     """GIF-MLMcg once, then LTR and LTR-greedy with each forest thread count (interleaved: method
     by method, the counts in turn), each in a fresh process; then the ratios per thread count."""
     common = (index, surface_forms, model, texts_file, gif_threshold)
-    gif = in_fresh_process("gif-mlmcg", *common, None)[0]
+    gif = in_fresh_process("gif-mlmcg", *common, None, passes)[0]
     emit({**gif, "clocks": CLOCKS})
     figures: dict[tuple[str, int | None], dict[str, object]] = {}
     for name in ("ltr", "ltr-greedy"):
         for count in threads:
-            figures[name, count] = in_fresh_process(name, *common, count)[0]
+            figures[name, count] = in_fresh_process(name, *common, count, passes)[0]
             emit(figures[name, count])
     for (name, count), record in figures.items():
         emit({"bench": "ltr_ratio", "method": name, "over": "gif-mlmcg", "forest_threads": record["forest_threads"],
@@ -468,6 +469,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="entity titles a query is made of, a count drawn per query from this list (more "
                              "titles, more candidate pairs: Y-ERD has about 10 a query)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--warm-up-passes", type=int, default=1,
+                        help="warm-up passes over the timed queries before the latency is timed (default 1; over "
+                             "1,000 queries at 1M the JVM's JIT compiler still works through the second)")
     parser.add_argument("--forest-threads", type=int, nargs="+", choices=(1, 2),
                         help="the compiled forest's threads (ELQUERY_LTR_THREADS) in the latency and breakdown "
                              "processes, each count in turn (default: the engine's own default)")
@@ -505,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
         texts_file = Path(folder) / "texts.json"
         texts_file.write_text(json.dumps(texts), encoding="utf-8")
         if "latency" in parts:
-            latency(index, surface_forms, model, texts_file, args.gif_threshold, threads)
+            latency(index, surface_forms, model, texts_file, args.gif_threshold, threads, args.warm_up_passes)
         if "breakdown" in parts:
             breakdown(index, surface_forms, model, texts_file, threads)
     if "cold" in parts:
