@@ -273,8 +273,10 @@ def merge_partition(paths: list[Path], min_count: int) -> MergedPartition:
         counts.append(piece_counts)
         offset += len(forms)
     del pieces
+    row_forms, row_entities, row_sources, row_counts = (np.concatenate(rows) for rows in (form_ranks, entities, sources, counts))
     pair_forms, pair_entities, facc_sum, anchor_sum, kb_sum = sum_pairs(
-        *map(np.concatenate, (form_ranks, entities, sources, counts)), len(names), SOURCE_FACC, SOURCE_ANCHORS)
+        row_forms, row_entities, row_sources, row_counts, len(names), SOURCE_FACC, SOURCE_ANCHORS)
+    del row_forms, row_entities, row_sources, row_counts
     facc_sum[facc_sum < min_count] = 0
     anchor_sum[anchor_sum < min_count] = 0
     keep = (facc_sum > 0) | (anchor_sum > 0) | (kb_sum > 0)
