@@ -8,8 +8,8 @@ then ran at 584 req/s, p99 63 ms, against 2,515 req/s, p99 22 ms with the files 
 
 So each worker first reads its artefacts' files whole (:func:`page_in`), smallest first, while they
 fit in a share of the memory the system reports available (:data:`MEMORY_SHARE`): a machine too
-small for all of them keeps the most files, and the largest ones (the positions and stored fields,
-which no query reads) are left to the disk. The reading is ``sendfile`` to ``/dev/null``: the
+small for all of them keeps the most files, and leaves the largest ones to the disk (over all of
+DBpedia the index's positions and stored fields, which /link does not read). The reading is ``sendfile`` to ``/dev/null``: the
 kernel brings the pages into its cache without copying them to the process (0.03 s of CPU a GB),
 and a second worker finds them there.
 """
