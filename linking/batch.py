@@ -15,7 +15,7 @@ from typing import Protocol, Self, TypeVar, overload
 
 from elquery.base import ElqueryError, check_workers
 from elquery.workers import ordered_map
-from elquery.linking.ltr.forest import share_cores
+from elquery.linking.ltr.forest import default_threads, share_cores
 from elquery.linking.types import LinkResult
 
 
@@ -107,6 +107,7 @@ def link_many(linker: ResultLinker, factory: Factory | None, queries: Iterable[t
     following chunks itself (at most :data:`AHEAD` of them), so every core works and memory stays
     bounded whatever the batch size. A batch of known size gets no more processes than it has
     :data:`MIN_QUERIES_PER_WORKER` queries for."""
+    default_threads()  # a bad ELQUERY_LTR_THREADS is one line here, whatever the batch's workers
     workers = worker_count(queries, workers)
     if workers > 1 and factory is None:
         raise ElqueryError("linking in other processes needs a factory of the linker")

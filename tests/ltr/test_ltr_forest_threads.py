@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -272,3 +273,18 @@ def test_a_batch_linking_worker_gets_one_forest_thread_when_the_workers_fill_the
     monkeypatch.setenv(THREADS_VARIABLE, "2")  # the user's value is kept
     batch._start_worker(lambda: seen.append(os.environ.get(THREADS_VARIABLE)), workers)  # type: ignore[arg-type, return-value]
     assert seen[-1] == "2"
+
+
+def test_a_bad_threads_variable_stops_a_batch_in_one_line_whatever_its_workers(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`ELQUERY_LTR_THREADS=x elquery link --queries FILE` stops before linking with one line and
+    exit 2, also when the batch is too small for a second worker (where no worker's start checks it)."""
+    from elquery.cli import main as elquery
+    from elquery.linking.ltr.forest import THREADS_VARIABLE
+
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("q1\tnew york pizza\nq2\ttotal recall\n", encoding="utf-8")
+    monkeypatch.setenv(THREADS_VARIABLE, "x")
+    out = tmp_path / "links.tsv"
+    assert elquery(["link", "--queries", str(queries), "--workers", "2", "--out", str(out)]) == 2
+    assert not out.exists()
