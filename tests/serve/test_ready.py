@@ -95,13 +95,16 @@ class _Titles:
         return self.ids[docid]
 
 
-def test_warm_up_queries_are_the_titles_of_entities_spread_over_the_index() -> None:
-    assert title_words("<dbpedia:New_York_(film)>") == "new york"
-    assert title_words("<dbpedia:Caf%C3%A9_M%C3%BCller>") == "café müller"
-    ids = [f"<dbpedia:Title_{chr(97 + n)}_(x)>" for n in range(12)]
-    # step 12 // 6 = 2: docids 0, 2, 4, ..., each paired with the docid step // 2 + 1 = 2 after it
-    assert warm_up_queries(_Titles(ids), 6) == [
-        "title a", "title c", "title e title g", "title g", "title i title", "title k title a"]
+def test_warm_up_queries_are_entity_titles_spread_over_the_index_in_the_shapes_of_web_queries() -> None:
+    assert title_words("<dbpedia:New_York_(film)>") == "New York"
+    assert title_words("<dbpedia:Caf%C3%A9_M%C3%BCller>") == "Café Müller"
+    ids = [f"<dbpedia:Title_{chr(97 + n)}_(x)>" for n in range(20)]
+    # step 20 // 10 = 2: docids 0, 2, 4, ..., each with the entity step // 2 + 1 = 2 docids on
+    # (the last one's wraps round to docid 0); the shapes in turn, from the first again at the ninth
+    assert warm_up_queries(_Titles(ids), 10) == [
+        "Title a", "title c", "what is the title e", "title g title i", "Title i's title 2015", "title k title",
+        "how to get to title m from title o?", "title o of title in qzxv", "Title q", "title s"]
+    assert warm_up_queries(_Titles(ids), 3) == ["Title a", "title g", "what is the title m"]  # step 6
     assert warm_up_queries(_Titles([]), 6) == []
 
 
