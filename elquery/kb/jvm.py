@@ -7,6 +7,15 @@ pyserini package) and elquery's own Java (:func:`helper_jars`: the index helper 
 ``indexing/java/src`` and the retrieval engine built from ``retrieval/java/src``, both by
 ``indexing/java/build.py``); pyserini then finds the JVM running and skips its own set-up.
 
+No garbage-collector or compiler option is set: the JVM's defaults (G1 on two cores) were measured
+against ``-XX:+UseSerialGC`` and ``-XX:+UseParallelGC`` on the LTR features at 1M entities (1,000
+queries of 6-8 titles, 51 pairs each, in-process, alternating processes, load 2.8-3.9) and none
+made a difference beyond the noise: a query allocates some 200 kB, so G1 makes one young pause of
+~1.5 ms per ~1,000 queries, and its own threads then use under 0.01 ms of CPU a query; in
+``elquery serve --workers 2`` at 4.6M the JVM's threads took 0.5% of the workers' CPU. What the
+process spends beside the calling thread is the JIT compiler's warm-up (C2: ~1.9 ms a query over the
+second 1,000 queries, 0.02 ms after the third), which no collector changes.
+
 Environment:
     ELQUERY_JVM_HEAP     maximum heap, e.g. ``4g`` (default ``2g``)
     ELQUERY_JVM_OPTIONS  further JVM options, whitespace separated
