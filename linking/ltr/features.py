@@ -58,6 +58,7 @@ import functools
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -203,12 +204,15 @@ class FeatureExtractor:
         matches = spans_found.candidates
         # the docids of every entity found (the candidates and the KB matches the title features
         # read: a few more than the pairs' entities), in one call
-        entities = list({match.entity: None for found in matches.values() for match in found})
+        entities = list(dict.fromkeys(map(_ENTITY, chain.from_iterable(matches.values()))))
         docids = dict(zip(entities, self.index.find_docids(entities)))
         # detect()'s candidates (Eq. 8-10, in span order, then entity id) with commonness >= c: all
         # of a span's matches that reach c (a KB alias below c, which detect keeps, is dropped again)
-        candidates: list[tuple[Mention, str, float]] = []
-        candidate_docids, numbers, spans = [], [], []
+        pairs: list[CandidatePair] = []
+        candidate_docids: list[int] = []
+        numbers: list[int] = []  # per pair, its span's number
+        spans: list[tuple[int, int]] = []
+        char_spans: list[tuple[int, int]] = []
         for (start, end), found in matches.items():  # in span order
             mention = None
             for match in sorted(found, key=_ENTITY):
@@ -216,10 +220,12 @@ class FeatureExtractor:
                     if mention is None:
                         mention = Mention(" ".join(texts[start:end]), start, end)
                         spans.append((start, end))
-                    candidates.append((mention, match.entity, match.commonness))
+                        char_start, char_end = tokens[start].start, tokens[end - 1].end
+                        char_spans.append((char_start, char_end))
+                    pairs.append(CandidatePair(mention, match.entity, char_start, char_end, match.commonness))
                     candidate_docids.append(docid)
                     numbers.append(len(spans) - 1)
-        if not candidates:
+        if not pairs:
             return [], np.zeros((0, len(FEATURES)))
         titled = self._title_matches(spans, matches, docids)
         columns = sorted(set(candidate_docids))
@@ -228,12 +234,17 @@ class FeatureExtractor:
         for docid in others:
             number[docid] = len(number)
         rows = [number[d] for d in candidate_docids]
-        layout = [len(spans), len(columns), len(candidates), sum(map(len, titled.values())), len(number),
-                  len(SINGLE_FIELD_MODELS),
-                  *(i for span in spans for i in span), *columns, *others,
-                  *(i for pair in zip(numbers, rows) for i in pair),
-                  *(i for (start, end), found in titled.items() for d in found for i in (start, end, number[d]))]
-        char_spans = [(tokens[s].start, tokens[e - 1].end) for s, e in spans]
+        layout = [len(spans), len(columns), len(pairs), sum(map(len, titled.values())), len(number),
+                  len(SINGLE_FIELD_MODELS)]
+        for span in spans:
+            layout += span
+        layout += columns
+        layout += others
+        for row in zip(numbers, rows):
+            layout += row
+        for (start, end), titles in titled.items():
+            for docid in titles:
+                layout += (start, end, number[docid])
         query_scores, mlm_tc, mention_scores, per_row, per_column, per_span = self._java_features(
             query, " ".join(texts), char_spans, layout, None if self._mapped else [*columns, *others])
         mentions = np.array([[end - start, 0, 0, spans_found.totals[(start, end)], (end - start) / len(texts)]
@@ -241,18 +252,16 @@ class FeatureExtractor:
         mentions[:, 1:3] = per_span
         span_rows, column_rows = np.array(numbers), np.array(rows)
         row_docids = np.array(columns)[column_rows]
-        matrix = np.empty((len(candidates), len(FEATURES)), dtype=np.float64)
+        matrix = np.empty((len(pairs), len(FEATURES)), dtype=np.float64)
         matrix[:, :_REDIRECTS] = mentions[span_rows]
         matrix[:, _REDIRECTS] = self._redirects[row_docids]
         matrix[:, _LINKS] = self._links[row_docids]
-        matrix[:, _COMMONNESS] = [commonness for _, _, commonness in candidates]
+        matrix[:, _COMMONNESS] = [pair.commonness for pair in pairs]
         matrix[:, _COMMONNESS + 1:_MENTION_SCORES] = per_row
         matrix[:, _MENTION_SCORES:_QUERY_TITLE] = mention_scores
         matrix[:, _QUERY_TITLE:_MLM_TC] = per_column[column_rows]
         matrix[:, _MLM_TC] = mlm_tc[column_rows]
         matrix[:, _QUERY_SCORES:] = query_scores[:, column_rows].T
-        pairs = [CandidatePair(mention, entity, *char_spans[n], commonness)
-                 for (mention, entity, commonness), n in zip(candidates, numbers)]
         return pairs, matrix
 
     def _java_features(self, query: str, normalized: str, char_spans: Sequence[tuple[int, int]], layout: list[int],
