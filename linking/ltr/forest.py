@@ -17,7 +17,11 @@ Engines (:data:`ENGINES`), both with scikit-learn's answers:
   split reached by many of a query's rows is read and tested once for them. On two threads (the
   default on a machine of two cores or more) from :data:`PARALLEL_PAIRS` (tree, row) pairs: the
   caller's and a :class:`HelperThread` the engine keeps, so that a query's rows (20 to 60 rows
-  through 1,000 trees: 20,000 to 60,000 pairs) pay for it. Needs numba.
+  through 1,000 trees: 20,000 to 60,000 pairs) pay for it. A query's batch is shared in blocks of
+  trees, the caller's taken from the front of the forest, the thread's from the back, each with
+  one atomic instruction, so that neither waits for the other: a thread that wakes late (or not
+  at all) leaves more blocks to the caller, which waits at the end for one block at most.
+  Needs numba.
 * ``onnxruntime``: the ONNX file in an onnxruntime session (one thread).
 
 ``benchmarks/bench_ltr.py`` measures both against scikit-learn's own ``predict``.
@@ -49,12 +53,9 @@ TREE_LANES = 1024
 more rows, the fewer trees, so that the blocks' nodes stay in the caches."""
 PARALLEL_PAIRS = 10_000
 """The fewest (tree, row) pairs a batch has for the compiled engine to walk them on two threads."""
-HELPER_PARTS = 4
-"""The parts of the second half of the trees that the compiled engine's helper thread takes in
-order and the caller, its half done, from the end (those the thread has not started)."""
 PATIENCE = 1.5
-"""How long the caller of a :class:`HelperThread` waits for a part the thread has started before
-it runs it itself, in times its own time for a part."""
+"""How long the caller of a :class:`HelperThread` waits for a part (or a block of trees) the thread
+has started before it runs it itself, in times its own time for a part (a block)."""
 THREADS_VARIABLE = "ELQUERY_LTR_THREADS"
 """An environment variable that sets the compiled engine's default threads (1 or 2): ``elquery
 serve`` sets it to 1 when its workers alone occupy the cores."""
@@ -263,7 +264,8 @@ class CompiledEngine:
         self._slot_type = np.uint8 if len(self._values) <= 1 << 8 else np.uint16
         self._bin_type = np.int16 if np.diff(self._starts).max(initial=0) < 1 << 15 else np.int32  # bins 0 to that
         self._features = len(self._starts) - 1
-        self._bin_rows, self._walk, self._add_in_order = kernels.bin_rows, kernels.walk, kernels.add_in_order
+        self._bin_rows, self._walk = kernels.bin_rows, kernels.walk
+        self._walk_front, self._walk_back = kernels.walk_front, kernels.walk_back
         self.threads = default_threads() if threads is None else threads
         if self.threads not in (1, 2):
             raise ElqueryError(f"the compiled engine runs on 1 or 2 threads, not {self.threads}")
@@ -275,10 +277,8 @@ class CompiledEngine:
         """Mean leaf value of each row of float32 ``rows``: the trees' values summed in order, then
         divided by their number, as scikit-learn does. On two threads, a batch of at least
         2 * :data:`TREE_LANES` rows is split into two halves of its rows (at a multiple of
-        :data:`LANE_ROWS`); a smaller one into two halves of the trees, the caller's the first, the
-        second in :data:`HELPER_PARTS` parts for the helper thread (or the caller, those the thread
-        has not started), their leaf value numbers kept per tree and their values added in order
-        after the first half's."""
+        :data:`LANE_ROWS`); a smaller one into blocks of trees that the caller takes from the front
+        and the helper thread from the back (:meth:`_run_shared`)."""
         rows = np.ascontiguousarray(rows, dtype=np.float32)
         count, trees = len(rows), len(self._roots)
         totals = np.zeros(count)
@@ -293,14 +293,24 @@ class CompiledEngine:
             self._helper.run_beside(lambda: self._run(self._roots, bins, 0, totals[:half]),
                                     [partial(self._run_rows, bins, half, totals[half:])])
         else:
-            half = trees // 2
-            second = np.empty((trees - half, count), dtype=self._slot_type)
-            ends = [half + (trees - half) * k // HELPER_PARTS for k in range(HELPER_PARTS + 1)]
-            self._helper.run_beside(lambda: self._run(self._roots[:half], bins, 0, totals),
-                                    [partial(self._run, self._roots[start:end], bins, 0, totals, second[start - half:end - half])
-                                     for start, end in zip(ends, ends[1:])])
-            self._add_in_order(totals, second, self._values)
+            self._run_shared(bins, totals)
         return totals / trees
+
+    def _run_shared(self, bins: np.ndarray, totals: np.ndarray) -> None:
+        """All the rows through the trees on the caller's thread and the helper thread, in blocks
+        of trees each takes in turn, the caller's from the front, the thread's from the back
+        (:func:`~elquery.linking.ltr.forest_kernels.walk_front`)."""
+        count, trees = len(totals), len(self._roots)
+        tree_block = _tree_block(count)
+        blocks = -(-trees // tree_block)
+        claims = np.array([1 | blocks << 32], dtype=np.int64)  # block 0 is the caller's
+        done = np.zeros(blocks, dtype=np.int64)
+        per_tree = np.empty((trees, count), dtype=self._slot_type)
+        assert self._helper is not None
+        self._helper.hand(partial(self._walk_back, self._nodes, self._roots, self._values, bins, self._features, count,
+                                  tree_block, self._slots(tree_block), per_tree, claims, done))
+        self._walk_front(self._nodes, self._roots, self._values, bins, self._features, count, tree_block,
+                         self._slots(tree_block), totals, per_tree, claims, done, PATIENCE)
 
     def _run_rows(self, bins: np.ndarray, first_row: int, totals: np.ndarray) -> None:
         """Rows ``first_row`` to ``first_row + len(totals)`` through all the trees, their sums
@@ -309,14 +319,20 @@ class CompiledEngine:
         self._run(self._roots, bins, first_row, sums)
         totals[:] = sums
 
-    def _run(self, roots: np.ndarray, bins: np.ndarray, first_row: int, totals: np.ndarray,
-             per_tree: np.ndarray = _NO_TREES) -> None:
+    def _run(self, roots: np.ndarray, bins: np.ndarray, first_row: int, totals: np.ndarray) -> None:
         """Rows ``first_row`` to ``first_row + len(totals)`` through ``roots``' trees."""
-        count = len(totals)
-        tree_block = max(8, min(256, TREE_LANES // min(count, LANE_ROWS)))
-        slots = np.zeros(tree_block * LANE_ROWS + 1, dtype=self._slot_type)
-        self._walk(self._nodes, roots, self._values, bins, self._features, first_row, count, tree_block, slots, totals,
-                   per_tree)
+        tree_block = _tree_block(len(totals))
+        self._walk(self._nodes, roots, self._values, bins, self._features, first_row, len(totals), tree_block,
+                   self._slots(tree_block), totals, _NO_TREES)
+
+    def _slots(self, tree_block: int) -> np.ndarray:
+        """A walk's value numbers of a block of trees (forest_kernels.walk)."""
+        return np.zeros(tree_block * LANE_ROWS + 1, dtype=self._slot_type)
+
+
+def _tree_block(count: int) -> int:
+    """The trees walked together for ``count`` rows (:data:`TREE_LANES`)."""
+    return max(8, min(256, TREE_LANES // min(count, LANE_ROWS)))
 
 
 @dataclass
@@ -373,6 +389,14 @@ class HelperThread:
                 failure = failure or part.failure
         if failure is not None:
             raise failure
+
+    def hand(self, work: Callable[[], None]) -> None:
+        """``work`` to the thread, not waited for: the caller learns what the thread did through
+        what ``work`` writes (an exception of ``work`` is dropped: the caller must not rely on it
+        being run, as the thread may be busy or without a core)."""
+        part = _Part(work)
+        part.done.acquire()
+        self._queue().put([part])
 
     def stop(self) -> None:
         """End the thread once it has run the parts given before."""

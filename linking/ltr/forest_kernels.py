@@ -141,6 +141,56 @@ def _fill(typingctx: Any, slots: Any, offset: Any, leaves: Any, left: Any, left_
     return types.void(slots, offset, leaves, left, left_value, right_value), codegen
 
 
+@intrinsic
+def _compare_and_swap(typingctx: Any, array: Any, index: Any, expected: Any, wanted: Any) -> Any:
+    """``array[index]`` (int64) set to ``wanted`` if it is ``expected``, atomically; its value
+    before (LLVM's ``cmpxchg``, sequentially consistent)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        pointer = _item_pointer(context, builder, signature.args[0], args[0], args[1])
+        pair = builder.cmpxchg(pointer, args[2], args[3], "seq_cst", "seq_cst")
+        return builder.extract_value(pair, 0)
+
+    return types.int64(array, index, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _load_acquire(typingctx: Any, array: Any, index: Any) -> Any:
+    """``array[index]`` (int64) read atomically, with acquire ordering: what another thread wrote
+    before its release store of this value is seen."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        pointer = _item_pointer(context, builder, signature.args[0], args[0], args[1])
+        return builder.load_atomic(pointer, "acquire", 8)
+
+    return types.int64(array, index), codegen
+
+
+@intrinsic
+def _store_release(typingctx: Any, array: Any, index: Any, value: Any) -> Any:
+    """``array[index]`` (int64) = ``value``, atomically, with release ordering."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        pointer = _item_pointer(context, builder, signature.args[0], args[0], args[1])
+        builder.store_atomic(context.cast(builder, args[2], signature.args[2], types.int64), pointer, "release", 8)
+        return context.get_dummy_value()
+
+    return types.void(array, index, value), codegen
+
+
+@intrinsic
+def _cycles(typingctx: Any) -> Any:
+    """The CPU's cycle counter (LLVM's ``llvm.readcyclecounter``: the time-stamp counter on x86;
+    0 where the target has none)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), []),
+                                                  "llvm.readcyclecounter")
+        return builder.call(function, [])
+
+    return types.int64(), codegen
+
+
 @njit(cache=True, nogil=True)
 def compact(roots, features, bins, true_ids, true_leaf, false_ids, false_leaf, leaf_slots):
     """The splits of a forest given as ONNX TreeEnsemble arrays (``bins``: each split's threshold
@@ -233,89 +283,166 @@ def walk(nodes, roots, values, bins, width, first_row, count, tree_block, slots,
     value added to ``totals[row - first_row]`` tree by tree, in order (scikit-learn's sum), or,
     when ``per_tree`` has a row per tree, its value number written to ``per_tree[tree, row - first_row]``.
     ``slots`` (uint8 or uint16, ``tree_block * LANE_ROWS + 1``) holds the value numbers of a block
-    (the last one written by the walks not at a leaf yet).
-
-    Several rows go level by level, a vector compare a split; a single row (a batch or a last
-    group of one) walks the block's trees in lockstep, a scalar compare a step."""
-    trees = roots.shape[0]
-    chunks = (count + LANE_ROWS - 1) // LANE_ROWS
-    capacity = tree_block * min(count, LANE_ROWS) + 2  # a tree's entries of a level hold each row once at most
-    entries = np.empty(4 * capacity, np.uint64)  # two levels of (tree << 32 | node, rows) pairs
-    walks = np.empty(capacity, np.uint64)  # a single row's (tree << 32 | node)
-    nowhere = np.uint64(tree_block * LANE_ROWS)  # the slot a walk not yet at a leaf writes
+    (the last one written by the walks not at a leaf yet)."""
+    entries, walks = _scratch(count, tree_block)
     write = per_tree.shape[0] > 0
-    for first in range(0, trees, tree_block):
-        block = min(tree_block, trees - first)
-        for chunk in range(chunks):
-            lanes = min(LANE_ROWS, count - chunk * LANE_ROWS)
-            offset = np.uint64((first_row // LANE_ROWS + chunk) * width * LANE_ROWS)
-            every = ~_ZERO >> np.uint64(LANE_ROWS - lanes)
-            half = lanes <= HALF_ROWS
-            level, here, there, walking = _ZERO, _ZERO, np.uint64(2 * capacity), _ZERO
-            for tree in range(block):
-                key = np.uint64(roots[first + tree]) | (np.uint64(tree) << _TREE_SHIFT)
-                if lanes == 1:
-                    walks[walking] = key
-                    walking += _ONE
-                else:
-                    entries[_TWO * level], entries[_TWO * level + _ONE] = key, every
-                    level += _ONE
-            while level > _ZERO:
-                out = there
-                for entry in range(level):
-                    at = here + _TWO * np.uint64(entry)
-                    key, rows = entries[at], entries[at + _ONE]
-                    node = key & _LOW
-                    word = nodes[node]
-                    at, bound = offset + ((word & _FEATURE) << _SIX), (word >> _BIN_SHIFT) & _BIN
-                    if half:  # the rows fit half a vector: half the bins read and compared
-                        left = _at_most(bins, at, bound, HALF_ROWS) & rows
-                    else:
-                        left = _at_most(bins, at, bound, LANE_ROWS) & rows
-                    right = rows ^ left
-                    right_field = (word >> _RIGHT_SHIFT) & _RIGHT
-                    right_leaf = (word >> _RIGHT_LEAF) & _ONE
-                    left_leaf = (word >> _LEFT_LEAF) & _ONE
-                    _fill(slots, (key >> _TREE_SHIFT) << _SIX, (right & (_ZERO - right_leaf)) | (left & (_ZERO - left_leaf)),
-                          left, word >> _SLOT_SHIFT, right_field)
-                    entries[out], entries[out + _ONE] = key + right_field, right
-                    out += _TWO * (np.uint64(right != _ZERO) & (right_leaf ^ _ONE))
-                    entries[out], entries[out + _ONE] = key + _ONE, left
-                    out += _TWO * (np.uint64(left != _ZERO) & (left_leaf ^ _ONE))
-                    _prefetch(nodes, node + right_field)
-                    _prefetch(nodes, node + _ONE)
-                level = (out - there) // _TWO
-                here, there = there, here
-            while walking > _ZERO:  # a single row: its walks in lockstep, those at a leaf dropped
-                kept = _ZERO
-                for at in range(walking):
-                    key = walks[at]
-                    node = key & _LOW
-                    word = nodes[node]
-                    right_field = (word >> _RIGHT_SHIFT) & _RIGHT
-                    if bins[offset + ((word & _FEATURE) << _SIX)] <= np.int32((word >> _BIN_SHIFT) & _BIN):
-                        step, leaf, slot = _ONE, (word >> _LEFT_LEAF) & _ONE, word >> _SLOT_SHIFT
-                    else:
-                        step, leaf, slot = right_field, (word >> _RIGHT_LEAF) & _ONE, right_field
-                    slots[((key >> _TREE_SHIFT) << _SIX) if leaf else nowhere] = slot
-                    walks[kept] = key + step
-                    kept += leaf ^ _ONE
-                    _prefetch(nodes, node + step)
-                walking = kept
-            base = chunk * LANE_ROWS
-            for tree in range(block):  # tree by tree, in order
-                lane_slots = slots[tree * LANE_ROWS:(tree + 1) * LANE_ROWS]
-                if write:
-                    for lane in range(lanes):
-                        per_tree[first + tree, base + lane] = lane_slots[lane]
-                else:
-                    for lane in range(lanes):
-                        totals[base + lane] += values[lane_slots[lane]]
+    for first in range(0, roots.shape[0], tree_block):
+        _walk_block(nodes, roots, values, bins, width, first_row, count, first, tree_block, slots, totals, per_tree,
+                    write, entries, walks)
 
 
 @njit(cache=True, nogil=True)
-def add_in_order(totals, per_tree, values):
-    """``totals[row]`` += ``values[per_tree[tree, row]]`` tree by tree, in order."""
-    for tree in range(per_tree.shape[0]):
-        for row in range(per_tree.shape[1]):
-            totals[row] += values[per_tree[tree, row]]
+def walk_front(nodes, roots, values, bins, width, count, tree_block, slots, totals, per_tree, claims, done, patience):
+    """The caller's side of a batch walked on two threads (rows 0 to ``count``), the trees in blocks
+    of ``tree_block``, block b ``roots[b * tree_block:(b + 1) * tree_block]``. ``claims[0]``: the
+    next block from the front (low 32 bits) and the end of those not taken from the back (high 32
+    bits), set to (1, blocks) before either side starts: block 0 is the caller's. The caller takes
+    blocks from the front, one compare-and-swap each, and adds their leaf values to ``totals`` tree
+    by tree; :func:`walk_back`, on the other thread, takes them from the back, writes their value
+    numbers to ``per_tree`` and sets ``done[b]``. Where the two meet, the caller adds the rest
+    tree by tree from ``per_tree``, in order (scikit-learn's sum), waiting for a block the other
+    thread has not done yet at most ``patience`` times its own time per block (time-stamp
+    counter), then walking the block itself (the other thread lost its core). Returns the blocks
+    the caller walked."""
+    blocks = (roots.shape[0] + tree_block - 1) // tree_block
+    entries, walks = _scratch(count, tree_block)
+    start = _cycles()
+    block, walked = 0, 0
+    while block >= 0:
+        _walk_block(nodes, roots, values, bins, width, 0, count, block * tree_block, tree_block, slots, totals,
+                    per_tree, False, entries, walks)
+        walked += 1
+        block = _take(claims, True)
+    wait = patience * (_cycles() - start) / walked
+    met = _take(claims, True, True)
+    for block in range(met, blocks):
+        since = _cycles()
+        while _load_acquire(done, block) == 0:
+            if _cycles() - since > wait:
+                _walk_block(nodes, roots, values, bins, width, 0, count, block * tree_block, tree_block, slots, totals,
+                            per_tree, True, entries, walks)
+                walked += 1
+                break
+        for tree in range(block * tree_block, min((block + 1) * tree_block, roots.shape[0])):
+            for row in range(count):
+                totals[row] += values[per_tree[tree, row]]
+    return walked
+
+
+@njit(cache=True, nogil=True)
+def walk_back(nodes, roots, values, bins, width, count, tree_block, slots, per_tree, claims, done):
+    """The other thread's side of :func:`walk_front`: blocks taken from the back until the two
+    sides meet, each block's value numbers written to ``per_tree``, then ``done[block]`` set.
+    Returns the blocks it walked."""
+    entries, walks = _scratch(count, tree_block)
+    no_totals = np.empty(0)
+    walked = 0
+    block = _take(claims, False)
+    while block >= 0:
+        _walk_block(nodes, roots, values, bins, width, 0, count, block * tree_block, tree_block, slots, no_totals,
+                    per_tree, True, entries, walks)
+        _store_release(done, block, 1)
+        walked += 1
+        block = _take(claims, False)
+    return walked
+
+
+@njit(cache=True, nogil=True)
+def _take(claims, front, where=False):
+    """The next block from the front or the back of ``claims[0]`` (:func:`walk_front`), -1 when
+    the two sides have met; with ``where``, the block where they meet (nothing taken)."""
+    while True:
+        now = _load_acquire(claims, 0)
+        first, end = now & 0xFFFFFFFF, now >> 32
+        if where:
+            return first
+        if first >= end:
+            return -1
+        wanted = (first + 1) | (end << 32) if front else first | ((end - 1) << 32)
+        if _compare_and_swap(claims, 0, now, wanted) == now:
+            return first if front else end - 1
+
+
+@njit(cache=True, nogil=True)
+def _scratch(count, tree_block):
+    """The level entries and the single walks of :func:`_walk_block` for ``count`` rows."""
+    capacity = tree_block * min(count, LANE_ROWS) + 2  # a tree's entries of a level hold each row once at most
+    return np.empty(4 * capacity, np.uint64), np.empty(capacity, np.uint64)
+
+
+@njit(cache=True, nogil=True)
+def _walk_block(nodes, roots, values, bins, width, first_row, count, first, tree_block, slots, totals, per_tree,
+                write, entries, walks):
+    """The trees ``first`` to ``first + tree_block`` of :func:`walk`, their value numbers written to
+    ``per_tree`` if ``write``, else their values added to ``totals`` (``entries`` and ``walks``:
+    :func:`_scratch`). Several rows go level by level, a vector compare a split; a single row (a
+    batch or a last group of one) walks the block's trees in lockstep, a scalar compare a step."""
+    block = min(tree_block, roots.shape[0] - first)
+    chunks = (count + LANE_ROWS - 1) // LANE_ROWS
+    capacity = walks.shape[0]
+    nowhere = np.uint64(tree_block * LANE_ROWS)  # the slot a walk not yet at a leaf writes
+    for chunk in range(chunks):
+        lanes = min(LANE_ROWS, count - chunk * LANE_ROWS)
+        offset = np.uint64((first_row // LANE_ROWS + chunk) * width * LANE_ROWS)
+        every = ~_ZERO >> np.uint64(LANE_ROWS - lanes)
+        half = lanes <= HALF_ROWS
+        level, here, there, walking = _ZERO, _ZERO, np.uint64(2 * capacity), _ZERO
+        for tree in range(block):
+            key = np.uint64(roots[first + tree]) | (np.uint64(tree) << _TREE_SHIFT)
+            if lanes == 1:
+                walks[walking] = key
+                walking += _ONE
+            else:
+                entries[_TWO * level], entries[_TWO * level + _ONE] = key, every
+                level += _ONE
+        while level > _ZERO:
+            out = there
+            for entry in range(level):
+                at = here + _TWO * np.uint64(entry)
+                key, rows = entries[at], entries[at + _ONE]
+                node = key & _LOW
+                word = nodes[node]
+                at, bound = offset + ((word & _FEATURE) << _SIX), (word >> _BIN_SHIFT) & _BIN
+                if half:  # the rows fit half a vector: half the bins read and compared
+                    left = _at_most(bins, at, bound, HALF_ROWS) & rows
+                else:
+                    left = _at_most(bins, at, bound, LANE_ROWS) & rows
+                right = rows ^ left
+                right_field = (word >> _RIGHT_SHIFT) & _RIGHT
+                right_leaf = (word >> _RIGHT_LEAF) & _ONE
+                left_leaf = (word >> _LEFT_LEAF) & _ONE
+                _fill(slots, (key >> _TREE_SHIFT) << _SIX, (right & (_ZERO - right_leaf)) | (left & (_ZERO - left_leaf)),
+                      left, word >> _SLOT_SHIFT, right_field)
+                entries[out], entries[out + _ONE] = key + right_field, right
+                out += _TWO * (np.uint64(right != _ZERO) & (right_leaf ^ _ONE))
+                entries[out], entries[out + _ONE] = key + _ONE, left
+                out += _TWO * (np.uint64(left != _ZERO) & (left_leaf ^ _ONE))
+                _prefetch(nodes, node + right_field)
+                _prefetch(nodes, node + _ONE)
+            level = (out - there) // _TWO
+            here, there = there, here
+        while walking > _ZERO:  # a single row: its walks in lockstep, those at a leaf dropped
+            kept = _ZERO
+            for at in range(walking):
+                key = walks[at]
+                node = key & _LOW
+                word = nodes[node]
+                right_field = (word >> _RIGHT_SHIFT) & _RIGHT
+                if bins[offset + ((word & _FEATURE) << _SIX)] <= np.int32((word >> _BIN_SHIFT) & _BIN):
+                    step, leaf, slot = _ONE, (word >> _LEFT_LEAF) & _ONE, word >> _SLOT_SHIFT
+                else:
+                    step, leaf, slot = right_field, (word >> _RIGHT_LEAF) & _ONE, right_field
+                slots[((key >> _TREE_SHIFT) << _SIX) if leaf else nowhere] = slot
+                walks[kept] = key + step
+                kept += leaf ^ _ONE
+                _prefetch(nodes, node + step)
+            walking = kept
+        base = chunk * LANE_ROWS
+        for tree in range(block):  # tree by tree, in order
+            lane_slots = slots[tree * LANE_ROWS:(tree + 1) * LANE_ROWS]
+            if write:
+                for lane in range(lanes):
+                    per_tree[first + tree, base + lane] = lane_slots[lane]
+            else:
+                for lane in range(lanes):
+                    totals[base + lane] += values[lane_slots[lane]]
