@@ -19,7 +19,9 @@ worker: the work runs here) serves steps 2 and 3; it starts with step 1, so the 
 3. Partitions are merged by the workers (:func:`elquery.workers.ordered_map`; they map the entity ids
    from that file) into shards, which are appended here to the store, a temporary file next to
    the output that is renamed into place when the store is complete; SQLite indexes it with a page
-   cache of a quarter of ``memory_mb`` (its sorts spill to temporary files).
+   cache of a quarter of ``memory_mb`` (its sorts spill to temporary files), while the workers
+   gather each entity's forms from the shards' pairs, a run of entities at a time within
+   ``memory_mb`` (``entity_forms``, copied in once the store is indexed).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import platform
 import resource
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -52,6 +54,7 @@ from elquery.indexing.surface_forms.memory import (
     DEFAULT_MEMORY_MB,
     check_memory,
     chunk_rows,
+    entity_form_pairs,
     partition_input_bytes,
     sqlite_cache_kib,
 )
@@ -68,7 +71,16 @@ from elquery.indexing.surface_forms.sources import (
     predicates_of,
     read_redirects,
 )
-from elquery.indexing.surface_forms.store_writer import Shard, append_shard, create, finish, write_shard
+from elquery.indexing.surface_forms.store_writer import (
+    Shard,
+    append_shard,
+    create,
+    entity_ranges,
+    finish,
+    pair_file,
+    write_entity_forms,
+    write_shard,
+)
 from elquery.indexing.surface_forms.kernels import warm_kernels
 from elquery.kb.surface_forms.layout import ANCHORS, FACC, FORMAT, KB
 
@@ -331,12 +343,36 @@ def _shard_task(spills: list[Path], min_count: int, path: Path) -> tuple[Path, i
     return path, len(part.forms), len(part.pair_forms), write_shard(path, part, _name_ranks(path.parent))
 
 
+def _entity_forms_task(path: Path, shards: list[tuple[Path, int]], first: int, end: int) -> Path:
+    """:func:`write_entity_forms` in a worker, which first gives back to the system the memory it
+    kept for reuse (:func:`_reuse_freed_memory`): the merges are over, and the store is being indexed."""
+    if multiprocessing.parent_process() is not None and platform.libc_ver()[0] == "glibc":
+        ctypes.CDLL(None).malloc_trim(0)
+    return write_entity_forms(path, shards, first, end)
+
+
+def _entity_forms(spill_dir: Path, shards: list[tuple[Path, int]], bucket_pairs: np.ndarray, options: BuildOptions,
+                  pool: WorkerPool) -> Iterator[Path]:
+    """The files of the store's ``entity_forms`` rows, a run of entities each
+    (:func:`entity_ranges`, at most :func:`entity_form_pairs` pairs a run), in entity order. With
+    worker processes every run is handed to them at once, so they are written while this process
+    indexes the store; with one worker each is written here when it is asked for."""
+    tasks = [(spill_dir / f"entity-forms-{n:05d}.sqlite", shards, first, end)
+             for n, (first, end) in enumerate(entity_ranges(bucket_pairs, entity_form_pairs(options.memory_mb)))]
+    if pool.executor is None:
+        return (_entity_forms_task(*task) for task in tasks)
+    futures = [pool.executor.submit(_entity_forms_task, *task) for task in tasks]
+    return (future.result() for future in futures)
+
+
 def _assemble(db_path: Path, spill_dir: Path, partitions: int, options: BuildOptions, report: BuildReport,
               pool: WorkerPool) -> None:
     """Step 3: merge the partitions into shards (the ``pool``'s processes) and copy them, in
     partition order, into the store; form ids are consecutive across partitions. The entity ids
     are read from the files :func:`write_entity_names` wrote in ``spill_dir``; the entities used
-    are kept as one flag per entity (memory that does not grow with the pairs)."""
+    are kept as one flag per entity (memory that does not grow with the pairs). Then the
+    ``pool``'s processes gather the forms of each entity from the shards' pair files while this
+    process indexes the store."""
     tasks = (
         (sorted(spill_dir.glob(f"*-{p:05d}.spill")), options.min_count, spill_dir / f"shard-{p:05d}.sqlite")
         for p in range(partitions)
@@ -345,23 +381,30 @@ def _assemble(db_path: Path, spill_dir: Path, partitions: int, options: BuildOpt
     db = create(db_path, sqlite_cache_kib(options.memory_mb))
     try:
         used = np.zeros(len(names), bool)
+        bucket_pairs = np.zeros(0, np.int64)
+        shards: list[tuple[Path, int]] = []
         longest = 0
         with _bar(options, total=partitions, unit="part", desc="merge") as bar:
             for path, forms, pairs, shard in ordered_map(_shard_task, tasks, pool):
                 append_shard(db, path, report.forms)
                 path.unlink()
+                shards.append((pair_file(path), report.forms))
                 report.forms += forms
                 report.pairs += pairs
                 used[shard.entities] = True
+                if len(shard.bucket_pairs) > len(bucket_pairs):
+                    bucket_pairs = np.r_[bucket_pairs, np.zeros(len(shard.bucket_pairs) - len(bucket_pairs), np.int64)]
+                bucket_pairs[:len(shard.bucket_pairs)] += shard.bucket_pairs
                 longest = max(longest, shard.longest_form_tokens)
                 bar.update()
-        if pool.executor is not None:  # the workers are done: their memory (kept for reuse) goes before the indexing
-            pool.executor.shutdown(wait=True)
         if report.forms == 0:
             raise ElqueryError(f"no surface forms found in the sources given ({', '.join(options.sources) or 'none'})")
         report.entities = int(np.count_nonzero(used))
         finish(db, np.flatnonzero(used), names, longest,
-               {"sources": options.sources, "min_count": options.min_count, "report": report.to_json()})
+               {"sources": options.sources, "min_count": options.min_count, "report": report.to_json()},
+               _entity_forms(spill_dir, shards, bucket_pairs, options, pool))
+        for pairs_path, _ in shards:
+            pairs_path.unlink()
     finally:
         db.close()
 

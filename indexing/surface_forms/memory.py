@@ -13,6 +13,9 @@ them to disk, whatever the input's size:
   :data:`MERGE_BYTES_PER_INPUT_BYTE` times its input, fits;
 - the process that assembles the store gives SQLite's page cache (its sorts when it indexes the
   store included) a quarter of it (:func:`sqlite_cache_kib`);
+- a process gathering the forms of a run of entities (``entity_forms``) holds at most
+  :func:`entity_form_pairs` of their (entity, form) pairs, estimated at
+  :data:`ENTITY_FORM_PAIR_BYTES` each, however many pairs an entity has;
 - a raw FACC1 counter holds ``memory`` of (mention, mid) pairs
   (:mod:`elquery.indexing.surface_forms.facc_annotations`).
 
@@ -28,6 +31,7 @@ DEFAULT_MEMORY_MB = 512
 CHUNK_ROW_BYTES = 256
 MERGE_BYTES_PER_INPUT_BYTE = 12
 MIN_CHUNK_ROWS = 1_000
+ENTITY_FORM_PAIR_BYTES = 64
 
 
 def check_memory(memory_mb: int) -> int:
@@ -50,3 +54,8 @@ def partition_input_bytes(memory_mb: int) -> int:
 def sqlite_cache_kib(memory_mb: int) -> int:
     """SQLite's page cache in KiB for the process that assembles and indexes the store."""
     return max(2048, memory_mb * 1024 // 4)
+
+
+def entity_form_pairs(memory_mb: int) -> int:
+    """(entity, form) pairs a process gathers the entities' forms of at once."""
+    return max(1, memory_mb * 2**20 // ENTITY_FORM_PAIR_BYTES)

@@ -6,9 +6,13 @@ Every table is filled in the order of its key (forms by form id, partition after
 entities and their forms by entity id), so each insert appends to its B-tree and the store is
 written at the disk's speed with a bounded page cache, whatever its size; the indexes (forms by
 text, entities by name) are made at the end by SQLite's external sort. The forms of each entity
-(``entity_forms``) are gathered without holding the pairs: each shard's (entity, form) pairs,
-sorted, are appended to files of 65,536 entity numbers each (:data:`ENTITY_BUCKET_BITS`), which
-:func:`finish` reads one at a time, in entity order.
+(``entity_forms``) are gathered without holding the pairs: each shard's (entity, form) pairs are
+written beside it sorted, as one 64-bit key each (:func:`pair_file`), with a count of its pairs per
+range of 2^:data:`ENTITY_BUCKET_BITS` entity numbers; the ranges are grouped into runs of at most
+a number of pairs that ``--memory`` sets (:func:`entity_ranges`, so a run's memory does not grow
+with the pairs per entity), and each run's ``entity_forms`` rows are written to a file of their
+own (:func:`write_entity_forms`, in the build's workers while the store is indexed) that
+:func:`finish` copies into the store in entity order.
 
 Commonness (Eq. 9) is computed here, once, for every pair (:func:`commonness_counts`), and each
 form's candidates are encoded in candidate order (:func:`encode_candidates`), so a lookup reads
@@ -18,9 +22,8 @@ one row.
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
@@ -45,15 +48,12 @@ INDEXES = """
 CREATE UNIQUE INDEX entities_by_name ON entities(name);
 CREATE UNIQUE INDEX forms_by_form ON forms(form);
 """
-SHARD_PAIRS = "CREATE TABLE entity_pairs(chunk INTEGER PRIMARY KEY, entities BLOB NOT NULL, forms BLOB NOT NULL)"
-"""A shard's (entity, form) pairs sorted by entity then form, as uint32 arrays in chunks of
-:data:`_PAIR_CHUNK` (not part of the store)."""
 _BUILD_PRAGMAS = ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "threads = 2")
 SHARD_CACHE_KIB = 8192
-ENTITY_BUCKET_BITS = 16
-_PAIR_CHUNK = 1 << 22
+ENTITY_BUCKET_BITS = 10
+"""A shard counts its pairs per range of 2^10 entity numbers (the grain of :func:`entity_ranges`)."""
 ROWS_PER_INSERT = 1000
-_PAIR = np.dtype([("entity", "<u4"), ("form", "<u4")])
+_FORM_MASK = (1 << 32) - 1
 
 
 def commonness_counts(part: MergedPartition) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -146,97 +146,126 @@ def create(path: Path, cache_kib: int = SHARD_CACHE_KIB) -> sqlite3.Connection:
 @dataclass(frozen=True)
 class Shard:
     """What :func:`write_shard` tells the assembler: the entity numbers the shard's pairs use
-    (ascending) and the number of tokens of its longest form (0 without forms)."""
+    (ascending), the number of tokens of its longest form (0 without forms) and its pairs per
+    range of 2^:data:`ENTITY_BUCKET_BITS` entity numbers (``bucket_pairs[b]``: numbers
+    ``b << ENTITY_BUCKET_BITS`` up; as long as the last range used)."""
 
     entities: np.ndarray
     longest_form_tokens: int
+    bucket_pairs: np.ndarray
+
+
+def pair_file(shard: Path) -> Path:
+    """The file beside ``shard`` with its (entity, form) pairs: ``entity << 32 | form`` (the form's
+    index in the shard, from 0), uint64 ascending."""
+    return shard.with_name(shard.name + ".pairs")
 
 
 def write_shard(path: Path, part: MergedPartition, name_ranks: np.ndarray) -> Shard:
     """Write one merged partition as a shard (forms with ids 1..n in the partition's sorted
-    order and their encoded candidates, and its (entity, form) pairs by entity).
+    order and their encoded candidates) and its (entity, form) pairs by entity (:func:`pair_file`).
     ``name_ranks[n]`` is the rank of entity number n's id in sorted order
     (:attr:`MappedEntityNames.ranks`): candidates of equal commonness are ordered by id."""
     counts, _, _ = commonness_counts(part)
     order = candidate_order(part.pair_forms, counts, np.asarray(name_ranks)[part.pair_entities])
     blobs, offsets = encode_candidates(part.pair_forms[order], part.pair_entities[order], part.pair_kb[order],
                                        part.pair_facc[order], part.pair_anchors[order])
-    by_entity = np.sort(part.pair_entities << 32 | part.pair_forms)  # both below 2^32
-    entities, form_ids = (by_entity >> 32).astype("<u4"), (by_entity & 0xFFFFFFFF).astype("<u4")
-    chunks = ((n, entities[s:s + _PAIR_CHUNK].tobytes(), form_ids[s:s + _PAIR_CHUNK].tobytes())
-              for n, s in enumerate(range(0, len(entities), _PAIR_CHUNK)))
+    by_entity = np.sort((part.pair_entities << 32 | part.pair_forms).astype(np.uint64))  # both below 2^32
+    by_entity.tofile(pair_file(path))
+    entities = by_entity >> np.uint64(32)
     db = create(path)
     try:
-        db.execute(SHARD_PAIRS)
         db.execute("BEGIN")
         # the ids: SQLite's own rowids, 1..n (a third fewer values to bind than ids given)
         insert_rows(db, "forms(form, candidates)", [part.forms, list(map(blobs.__getitem__, map(slice, offsets, offsets[1:])))])
-        db.executemany("INSERT INTO entity_pairs VALUES (?, ?, ?)", chunks)
         db.execute("COMMIT")
     finally:
         db.close()
     longest = max(map(str.count, part.forms, repeat(" ")), default=-1) + 1  # forms are space-joined tokens
-    return Shard(entities[np.r_[True, entities[1:] != entities[:-1]]] if len(entities) else entities, longest)
-
-
-def _buckets(db: sqlite3.Connection) -> Path:
-    """The folder of the entity bucket files of the store ``db`` is writing (beside its file)."""
-    main = next(row[2] for row in db.execute("PRAGMA database_list") if row[1] == "main")
-    return Path(f"{main}.entity-pairs")
+    used = entities[np.r_[True, entities[1:] != entities[:-1]]] if len(entities) else entities
+    return Shard(used.astype(np.int64), longest, np.bincount((entities >> np.uint64(ENTITY_BUCKET_BITS)).astype(np.int64)))
 
 
 def append_shard(db: sqlite3.Connection, shard: Path, offset: int) -> None:
-    """Copy a shard into the store, its form ids shifted by ``offset``, and append its (entity,
-    form) pairs to the entity buckets. Shards are appended in form-id order."""
-    buckets = _buckets(db)
-    buckets.mkdir(exist_ok=True)
+    """Copy a shard's forms into the store, their ids shifted by ``offset``. Shards are appended
+    in form-id order; their pair files (:func:`pair_file`) stay for :func:`write_entity_forms`."""
     db.execute("ATTACH DATABASE ? AS shard", (str(shard),))
     try:
         db.execute("BEGIN")
         db.execute("INSERT INTO forms SELECT id - 1 + ?, form, candidates FROM shard.forms", (offset,))
         db.execute("COMMIT")
-        for entity_bytes, form_bytes in db.execute("SELECT entities, forms FROM shard.entity_pairs ORDER BY chunk"):
-            pairs = np.empty(len(entity_bytes) // 4, _PAIR)
-            pairs["entity"] = np.frombuffer(entity_bytes, "<u4")
-            pairs["form"] = np.frombuffer(form_bytes, "<u4") + np.uint32(offset)
-            bucket = pairs["entity"] >> ENTITY_BUCKET_BITS
-            bounds = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1], True])
-            for start, end in zip(bounds.tolist(), bounds[1:].tolist()):
-                with open(buckets / f"{int(bucket[start]):08d}.pairs", "ab") as file:
-                    pairs[start:end].tofile(file)
     finally:
         db.execute("DETACH DATABASE shard")
 
 
-def _entity_forms(buckets: Path) -> Iterator[tuple[list[int], list[bytes]]]:
-    """By entity, a bucket at a time: the entities and their form ids (little-endian uint32,
-    ascending), each bucket file removed once read."""
-    for path in sorted(buckets.glob("*.pairs")):
-        pairs = np.fromfile(path, _PAIR)
-        path.unlink()
-        pairs = pairs[np.argsort(pairs["entity"], kind="stable")]  # forms stay ascending: appended in form order
-        forms = pairs["form"].tobytes()
-        starts = np.flatnonzero(np.r_[True, pairs["entity"][1:] != pairs["entity"][:-1]])
-        bounds = (4 * np.r_[starts, len(pairs)]).tolist()
-        yield pairs["entity"][starts].tolist(), list(map(forms.__getitem__, map(slice, bounds, bounds[1:])))
+def entity_ranges(bucket_pairs: np.ndarray, most_pairs: int) -> list[tuple[int, int]]:
+    """Consecutive ranges [first, end) of entity numbers that together cover every bucket of
+    ``bucket_pairs`` (pairs per 2^:data:`ENTITY_BUCKET_BITS` numbers), each as many whole buckets
+    as hold at most ``most_pairs`` pairs (one bucket if it alone holds more): the runs of
+    ``entity_forms`` written by one :func:`write_entity_forms` each, whose memory is then bounded
+    by ``most_pairs`` (not by the pairs per entity)."""
+    ranges: list[tuple[int, int]] = []
+    first, held = 0, 0
+    for bucket, pairs in enumerate(np.asarray(bucket_pairs).tolist()):
+        if held and held + pairs > most_pairs:
+            ranges.append((first << ENTITY_BUCKET_BITS, bucket << ENTITY_BUCKET_BITS))
+            first, held = bucket, 0
+        held += pairs
+    if held:
+        ranges.append((first << ENTITY_BUCKET_BITS, len(bucket_pairs) << ENTITY_BUCKET_BITS))
+    return ranges
+
+
+def write_entity_forms(path: Path, shards: Sequence[tuple[Path, int]], first: int, end: int) -> Path:
+    """Write, as the table ``entity_forms`` of a new file ``path``, the forms of the entities
+    numbered ``first`` to ``end - 1`` from the pair files (:func:`pair_file`) of ``shards``
+    (each with the store id of its first form), form ids ascending; the file is returned."""
+    low, high = np.uint64(first << 32), np.uint64(end << 32)
+    keys = []
+    for pairs_path, offset in shards:
+        pairs = np.memmap(pairs_path, np.uint64, mode="r") if pairs_path.stat().st_size else np.zeros(0, np.uint64)
+        run = np.array(pairs[np.searchsorted(pairs, low):np.searchsorted(pairs, high)])
+        keys.append(run + np.uint64(offset))  # the store's form ids: below 2^32, so no carry into the entity
+        del pairs
+    ordered = np.sort(np.concatenate(keys)) if keys else np.zeros(0, np.uint64)
+    del keys
+    entities = (ordered >> np.uint64(32)).astype(np.int64)
+    forms = (ordered & np.uint64(_FORM_MASK)).astype("<u4").tobytes()
+    del ordered
+    starts = np.flatnonzero(np.r_[True, entities[1:] != entities[:-1]]) if len(entities) else np.zeros(0, np.int64)
+    bounds = (4 * np.r_[starts, len(entities)]).tolist()
+    db = create(path)
+    try:
+        db.execute("BEGIN")
+        if len(starts):
+            insert_rows(db, "entity_forms", [entities[starts].tolist(), list(map(forms.__getitem__, map(slice, bounds, bounds[1:])))])
+        db.execute("COMMIT")
+    finally:
+        db.close()
+    return path
 
 
 def finish(db: sqlite3.Connection, entities: np.ndarray, names: Sequence[str], longest_form_tokens: int,
-           meta: dict[str, object]) -> None:
-    """Write the ``entities`` used (numbers into ``names``, ascending) and their forms, index the
-    assembled store, and record its format, the number of tokens of its longest form and ``meta``
-    (JSON values)."""
-    buckets = _buckets(db)
+           meta: dict[str, object], entity_forms: Iterable[Path] = ()) -> None:
+    """Write the ``entities`` used (numbers into ``names``, ascending), index the assembled store,
+    copy in the ``entity_forms`` files (:func:`write_entity_forms`, in entity order; each removed
+    once copied: an iterable consumed after the indexing, so they may be written meanwhile), and
+    record the store's format, the number of tokens of its longest form and ``meta`` (JSON values)."""
     db.execute("BEGIN")
     for start in range(0, len(entities), 1 << 20):
         part = entities[start:start + (1 << 20)]
         insert_rows(db, "entities", [part.tolist(), names_of(names, part)])
-    if buckets.is_dir():
-        for numbers, forms in _entity_forms(buckets):
-            insert_rows(db, "entity_forms", [numbers, forms])
-        shutil.rmtree(buckets)
     db.execute("COMMIT")
     db.executescript(INDEXES)
+    for path in entity_forms:
+        db.execute("ATTACH DATABASE ? AS run", (str(path),))
+        try:
+            db.execute("BEGIN")
+            db.execute("INSERT INTO entity_forms SELECT id, forms FROM run.entity_forms")
+            db.execute("COMMIT")
+        finally:
+            db.execute("DETACH DATABASE run")
+        path.unlink()
     meta = {**meta, LONGEST_FORM_KEY: longest_form_tokens}
     rows = [("format", FORMAT)] + [(k, json.dumps(v, ensure_ascii=False, sort_keys=True)) for k, v in meta.items()]
     db.executemany("INSERT INTO meta VALUES (?, ?)", rows)

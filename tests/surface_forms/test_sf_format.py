@@ -103,11 +103,23 @@ def test_a_build_replaces_a_store_of_format_1(store: Path) -> None:
         assert [c.entity for c in sf.lookup("rome")] == ["<dbpedia:Rome>", "<dbpedia:Rome,_Georgia>"]
 
 
+def test_entity_ranges_hold_at_most_the_pairs_allowed() -> None:
+    from elquery.indexing.surface_forms.store_writer import ENTITY_BUCKET_BITS, entity_ranges
+
+    size = 1 << ENTITY_BUCKET_BITS
+    # buckets of 3, 4, 0, 5, 9 (more than allowed: alone), 1 and 1 pairs, at most 7 a range
+    assert entity_ranges(np.array([3, 4, 0, 5, 9, 1, 1]), 7) == [
+        (0, 3 * size), (3 * size, 4 * size), (4 * size, 5 * size), (5 * size, 7 * size)]
+    assert entity_ranges(np.array([2, 2]), 100) == [(0, 2 * size)]
+    assert entity_ranges(np.zeros(0, np.int64), 7) == []
+
+
 def test_entity_forms_do_not_depend_on_the_entity_buckets(store: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from elquery.indexing.surface_forms import store_writer
+    from elquery.indexing.surface_forms import build, store_writer
 
-    monkeypatch.setattr(store_writer, "ENTITY_BUCKET_BITS", 0)  # a file per entity number
+    monkeypatch.setattr(store_writer, "ENTITY_BUCKET_BITS", 0)  # a bucket per entity number
+    monkeypatch.setattr(build, "entity_form_pairs", lambda memory_mb: 1)  # and a run of entities per bucket
     again = tmp_path / "again.db"
     build_store(again, BuildOptions(dumps=(store.parent / "dumps",), facc=(store.parent / "facc.tsv",),
                                     kb_aliases=False, workers=1, progress=False))
@@ -122,7 +134,7 @@ def test_entity_forms_do_not_depend_on_the_entity_buckets(store: Path, tmp_path:
     names = dict(tables[0][1])
     assert {names[e]: sorted(forms[f] for f in np.frombuffer(blob, "<u4").tolist()) for e, blob in tables[0][2]} == {
         "<dbpedia:Rome>": ["roma", "rome"], "<dbpedia:Rome,_Georgia>": ["rome"], "<dbpedia:A.S._Roma>": ["roma"]}
-    assert not list(tmp_path.glob("**/*.pairs"))  # the bucket files are gone
+    assert not list(tmp_path.glob("**/*.pairs")) and not list(tmp_path.glob("**/entity-forms-*"))  # temporary files gone
 
 
 def test_spans_above_a_commonness_are_those_detection_keeps(store: Path, tmp_path: Path) -> None:
