@@ -120,6 +120,13 @@ class FreebaseLinks:
         if len(self._pending) >= _CHUNK:
             self._encode()
 
+    def add_batch(self, mids: list[str], numbers: list[int]) -> None:
+        """:meth:`add` of each (mid, number), in order."""
+        self._pending.extend(mids)
+        self._pending_numbers.extend(numbers)
+        if len(self._pending) >= _CHUNK:
+            self._encode()
+
     def _encode(self) -> None:
         codes = mid_codes(self._pending)
         for index in np.flatnonzero(codes < 0).tolist():

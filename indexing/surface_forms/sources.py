@@ -23,7 +23,7 @@ import urllib.parse
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import compress, islice
 from pathlib import Path
 
 from elquery.base import ElqueryError
@@ -119,10 +119,11 @@ _FREEBASE_LINK = re.compile(
 _LINK_BATCH = 10_000
 
 
-def scan_freebase_links(path: Path, report: ParseReport) -> Iterator[tuple[str, str]]:
-    """(entity id, ``/m/…``) of the owl:sameAs links from DBpedia resources to Freebase in
-    ``path`` (a freebase_links dataset): a batch of lines that are all such links is matched by
-    one regex; any other batch is read line by line as ``scan`` does (the same rule)."""
+def freebase_link_batches(path: Path, report: ParseReport) -> Iterator[tuple[list[str], list[str]]]:
+    """The owl:sameAs links from DBpedia resources to Freebase in ``path`` (a freebase_links
+    dataset), a batch of lines at a time: (entity ids, ``/m/…``). A batch of lines that are all
+    such links is matched by one regex; any other batch is read line by line as ``scan`` does
+    (the same rule)."""
     file_report = report.file(path)
     try:
         with open_text(path) as handle:
@@ -132,15 +133,24 @@ def scan_freebase_links(path: Path, report: ParseReport) -> Iterator[tuple[str, 
                 links = _FREEBASE_LINK.findall(block)
                 if len(links) == len(batch) == block.count("\n"):
                     file_report.triples += len(links)
-                    for title, mid in links:
-                        yield f"<dbpedia:{title}>", "/m/" + mid
+                    yield [f"<dbpedia:{title}>" for title, _ in links], ["/m/" + mid for _, mid in links]
                     continue
+                entities, mids = [], []
                 for _, subject, obj, literal in _scan_lines(batch, path, frozenset({SAME_AS}), report):
                     entity = entity_id(subject)
                     if entity is not None and not literal and obj.startswith(FREEBASE_MID_PREFIX):
-                        yield entity, "/m/" + obj[len(FREEBASE_MID_PREFIX) :]
+                        entities.append(entity)
+                        mids.append("/m/" + obj[len(FREEBASE_MID_PREFIX) :])
+                yield entities, mids
     except (EOFError, OSError, zlib.error) as exc:
         raise ElqueryError(f"{path}: truncated or corrupt file ({exc})") from exc
+
+
+def scan_freebase_links(path: Path, report: ParseReport) -> Iterator[tuple[str, str]]:
+    """(entity id, ``/m/…``) of the owl:sameAs links from DBpedia resources to Freebase in
+    ``path``, one at a time (:func:`freebase_link_batches`)."""
+    for entities, mids in freebase_link_batches(path, report):
+        yield from zip(entities, mids)
 
 
 def title_of(entity: str) -> str:
@@ -160,6 +170,14 @@ class Entities:
         if number == len(self.names):
             self.names.append(name)
         return number
+
+    def ids_of(self, names: list[str]) -> list[int]:
+        """:meth:`id` of each of ``names``, in one pass (new names numbered in order of first appearance)."""
+        ids, known = self.ids, len(self.names)
+        numbers = [ids.setdefault(name, len(ids)) for name in names]
+        if len(ids) > known:  # the new names, each once, in the order they were numbered
+            self.names.extend(dict.fromkeys(name for name, number in zip(names, numbers) if number >= known))
+        return numbers
 
 
 @dataclass
@@ -222,8 +240,8 @@ class DumpSources:
         """Read ``predicates`` (a subset of label, foaf:name, anchor text, owl:sameAs) from ``path``."""
         wanted = predicates_of(path, predicates)
         if wanted == {SAME_AS}:
-            for linked, mid in scan_freebase_links(path, self.report.parse):
-                self._freebase(linked, mid)
+            for linked, mids in freebase_link_batches(path, self.report.parse):
+                self._freebase_batch(linked, mids)
             return
         for predicate, subject, obj, literal in scan(path, wanted, self.report.parse):
             if predicate == SAME_AS:
@@ -265,6 +283,16 @@ class DumpSources:
             return
         self.report.freebase_links += 1
         self.mids.add(mid, self.entities.id(entity))
+
+    def _freebase_batch(self, entities: list[str], mids: list[str]) -> None:
+        """:meth:`_freebase` of each (entity, mid) of a batch, in one pass."""
+        if self.redirects:
+            entities = [self.redirects.get(entity, entity) for entity in entities]
+        keep = [not entity.endswith(_DISAMBIGUATION_IDS) for entity in entities]
+        if not all(keep):
+            entities, mids = list(compress(entities, keep)), list(compress(mids, keep))
+        self.report.freebase_links += len(entities)
+        self.mids.add_batch(mids, self.entities.ids_of(entities))
 
     def mid_numbers(self) -> MidNumbers:
         """The Freebase mapping of the links read (a mid linked to several entities keeps the
