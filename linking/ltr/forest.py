@@ -29,6 +29,7 @@ Engines (:data:`ENGINES`), both with scikit-learn's answers:
 
 from __future__ import annotations
 
+import math
 import os
 import queue
 import threading
@@ -56,6 +57,10 @@ PARALLEL_PAIRS = 10_000
 PATIENCE = 1.5
 """How long the caller of a :class:`HelperThread` waits for a part (or a block of trees) the thread
 has started before it runs it itself, in times its own time for a part (a block)."""
+SMOOTHING = 0.1
+"""The weight of a batch's time in :class:`ThreadChoice`'s moving averages."""
+EXPLORE_EVERY = 16
+"""One query-sized batch in EXPLORE_EVERY is walked the way :class:`ThreadChoice` finds slower."""
 THREADS_VARIABLE = "ELQUERY_LTR_THREADS"
 """An environment variable that sets the compiled engine's default threads (1 or 2): ``elquery
 serve`` sets it to 1 when its workers alone occupy the cores."""
@@ -272,13 +277,15 @@ class CompiledEngine:
         self._helper = HelperThread() if self.threads == 2 else None
         if self._helper is not None:  # the thread ends with the engine
             weakref.finalize(self, self._helper.stop)
+        self._choice = ThreadChoice()
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
         """Mean leaf value of each row of float32 ``rows``: the trees' values summed in order, then
         divided by their number, as scikit-learn does. On two threads, a batch of at least
         2 * :data:`TREE_LANES` rows is split into two halves of its rows (at a multiple of
-        :data:`LANE_ROWS`); a smaller one into blocks of trees that the caller takes from the front
-        and the helper thread from the back (:meth:`_run_shared`)."""
+        :data:`LANE_ROWS`); a smaller one (a query's) into blocks of trees that the caller takes from
+        the front and the helper thread from the back (:meth:`_run_shared`), or on the caller's
+        thread alone, whichever has been the faster here (:class:`ThreadChoice`)."""
         rows = np.ascontiguousarray(rows, dtype=np.float32)
         count, trees = len(rows), len(self._roots)
         totals = np.zeros(count)
@@ -293,7 +300,13 @@ class CompiledEngine:
             self._helper.run_beside(lambda: self._run(self._roots, bins, 0, totals[:half]),
                                     [partial(self._run_rows, bins, half, totals[half:])])
         else:
-            self._run_shared(bins, totals)
+            threads = self._choice.threads()
+            start = time.perf_counter()
+            if threads == 2:
+                self._run_shared(bins, totals)
+            else:
+                self._run(self._roots, bins, 0, totals)
+            self._choice.record(threads, time.perf_counter() - start, count * trees)
         return totals / trees
 
     def _run_shared(self, bins: np.ndarray, totals: np.ndarray) -> None:
@@ -333,6 +346,41 @@ class CompiledEngine:
 def _tree_block(count: int) -> int:
     """The trees walked together for ``count`` rows (:data:`TREE_LANES`)."""
     return max(8, min(256, TREE_LANES // min(count, LANE_ROWS)))
+
+
+@dataclass
+class ThreadChoice:
+    """Whether a query-sized batch is walked faster on one thread or on two, learnt from the
+    batches walked: per way, its wall time per (tree, row) pair as a moving average
+    (``a <- a + w * clip(s - a, -a, a)`` for a batch's s, w = :data:`SMOOTHING`: one slow batch
+    moves it by w a at most), the faster way taken, the other every :data:`EXPLORE_EVERY`-th
+    batch, so that a change (of the machine's load, of the cores the threads get) is seen. Two
+    threads win where the helper thread gets a core of its own soon enough, which depends on the
+    machine and its load, not on the forest: measured, not assumed."""
+
+    seconds: list[float] = field(default_factory=lambda: [math.nan, math.nan])
+    """Per pair, one thread's and two threads' (NaN: not measured yet)."""
+    walked: list[int] = field(default_factory=lambda: [0, 0])
+    """The batches walked each way (the first one not counted in the average: it may load the
+    kernels or start the thread)."""
+    batches: int = 0
+
+    def threads(self) -> int:
+        """The threads the next batch is walked on (each way first tried twice)."""
+        self.batches += 1
+        if min(self.walked) < 2:
+            return 1 if self.walked[0] < 2 else 2
+        faster = 1 if self.seconds[0] <= self.seconds[1] else 2
+        return 3 - faster if self.batches % EXPLORE_EVERY == 0 else faster
+
+    def record(self, threads: int, seconds: float, pairs: int) -> None:
+        """A batch of ``pairs`` (tree, row) pairs walked on ``threads`` threads in ``seconds``."""
+        self.walked[threads - 1] += 1
+        sample, average = seconds / pairs, self.seconds[threads - 1]
+        if self.walked[threads - 1] == 2:
+            self.seconds[threads - 1] = sample
+        elif self.walked[threads - 1] > 2:
+            self.seconds[threads - 1] = average + SMOOTHING * min(max(sample - average, -average), average)
 
 
 @dataclass

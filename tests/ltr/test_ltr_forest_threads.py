@@ -48,19 +48,20 @@ def test_a_query_sized_batch_is_walked_on_a_kept_second_thread_with_scikit_learn
         real_size: tuple[Any, np.ndarray]) -> None:
     """A 51-row and a 22-row query (the 1M and the full-scale benchmarks' sizes) through a
     1,000-tree forest: on two threads (a kept helper thread: the same one for each batch, still
-    there after it), the same numbers as scikit-learn's predict and as one thread."""
+    there after it), the same numbers as scikit-learn's predict and as one thread. The engine
+    tries one thread for its first two batches, then two (ThreadChoice)."""
     forest, probes = real_size
     two, one = CompiledEngine(from_sklearn(forest), threads=2), CompiledEngine(from_sklearn(forest), threads=1)
     before = set(helper_threads())
     seen = set()
-    for size in (51, 22, 260, 51):
+    for number, size in enumerate((51, 22, 260, 51, 22, 51)):
         assert size * TREES >= PARALLEL_PAIRS
         rows = probes[:size] if size != 22 else probes[100:122]
         wanted = forest.predict(rows)
         assert np.array_equal(two.predict(rows), wanted), size
         assert np.array_equal(one.predict(rows), wanted), size
         seen |= set(helper_threads()) - before
-        assert len(seen) == 1 and all(thread.is_alive() for thread in seen)  # one thread, kept between batches
+        assert len(seen) == (number >= 2) and all(thread.is_alive() for thread in seen)  # one thread, kept
 
 
 def test_callers_at_once_each_get_their_own_numbers(real_size: tuple[Any, np.ndarray]) -> None:
@@ -190,7 +191,8 @@ def test_the_helper_thread_ends_with_its_engine(real_size: tuple[Any, np.ndarray
     forest, probes = real_size
     engine = CompiledEngine(from_sklearn(forest), threads=2)
     before = set(helper_threads())
-    engine.predict(probes[:51])
+    for _ in range(4):  # two on one thread, then two on two (ThreadChoice)
+        engine.predict(probes[:51])
     (thread,) = set(helper_threads()) - before
     del engine
     gc.collect()
@@ -288,3 +290,29 @@ def test_a_bad_threads_variable_stops_a_batch_in_one_line_whatever_its_workers(
     out = tmp_path / "links.tsv"
     assert elquery(["link", "--queries", str(queries), "--workers", "2", "--out", str(out)]) == 2
     assert not out.exists()
+
+
+def test_the_faster_way_is_chosen_the_other_tried_every_explore_every_th_batch() -> None:
+    """ThreadChoice: one thread twice, two threads twice (the first batch of each not counted),
+    then the way of the lower average wall time per pair, the other one batch in EXPLORE_EVERY;
+    when the chosen way slows down (the machine got busy), the other is taken within a few of
+    its tries; a single very slow batch moves an average by SMOOTHING of it at most."""
+    from elquery.linking.ltr.forest import EXPLORE_EVERY, SMOOTHING, ThreadChoice
+
+    choice = ThreadChoice()
+    pairs = 51_000
+
+    def walk(seconds_one: float, seconds_two: float) -> int:
+        threads = choice.threads()
+        choice.record(threads, seconds_one if threads == 1 else seconds_two, pairs)
+        return threads
+
+    assert [walk(9.0, 9.0) if n % 2 == 0 else walk(1.7e-3, 1.0e-3) for n in range(4)] == [1, 1, 2, 2]
+    assert choice.seconds == [1.7e-3 / pairs, 1.0e-3 / pairs]  # the first batches (9 s) not counted
+    ways = [walk(1.7e-3, 1.0e-3) for _ in range(4 * EXPLORE_EVERY)]
+    assert ways.count(1) == 4 and all(ways[n] == 1 for n in range(len(ways)) if (n + 5) % EXPLORE_EVERY == 0)
+    before = choice.seconds[1]
+    walk(1.7e-3, 1.0)  # one batch of two threads 1,000 times slower
+    assert choice.seconds[1] == pytest.approx(before * (1 + SMOOTHING))
+    ways = [walk(1.7e-3, 4.0e-3) for _ in range(40)]  # two threads now slower than one
+    assert ways[-20:].count(2) <= 2 and ways[-20:].count(1) >= 18
