@@ -242,14 +242,17 @@ def latency_child(method: str, index: Path, surface_forms: Path, model: Path, te
 
 
 def breakdown_child(index: Path, surface_forms: Path, model: Path, texts: list[str],
-                    store: Path) -> list[dict[str, object]]:
-    """Per query: the features, then the compiled forest over its rows (the extractor closed
-    first), in this process; the rows and their scores saved to ``store`` for
-    :func:`onnxruntime_child`."""
+                    store: Path, passes: int = 1) -> list[dict[str, object]]:
+    """Per query, after ``passes`` warm-up passes of the features: the features, then the compiled
+    forest over its rows (the extractor closed first), in this process; the rows and their scores
+    saved to ``store`` for :func:`onnxruntime_child`."""
     from elquery.linking.ltr import FeatureExtractor, LtrModel
 
     with FeatureExtractor(index, surface_forms, 0.1) as extractor:
-        matrices = [extractor.extract(text)[1] for text in texts]  # warm-up pass
+        matrices = [extractor.extract(text)[1] for text in texts]  # warm-up passes
+        for _ in range(passes - 1):
+            for text in texts:
+                extractor.extract(text)
         features = Timer(threads=True)
         for text in texts:
             features(lambda: extractor.extract(text))  # noqa: B023
@@ -300,7 +303,7 @@ def run_child(args: argparse.Namespace) -> int:
     else:
         texts = json.loads(args.child_texts.read_text(encoding="utf-8"))
         if args.child == "breakdown":
-            records = breakdown_child(args.index, args.surface_forms, args.model, texts, store)
+            records = breakdown_child(args.index, args.surface_forms, args.model, texts, store, args.warm_up_passes)
         else:
             records = latency_child(args.child, args.index, args.surface_forms, args.model, texts,
                                     args.gif_threshold, args.warm_up_passes)
@@ -347,11 +350,12 @@ def latency(index: Path, surface_forms: Path, model: Path, texts_file: Path, gif
                            "process_cpu_mean", "threads_cpu_p50", "threads_cpu_p99", "threads_cpu_mean")}})
 
 
-def breakdown(index: Path, surface_forms: Path, model: Path, texts_file: Path, threads: list[int | None]) -> None:
-    """The features and the compiled forest per query, in a fresh process per forest thread count;
-    then onnxruntime over the same rows, in a process of its own."""
+def breakdown(index: Path, surface_forms: Path, model: Path, texts_file: Path, threads: list[int | None],
+              passes: int = 1) -> None:
+    """The features (after ``passes`` warm-up passes) and the compiled forest per query, in a fresh
+    process per forest thread count; then onnxruntime over the same rows, in a process of its own."""
     for count in threads:
-        for record in in_fresh_process("breakdown", index, surface_forms, model, texts_file, 0.0, count):
+        for record in in_fresh_process("breakdown", index, surface_forms, model, texts_file, 0.0, count, passes):
             emit(record)
     for record in in_fresh_process("breakdown-onnxruntime", index, surface_forms, model, texts_file, 0.0, None):
         emit(record)
@@ -470,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
                              "titles, more candidate pairs: Y-ERD has about 10 a query)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--warm-up-passes", type=int, default=1,
-                        help="warm-up passes over the timed queries before the latency is timed (default 1; over "
+                        help="warm-up passes over the timed queries before the latency or the breakdown is timed (default 1; over "
                              "1,000 queries at 1M the JVM's JIT compiler still works through the second)")
     parser.add_argument("--forest-threads", type=int, nargs="+", choices=(1, 2),
                         help="the compiled forest's threads (ELQUERY_LTR_THREADS) in the latency and breakdown "
@@ -511,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
         if "latency" in parts:
             latency(index, surface_forms, model, texts_file, args.gif_threshold, threads, args.warm_up_passes)
         if "breakdown" in parts:
-            breakdown(index, surface_forms, model, texts_file, threads)
+            breakdown(index, surface_forms, model, texts_file, threads, args.warm_up_passes)
     if "cold" in parts:
         cold(index, surface_forms, model, texts[0])
     if "serve" in parts:
