@@ -7,6 +7,7 @@ thread ends with its engine."""
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -316,3 +317,33 @@ def test_the_faster_way_is_chosen_the_other_tried_every_explore_every_th_batch()
     assert choice.seconds[1] == pytest.approx(before * (1 + SMOOTHING))
     ways = [walk(1.7e-3, 4.0e-3) for _ in range(40)]  # two threads now slower than one
     assert ways[-20:].count(2) <= 2 and ways[-20:].count(1) >= 18
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs Linux and two CPUs")
+def test_the_helper_thread_is_kept_off_the_callers_cpu() -> None:
+    """Handed a batch, the thread may run on any of the main thread's CPUs but the caller's (else the
+    scheduler often wakes it on the caller's, where the two take turns); when the caller has moved
+    to another CPU, the thread is kept off that one instead."""
+    import ctypes
+
+    cpus = sorted(os.sched_getaffinity(0))
+    helper = HelperThread()
+    seen: list[tuple[int, int]] = []  # the thread's id and CPU
+
+    def note() -> None:
+        seen.append((threading.get_native_id(), ctypes.CDLL(None).sched_getcpu()))
+
+    def caller(cpu: int) -> None:  # a thread of its own, held on one CPU
+        os.sched_setaffinity(0, {cpu})
+        done = threading.Event()
+        helper.hand(lambda: note() or done.set())
+        assert done.wait(10)
+
+    for cpu in cpus[:2]:
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(caller, cpu).result()
+        thread, ran_on = seen[-1]
+        assert os.sched_getaffinity(thread) == set(cpus) - {cpu}
+        assert ran_on != cpu
+    helper.stop()
