@@ -24,6 +24,14 @@ vector blend). The rows of a query travel together (a 51-row query visits about 
 where its rows take 1,100 steps), so a split's work is shared by all the rows that reach it. A
 single row (a batch of one, or a last group of one) walks the block's trees in lockstep instead,
 a scalar compare a step. Leaf values are then added tree by tree, in order (scikit-learn's sum).
+The walk is bound by its instructions, not by memory: at 1M (51 rows, 210,000 entries a query, 43%
+of them of one row) a tree takes 1.47 us walked once in the forest's order and 1.41 us with its
+nodes in the caches; walking single rows' entries as scalar walks instead gave no gain.
+
+Two threads (:func:`walk_front`, :func:`walk_back`): the blocks of trees of one batch taken one at a
+time with a compare-and-swap on one word, the caller's from the front (added in order as they
+come), the other thread's from the back (value numbers kept per tree, added by the caller after
+its own, in order), so that neither waits for the other but at the end, for one block at most.
 
 LLVM's x86 pass that turns a conditional move on a loop's critical path back into a branch is
 switched off here on x86 (``--x86-cmov-converter=false``, a code-generation heuristic of this
