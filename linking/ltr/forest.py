@@ -316,7 +316,7 @@ class CompiledEngine:
         of trees each takes in turn, the caller's from the front, the thread's from the back
         (:func:`~elquery.linking.ltr.forest_kernels.walk_front`)."""
         count, trees = len(totals), len(self._roots)
-        tree_block = _tree_block(count)
+        tree_block = _tree_block(count) // 2  # half one thread's: at the end, a shorter wait for the other's block
         blocks = -(-trees // tree_block)
         claims = np.array([1 | blocks << 32], dtype=np.int64)  # block 0 is the caller's
         done = np.zeros(blocks, dtype=np.int64)
