@@ -474,9 +474,9 @@ class HelperThread:
             batches, thread = self._batches, self._thread
         cpu = _current_cpu()
         if cpu != self._off and cpu >= 0 and thread is not None and thread.native_id is not None:
-            others = os.sched_getaffinity(os.getpid()) - {cpu}  # the process's CPUs (its main thread's)
-            if others:
-                with contextlib.suppress(OSError):  # the thread has ended, or the CPUs are not ours to set
+            with contextlib.suppress(OSError):  # a thread has ended, or the CPUs are not ours to set
+                others = os.sched_getaffinity(os.getpid()) - {cpu}  # the process's CPUs (its main thread's)
+                if others:
                     os.sched_setaffinity(thread.native_id, others)
                     self._off = cpu
         batches.put(parts)
