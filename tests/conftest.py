@@ -11,8 +11,12 @@ import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from elquery.indexing.ntriples import ParseReport
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -41,6 +45,14 @@ def index_without_ltr_texts(index: Path, copy: Path) -> Path:
 
 def data_root() -> Path:
     return Path(os.environ.get("ELQUERY_DATA", REPO.parent / "shared" / "data"))
+
+
+def freebase_links(path: Path, report: ParseReport) -> list[tuple[str, str]]:
+    """The (entity id, mid) links of a freebase_links file, one by one, from the batches the
+    surface-form build reads (:func:`~elquery.indexing.surface_forms.sources.freebase_link_batches`)."""
+    from elquery.indexing.surface_forms.sources import freebase_link_batches
+
+    return [link for entities, mids in freebase_link_batches(path, report) for link in zip(entities, mids)]
 
 
 def write_compressed(path: Path, data: bytes | str) -> Path:

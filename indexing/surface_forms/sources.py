@@ -146,13 +146,6 @@ def freebase_link_batches(path: Path, report: ParseReport) -> Iterator[tuple[lis
         raise ElqueryError(f"{path}: truncated or corrupt file ({exc})") from exc
 
 
-def scan_freebase_links(path: Path, report: ParseReport) -> Iterator[tuple[str, str]]:
-    """(entity id, ``/m/…``) of the owl:sameAs links from DBpedia resources to Freebase in
-    ``path``, one at a time (:func:`freebase_link_batches`)."""
-    for entities, mids in freebase_link_batches(path, report):
-        yield from zip(entities, mids)
-
-
 def title_of(entity: str) -> str:
     """``<dbpedia:Rome_(disambiguation)>`` -> ``Rome (disambiguation)`` (percent-decoded)."""
     return urllib.parse.unquote(entity[len("<dbpedia:") : -1]).replace("_", " ")

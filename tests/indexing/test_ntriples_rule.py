@@ -17,11 +17,13 @@ from hypothesis import strategies as st
 
 from elquery.indexing.ntriples import MAX_LINE_CHARS, ObjectKind, ParseReport, parse_line, plain_statement, read_triples
 from elquery.indexing.surface_forms import BuildOptions, build_store
-from elquery.indexing.surface_forms.sources import FREEBASE_MID_PREFIX, RDFS_LABEL, scan, scan_freebase_links
+from elquery.indexing.surface_forms.sources import FREEBASE_MID_PREFIX, RDFS_LABEL, scan
 from elquery.indexing.surface_forms.sources import SAME_AS as SAME_AS_IRI
 from elquery.kb.entities import entity_id
 from elquery.kb.normalize import normalize
 from elquery.kb.surface_forms.store import SurfaceFormStore
+
+from conftest import freebase_links  # tests/conftest.py, on the path as pytest loads it
 
 R = b"http://dbpedia.org/resource/"
 LABEL = b"<http://www.w3.org/2000/01/rdf-schema#label>"
@@ -159,7 +161,7 @@ def test_the_scanners_count_any_bytes_as_the_rule_does(tmp_path: Path, data: byt
              and entity_id(t.subject) is not None]
     report, report_links = ParseReport(max_errors=1000), ParseReport(max_errors=1000)
     scanned = [(s, o) for _, s, o, _ in scan(path, frozenset({RDFS_LABEL}), report)]
-    linked = list(scan_freebase_links(path, report_links))
+    linked = list(freebase_links(path, report_links))
     for found, wanted in ((scanned, label), (linked, links)):
         assert found == wanted
         assert all(text.encode("utf-8") for pair in found for text in pair)

@@ -13,9 +13,10 @@ from elquery.base import ElqueryError
 from elquery.indexing.ntriples import ParseReport
 from elquery.indexing.surface_forms import BuildOptions, build_store
 from elquery.indexing.surface_forms import memory as memory_module
-from elquery.indexing.surface_forms.sources import scan_freebase_links
 from elquery.kb.normalize import query_tokens
 from elquery.kb.surface_forms.store import FormEntity, SurfaceFormStore
+
+from conftest import freebase_links  # tests/conftest.py, on the path as pytest loads it
 
 R = "http://dbpedia.org/resource/"
 LABEL = "<http://www.w3.org/2000/01/rdf-schema#label>"
@@ -276,11 +277,11 @@ def test_freebase_links_blocks_with_other_lines_are_read_line_by_line(tmp_path: 
         encoding="utf-8",
     )
     report = ParseReport()
-    assert list(scan_freebase_links(links, report)) == [
+    assert list(freebase_links(links, report)) == [
         ("<dbpedia:Tokyo>", "/m/07dfk"), ("<dbpedia:Café>", "/m/0cafe"), ("<dbpedia:Kyoto>", "/m/0kyo")
     ]
     assert report.malformed == 1 and report.files[str(links)].errors == [f"{links}:4: not an N-Triples statement"]
     clean = tmp_path / "clean" / "freebase_links_en.ttl"
     clean.parent.mkdir()
     clean.write_text(_iri("Tokyo", SAME_AS, "http://rdf.freebase.com/ns/m.07dfk") * 2, encoding="utf-8")
-    assert list(scan_freebase_links(clean, ParseReport())) == [("<dbpedia:Tokyo>", "/m/07dfk")] * 2
+    assert list(freebase_links(clean, ParseReport())) == [("<dbpedia:Tokyo>", "/m/07dfk")] * 2
