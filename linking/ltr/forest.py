@@ -66,7 +66,6 @@ EXPLORE_EVERY = 16
 THREADS_VARIABLE = "ELQUERY_LTR_THREADS"
 """An environment variable that sets the compiled engine's default threads (1 or 2): ``elquery
 serve`` sets it to 1 when its workers alone occupy the cores."""
-_NO_TREES = np.empty((0, 0))
 
 
 @dataclass(frozen=True)
@@ -338,7 +337,7 @@ class CompiledEngine:
         """Rows ``first_row`` to ``first_row + len(totals)`` through ``roots``' trees."""
         tree_block = _tree_block(len(totals))
         self._walk(self._nodes, roots, self._values, bins, self._features, first_row, len(totals), tree_block,
-                   self._slots(tree_block), totals, _NO_TREES)
+                   self._slots(tree_block), totals)
 
     def _slots(self, tree_block: int) -> np.ndarray:
         """A walk's value numbers of a block of trees (forest_kernels.walk)."""

@@ -285,18 +285,17 @@ def bin_rows(rows, thresholds, starts, fences, fence_starts, bins):
 
 
 @njit(cache=True, nogil=True)
-def walk(nodes, roots, values, bins, width, first_row, count, tree_block, slots, totals, per_tree):
+def walk(nodes, roots, values, bins, width, first_row, count, tree_block, slots, totals):
     """Rows ``first_row`` to ``first_row + count`` (a multiple of :data:`LANE_ROWS` first) of the
     binned rows ``bins`` (``width`` features) through the trees of ``roots``: each row's leaf
-    value added to ``totals[row - first_row]`` tree by tree, in order (scikit-learn's sum), or,
-    when ``per_tree`` has a row per tree, its value number written to ``per_tree[tree, row - first_row]``.
+    value added to ``totals[row - first_row]`` tree by tree, in order (scikit-learn's sum).
     ``slots`` (uint8 or uint16, ``tree_block * LANE_ROWS + 1``) holds the value numbers of a block
     (the last one written by the walks not at a leaf yet)."""
     entries, walks = _scratch(count, tree_block)
-    write = per_tree.shape[0] > 0
+    no_trees = slots[:0].reshape((0, 0))  # no value numbers kept per tree: the values are added
     for first in range(0, roots.shape[0], tree_block):
-        _walk_block(nodes, roots, values, bins, width, first_row, count, first, tree_block, slots, totals, per_tree,
-                    write, entries, walks)
+        _walk_block(nodes, roots, values, bins, width, first_row, count, first, tree_block, slots, totals, no_trees,
+                    False, entries, walks)
 
 
 @njit(cache=True, nogil=True)
