@@ -114,14 +114,8 @@ class FreebaseLinks:
         self._pending_numbers: list[int] = []
         self._long: list[tuple[str, int]] = []
 
-    def add(self, mid: str, number: int) -> None:
-        self._pending.append(mid)
-        self._pending_numbers.append(number)
-        if len(self._pending) >= _CHUNK:
-            self._encode()
-
     def add_batch(self, mids: list[str], numbers: list[int]) -> None:
-        """:meth:`add` of each (mid, number), in order."""
+        """Link each of ``mids`` to its entity number, in order."""
         self._pending.extend(mids)
         self._pending_numbers.extend(numbers)
         if len(self._pending) >= _CHUNK:

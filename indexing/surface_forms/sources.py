@@ -270,15 +270,12 @@ class DumpSources:
             on_alias(title, self.entities.id(target))
 
     def _freebase(self, entity: str, mid: str) -> None:
-        """Link ``mid`` to ``entity`` (through redirects)."""
-        entity = self.redirects.get(entity, entity)
-        if entity.endswith(_DISAMBIGUATION_IDS):
-            return
-        self.report.freebase_links += 1
-        self.mids.add(mid, self.entities.id(entity))
+        """Link ``mid`` to ``entity`` (a batch of one: :meth:`_freebase_batch`)."""
+        self._freebase_batch([entity], [mid])
 
     def _freebase_batch(self, entities: list[str], mids: list[str]) -> None:
-        """:meth:`_freebase` of each (entity, mid) of a batch, in one pass."""
+        """Link each of ``mids`` to its entity (through redirects; a disambiguation page is no
+        entity), the batch in one pass."""
         if self.redirects:
             entities = [self.redirects.get(entity, entity) for entity in entities]
         keep = [not entity.endswith(_DISAMBIGUATION_IDS) for entity in entities]
