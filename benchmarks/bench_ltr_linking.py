@@ -27,8 +27,10 @@ JSON lines:
 * ``ltr_artefacts``, ``ltr_model``: sizes and build/training times;
 * ``ltr_latency`` per method: ``gif-mlmcg`` (``Linker.link``, s = ``--gif-threshold``), ``ltr``
   (the LTR ranking: ``Linker.rank`` of a TopRanked linker, no GIF) and ``ltr-greedy``
-  (``Linker.link``: GIF on the model's scores, s = 0.3): p50 / p99 / mean / max warm (after a
-  pass over every timed query), each call with the garbage collector off (``harness.Timer``), in
+  (``Linker.link``: GIF on the model's scores, s = 0.3): p50 / p99 / mean / max warm (after
+  ``--warm-up-passes`` passes over as many other queries, drawn after the timed ones: no timed
+  query is seen before it is timed, so a cache keyed by forms or terms helps the timed queries
+  only as much as another query's words would), each call with the garbage collector off (``harness.Timer``), in
   four clocks (``clocks`` in GIF-MLMcg's line says which is which): ``wall_*``, the wall clock
   (on a shared machine it also counts waiting for a core); ``process_cpu_*``, the process's CPU
   over all its threads (``time.process_time``), which counts the compiled forest's kept helper
@@ -196,10 +198,10 @@ def model_size(model: Path) -> dict[str, object]:
             "labels": "synthetic: the entities whose titles made the query"}
 
 
-def warm_times(function: object, texts: list[str], passes: int = 1) -> Timer:
-    """Wall and CPU seconds of each call after ``passes`` warm-up passes over all ``texts``, garbage
-    collector off per call."""
-    for text in texts * passes:
+def warm_times(function: object, texts: list[str], warm_up: list[str], passes: int = 1) -> Timer:
+    """Wall and CPU seconds of each call over ``texts`` after ``passes`` warm-up passes over the
+    other queries ``warm_up``, garbage collector off per call."""
+    for text in warm_up * passes:
         function(text)  # type: ignore[operator]
     timer = Timer(threads=True)
     for text in texts:
@@ -224,9 +226,9 @@ CLOCKS = {"wall_*": "wall clock (on a shared machine it also counts waiting for 
           "thread_cpu_*": "the calling thread's CPU alone (time.thread_time; leaves out the forest's helper thread)"}
 
 
-def latency_child(method: str, index: Path, surface_forms: Path, model: Path, texts: list[str],
+def latency_child(method: str, index: Path, surface_forms: Path, model: Path, texts: list[str], warm_up: list[str],
                   gif_threshold: float, passes: int) -> list[dict[str, object]]:
-    """One method's warm latency after ``passes`` warm-up passes, in this process (a fresh one: its
+    """One method's warm latency after ``passes`` warm-up passes over ``warm_up``, in this process (a fresh one: its
     peak is this linker's)."""
     from elquery.linking.linker import Linker
 
@@ -234,28 +236,27 @@ def latency_child(method: str, index: Path, surface_forms: Path, model: Path, te
         linker = Linker(index, surface_forms, method="mlmcg", gif_threshold=gif_threshold)
     else:
         linker = Linker(index, surface_forms, method="ltr", model=model, top_ranked=method == "ltr")
-    timer = warm_times(linker.rank if method == "ltr" else linker.link, texts, passes)
+    timer = warm_times(linker.rank if method == "ltr" else linker.link, texts, warm_up, passes)
     linked = sum(1 for text in texts[:500] if linker.result(text).interpretations) / min(len(texts), 500)
     linker.close()
     return [{"bench": "ltr_latency", "method": method, "queries": len(texts), "warm_up_passes": passes, **figures_of(timer),
              "with_interpretation": round(linked, 3)}]
 
 
-def breakdown_child(index: Path, surface_forms: Path, model: Path, texts: list[str],
+def breakdown_child(index: Path, surface_forms: Path, model: Path, texts: list[str], warm_up: list[str],
                     store: Path, passes: int = 1) -> list[dict[str, object]]:
-    """Per query, after ``passes`` warm-up passes of the features: the features, then the compiled
+    """Per query, after ``passes`` warm-up passes of the features over ``warm_up``: the features, then the compiled
     forest over its rows (the extractor closed first), in this process; the rows and their scores
     saved to ``store`` for :func:`onnxruntime_child`."""
     from elquery.linking.ltr import FeatureExtractor, LtrModel
 
     with FeatureExtractor(index, surface_forms, 0.1) as extractor:
-        matrices = [extractor.extract(text)[1] for text in texts]  # warm-up passes
-        for _ in range(passes - 1):
-            for text in texts:
-                extractor.extract(text)
+        for text in warm_up * passes:
+            extractor.extract(text)
         features = Timer(threads=True)
+        matrices = []
         for text in texts:
-            features(lambda: extractor.extract(text))  # noqa: B023
+            matrices.append(features(lambda: extractor.extract(text))[1])  # noqa: B023
     rows = np.array([len(m) for m in matrices])
     records: list[dict[str, object]] = [
         {"bench": "ltr_breakdown", "part": "features", "queries": len(texts), **figures_of(features),
@@ -303,10 +304,11 @@ def run_child(args: argparse.Namespace) -> int:
     else:
         texts = json.loads(args.child_texts.read_text(encoding="utf-8"))
         if args.child == "breakdown":
-            records = breakdown_child(args.index, args.surface_forms, args.model, texts, store, args.warm_up_passes)
+            records = breakdown_child(args.index, args.surface_forms, args.model, texts["timed"], texts["warm_up"], store,
+                                      args.warm_up_passes)
         else:
-            records = latency_child(args.child, args.index, args.surface_forms, args.model, texts,
-                                    args.gif_threshold, args.warm_up_passes)
+            records = latency_child(args.child, args.index, args.surface_forms, args.model, texts["timed"],
+                                    texts["warm_up"], args.gif_threshold, args.warm_up_passes)
     for record in records:
         emit({"peak_rss_mb": round(max_rss_mb(), 1), **record})
     return 0
@@ -474,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
                              "titles, more candidate pairs: Y-ERD has about 10 a query)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--warm-up-passes", type=int, default=1,
-                        help="warm-up passes over the timed queries before the latency or the breakdown is timed (default 1; over "
+                        help="warm-up passes over as many other queries (not the timed ones) before the latency or the breakdown is timed (default 1; over "
                              "1,000 queries at 1M the JVM's JIT compiler still works through the second)")
     parser.add_argument("--forest-threads", type=int, nargs="+", choices=(1, 2),
                         help="the compiled forest's threads (ELQUERY_LTR_THREADS) in the latency and breakdown "
@@ -495,7 +497,8 @@ def main(argv: list[str] | None = None) -> int:
         index, surface_forms = build_artefacts(args.work, args.entities, args.workers)
     else:
         index, surface_forms = args.index, args.surface_forms
-    queries = labelled_queries(index, args.train_queries + args.queries, args.seed, titles)
+    # training queries, timed queries, then as many warm-up queries (drawn last: the first ones do not change)
+    queries = labelled_queries(index, args.train_queries + 2 * args.queries, args.seed, titles)
     model = args.model
     if model is None:
         noisy = f"-noise{args.label_noise:g}" if args.label_noise else ""
@@ -506,12 +509,13 @@ def main(argv: list[str] | None = None) -> int:
                         args.label_noise)
         else:
             emit({"bench": "ltr_model", "reused": str(model), **model_size(model)})
-    texts = [text for _, text, _ in queries[args.train_queries:]]
+    texts = [text for _, text, _ in queries[args.train_queries:args.train_queries + args.queries]]
+    warm_up = [text for _, text, _ in queries[args.train_queries + args.queries:]]
     del queries
     threads: list[int | None] = list(args.forest_threads or [None])
     with tempfile.TemporaryDirectory(prefix="bench-ltr-linking-") as folder:
         texts_file = Path(folder) / "texts.json"
-        texts_file.write_text(json.dumps(texts), encoding="utf-8")
+        texts_file.write_text(json.dumps({"timed": texts, "warm_up": warm_up}), encoding="utf-8")
         if "latency" in parts:
             latency(index, surface_forms, model, texts_file, args.gif_threshold, threads, args.warm_up_passes)
         if "breakdown" in parts:
