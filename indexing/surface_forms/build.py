@@ -33,6 +33,7 @@ import multiprocessing
 import platform
 import resource
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -45,7 +46,7 @@ from elquery.base import ElqueryError, check_workers, default_workers
 from elquery.indexing.build_outputs import check_output, replace, work_folder
 from elquery.workers import WorkerPool, ordered_map, worker_pool
 from elquery.indexing.ntriples import dump_files
-from elquery.indexing.provenance import BuildPlan, write_provenance
+from elquery.indexing.provenance import BuildPlan, fingerprints, write_provenance
 from elquery.indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, PairChunk, SpillWriter, merge_partition
 from elquery.indexing.surface_forms.facc import ArrowRows, FaccReport, facc_files, read_facc
 from elquery.indexing.surface_forms.entity_names import MappedEntityNames, write_entity_names
@@ -420,6 +421,23 @@ def store_plan(options: BuildOptions) -> BuildPlan:
                       "format": FORMAT})
 
 
+def _checksums_ahead(plan: BuildPlan) -> threading.Thread:
+    """A thread taking the checksums of the plan's inputs for its provenance record now, while
+    the dumps are read (hashing and reading files leave the interpreter free, and the second core
+    would wait), instead of after the store is written; the record reuses them. A file it cannot
+    read is left for the record to report."""
+
+    def take() -> None:
+        try:
+            fingerprints(plan.inputs)
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=take, name="checksums", daemon=True)
+    thread.start()
+    return thread
+
+
 def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False) -> BuildReport:
     """Build the store at ``out`` from the sources in ``options`` (methods.md §3)."""
     out = Path(out)
@@ -433,6 +451,7 @@ def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False)
     facc = facc_files(list(options.facc)) if options.facc else []
     annotations = annotation_files(options.facc_annotations) if options.facc_annotations else []
     report = BuildReport(options.sources, options.min_count)
+    checksums = _checksums_ahead(plan)
     with work_folder(out) as spill_dir:
         if annotations:
             step = time.perf_counter()
@@ -467,6 +486,7 @@ def build_store(out: Path | str, options: BuildOptions, overwrite: bool = False)
             db_path = spill_dir / "store.sqlite"
             _assemble(db_path, spill_dir, partitions, options, report, pool)
             report.seconds["merge_and_write"] = time.perf_counter() - step
+        checksums.join()
         write_provenance(db_path, plan.record(report.to_json()))
         replace(db_path, out)
     return report

@@ -11,7 +11,9 @@ per row:
   (:func:`elquery.indexing.surface_forms.mid_numbers.mid_codes`);
 - :func:`find_codes`: the lookup of :class:`elquery.indexing.surface_forms.mid_table.MidTable`;
 - :func:`fill_candidates`: the candidate blobs of
-  :func:`elquery.indexing.surface_forms.store_writer.encode_candidates`.
+  :func:`elquery.indexing.surface_forms.store_writer.encode_candidates`;
+- :func:`sort_by_entity`: the (entity, form) keys of the store writer's pair files in order, by a
+  counting sort on the entity (the pairs come in form order, so no comparison sort is needed).
 
 They are compiled once and cached beside this module (``cache=True``).
 """
@@ -287,6 +289,25 @@ def rows_by_partition(offsets, data, row_partitions, partitions, entities, count
     moved[0] = 0
     moved[1:] = ends  # partitions are contiguous: one's last end is the next one's start
     return row_starts, moved, out, out_entities, out_counts
+
+
+@njit(cache=True, nogil=True)
+def sort_by_entity(keys, first, end):
+    """``np.sort(keys)`` of keys ``entity << 32 | form`` (uint64) whose entities are ``first`` to
+    ``end - 1`` and whose forms ascend among the keys of each entity (keys in form order, or runs
+    in that order whose forms are above those of the runs before): a stable counting sort on the
+    entity, one pass to count and one to place."""
+    starts = np.zeros(end - first + 1, np.int64)
+    for at in range(keys.shape[0]):
+        starts[np.int64(keys[at] >> np.uint64(32)) - first + 1] += 1
+    for entity in range(end - first):
+        starts[entity + 1] += starts[entity]
+    out = np.empty_like(keys)
+    for at in range(keys.shape[0]):
+        slot = np.int64(keys[at] >> np.uint64(32)) - first
+        out[starts[slot]] = keys[at]
+        starts[slot] += 1
+    return out
 
 
 def warm_kernels() -> None:

@@ -32,7 +32,7 @@ import numpy as np
 
 from elquery.indexing.surface_forms.aggregate import MergedPartition
 from elquery.indexing.surface_forms.entity_names import MappedEntityNames
-from elquery.indexing.surface_forms.kernels import candidate_order_of, fill_candidates
+from elquery.indexing.surface_forms.kernels import candidate_order_of, fill_candidates, sort_by_entity
 from elquery.kb.surface_forms.candidates import SOURCE_BITS, WIDTHS
 from elquery.kb.surface_forms.layout import FORMAT
 from elquery.kb.surface_forms.store import LONGEST_FORM_KEY
@@ -170,7 +170,8 @@ def write_shard(path: Path, part: MergedPartition, name_ranks: np.ndarray) -> Sh
     order = candidate_order(part.pair_forms, counts, np.asarray(name_ranks)[part.pair_entities])
     blobs, offsets = encode_candidates(part.pair_forms[order], part.pair_entities[order], part.pair_kb[order],
                                        part.pair_facc[order], part.pair_anchors[order])
-    by_entity = np.sort((part.pair_entities << 32 | part.pair_forms).astype(np.uint64))  # both below 2^32
+    keys = (part.pair_entities << 32 | part.pair_forms).astype(np.uint64)  # both below 2^32; forms ascending
+    by_entity = sort_by_entity(keys, int(part.pair_entities.min()), int(part.pair_entities.max()) + 1) if len(keys) else keys
     by_entity.tofile(pair_file(path))
     entities = by_entity >> np.uint64(32)
     db = create(path)
@@ -227,7 +228,8 @@ def write_entity_forms(path: Path, shards: Sequence[tuple[Path, int]], first: in
         run = np.array(pairs[np.searchsorted(pairs, low):np.searchsorted(pairs, high)])
         keys.append(run + np.uint64(offset))  # the store's form ids: below 2^32, so no carry into the entity
         del pairs
-    ordered = np.sort(np.concatenate(keys)) if keys else np.zeros(0, np.uint64)
+    # each shard's run is in (entity, form) order and its forms are above those of the shards before
+    ordered = sort_by_entity(np.concatenate(keys), first, end) if keys else np.zeros(0, np.uint64)
     del keys
     entities = (ordered >> np.uint64(32)).astype(np.int64)
     forms = (ordered & np.uint64(_FORM_MASK)).astype("<u4").tobytes()

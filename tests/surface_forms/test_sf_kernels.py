@@ -3,7 +3,8 @@
 empty, on a slice and on a large-string array; ``arrow_mid_codes`` the codes of ``mid_codes``, and
 None as soon as one id is not a canonical mid; ``sum_pairs`` the sums per (form, entity) and source
 of a sort of the packed keys, for forms with a few rows and with many; ``rows_by_partition`` the
-rows of a stable sort by partition, strings included."""
+rows of a stable sort by partition, strings included; ``sort_by_entity`` numpy's sort of (entity,
+form) keys that come in form order, or in runs of rising forms."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from elquery.indexing.surface_forms.aggregate import SOURCE_ANCHORS, SOURCE_FACC, SOURCE_KB, partition_of, partitions_of
-from elquery.indexing.surface_forms.kernels import rows_by_partition, sum_pairs
+from elquery.indexing.surface_forms.kernels import rows_by_partition, sort_by_entity, sum_pairs
 from elquery.indexing.surface_forms.mid_numbers import MAX_CODE_CHARS, arrow_mid_codes, mid_codes
 
 
@@ -87,3 +88,21 @@ def test_rows_by_partition_as_a_stable_sort(partitions: int) -> None:
     texts = forms.to_pylist()
     assert [bytes(data[a:b]).decode() for a, b in zip(moved[:-1], moved[1:])] == [texts[i] for i in order.tolist()]
     assert moved_entities.tolist() == entities[order].tolist() and moved_counts.tolist() == counts[order].tolist()
+
+
+@pytest.mark.parametrize("entity_span", [1, 7, 100_000])
+def test_sort_by_entity_as_numpy(entity_span: int) -> None:
+    rng = np.random.default_rng(entity_span)
+    first = 5_000
+    # a shard's pairs: forms ascending, several entities a form (each once), in no entity order
+    forms = np.sort(rng.integers(0, 3_000, 20_000))
+    entities = rng.integers(first, first + entity_span, len(forms))
+    keys = np.unique(entities.astype(np.uint64) << np.uint64(32) | forms.astype(np.uint64))
+    in_form_order = keys[np.lexsort((keys >> np.uint64(32), keys & np.uint64(0xFFFFFFFF)))]
+    assert sort_by_entity(in_form_order, first, first + entity_span).tolist() == np.sort(keys).tolist()
+    # runs of shards, each sorted by (entity, form), the forms of each run above those of the runs before
+    runs = [np.sort(rng.integers(first, first + entity_span, 500).astype(np.uint64) << np.uint64(32)
+                    | rng.integers(0, 1_000, 500).astype(np.uint64) + np.uint64(1_000 * run)) for run in range(4)]
+    joined = np.concatenate(runs)
+    assert sort_by_entity(joined, first, first + entity_span).tolist() == np.sort(joined).tolist()
+    assert sort_by_entity(np.zeros(0, np.uint64), first, first + 1).tolist() == []
