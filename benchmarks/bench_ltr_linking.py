@@ -319,7 +319,7 @@ def in_fresh_process(part: str, index: Path, surface_forms: Path, model: Path, t
     """``part`` (a method's latency or ``breakdown``) run by this script in a process of its own,
     ``ELQUERY_LTR_THREADS`` set to ``threads`` (inherited when None); its records, each with the
     forest's threads and the load average at its end."""
-    from elquery.linking.ltr.forest import THREADS_VARIABLE
+    from elquery.linking.ltr.threads import THREADS_VARIABLE
 
     env = dict(os.environ)
     if threads is not None:

@@ -15,7 +15,7 @@ from typing import Protocol, Self, TypeVar, overload
 
 from elquery.base import ElqueryError, check_workers
 from elquery.workers import ordered_map
-from elquery.linking.ltr.forest import default_threads, share_cores
+from elquery.linking.ltr.threads import default_threads, share_cores
 from elquery.linking.types import LinkResult
 
 
@@ -68,7 +68,7 @@ _worker_linker: ResultLinker | None = None
 
 def _start_worker(factory: Factory, workers: int) -> None:
     """A worker of ``workers`` linking processes: its linker, an LTR forest on one thread when the
-    processes fill the cores (:func:`~elquery.linking.ltr.forest.share_cores`)."""
+    processes fill the cores (:func:`~elquery.linking.ltr.threads.share_cores`)."""
     global _worker_linker
     share_cores(workers)
     _worker_linker = factory()

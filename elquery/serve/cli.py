@@ -92,7 +92,7 @@ def _serve(args: argparse.Namespace) -> int:
     os.environ[_ENV["warm_up"]] = repr(args.warm_up)
     os.environ[_ENV["max_query_tokens"]] = str(args.max_query_tokens)
     os.environ[_ENV["time_limit"]] = repr(args.time_limit)
-    from elquery.linking.ltr.forest import share_cores
+    from elquery.linking.ltr.threads import share_cores
 
     share_cores(args.workers)  # a bad ELQUERY_LTR_THREADS is one line here, not an error in every worker
     print(f"elquery serve: http://{args.host}:{args.port}/ ({args.workers} worker(s))", file=sys.stderr)

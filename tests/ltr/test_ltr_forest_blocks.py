@@ -13,7 +13,8 @@ import pytest
 
 from elquery.linking.ltr import forest_kernels as kernels
 from elquery.linking.ltr.features import FEATURES
-from elquery.linking.ltr.forest import LANE_ROWS, PATIENCE, compile_forest, from_sklearn
+from elquery.linking.ltr.forest import LANE_ROWS, compile_forest, from_sklearn
+from elquery.linking.ltr.threads import PATIENCE
 from elquery.linking.ltr.model import train_forest
 
 TREES, BLOCK = 101, 8  # 13 blocks, the last of 5 trees

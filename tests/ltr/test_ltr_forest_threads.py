@@ -1,4 +1,4 @@
-"""The compiled engine's second thread (elquery.linking.ltr.forest.HelperThread): kept between
+"""The compiled engine's second thread (elquery.linking.ltr.threads.HelperThread): kept between
 batches, a query-sized batch of a 1,000-tree forest walked on two threads with scikit-learn's
 numbers to the last bit, callers at once each get their own numbers, a failure of either part is
 raised on the caller, the parts the thread has not started are run by their caller, and the
@@ -20,8 +20,8 @@ import pytest
 
 from elquery.base import ElqueryError
 from elquery.linking.ltr.features import FEATURES
-from elquery.linking.ltr.forest import (PARALLEL_PAIRS, THREADS_VARIABLE, CompiledEngine, HelperThread, default_threads,
-                                        from_sklearn)
+from elquery.linking.ltr.forest import PARALLEL_PAIRS, CompiledEngine, from_sklearn
+from elquery.linking.ltr.threads import THREADS_VARIABLE, HelperThread, default_threads
 from elquery.linking.ltr.model import train_forest
 
 TREES = 1000
@@ -85,7 +85,7 @@ def test_a_failure_of_any_part_is_raised_on_the_caller_and_the_thread_goes_on() 
     """A part's exception on the thread is raised by run_beside; the first part's at once, the
     parts not started then not run (the one the thread runs ends there); then the next batch runs
     as before, a part on the thread."""
-    helper = HelperThread()
+    helper = HelperThread("elquery-forest")
 
     def failing() -> None:
         raise ValueError("a part")
@@ -122,7 +122,7 @@ def test_the_thread_takes_parts_in_order_and_the_caller_those_not_started_from_t
     """The thread held up in the first of six parts: the caller, its own part done, runs the other
     five on its thread, from the last, each once, and waits for the thread's; a caller whose parts
     the thread cannot start (it runs another caller's) runs them all itself."""
-    helper = HelperThread()
+    helper = HelperThread("elquery-forest")
     held, release = threading.Event(), threading.Event()
     runs: list[tuple[int, str]] = []
 
@@ -161,9 +161,9 @@ def test_a_part_the_thread_holds_too_long_is_run_again_by_the_caller() -> None:
     """The thread has started a part but does not end it (it lost its core, here: it waits): the
     caller, after PATIENCE times its own time for a part, runs the part itself and returns, not
     waiting for the thread."""
-    from elquery.linking.ltr.forest import PATIENCE
+    from elquery.linking.ltr.threads import PATIENCE
 
-    helper = HelperThread()
+    helper = HelperThread("elquery-forest")
     started, release = threading.Event(), threading.Event()
     runs: list[str] = []
 
@@ -265,7 +265,7 @@ def test_a_batch_linking_worker_gets_one_forest_thread_when_the_workers_fill_the
     import os
 
     import elquery.linking.batch as batch
-    from elquery.linking.ltr.forest import THREADS_VARIABLE
+    from elquery.linking.ltr.threads import THREADS_VARIABLE
 
     monkeypatch.delenv(THREADS_VARIABLE, raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
@@ -283,7 +283,7 @@ def test_a_bad_threads_variable_stops_a_batch_in_one_line_whatever_its_workers(
     """`ELQUERY_LTR_THREADS=x elquery link --queries FILE` stops before linking with one line and
     exit 2, also when the batch is too small for a second worker (where no worker's start checks it)."""
     from elquery.cli import main as elquery
-    from elquery.linking.ltr.forest import THREADS_VARIABLE
+    from elquery.linking.ltr.threads import THREADS_VARIABLE
 
     queries = tmp_path / "queries.tsv"
     queries.write_text("q1\tnew york pizza\nq2\ttotal recall\n", encoding="utf-8")
@@ -328,7 +328,7 @@ def test_the_helper_thread_is_kept_off_the_callers_cpu() -> None:
     import ctypes
 
     cpus = sorted(os.sched_getaffinity(0))
-    helper = HelperThread()
+    helper = HelperThread("elquery-forest")
     seen: list[tuple[int, int]] = []  # the thread's id and CPU
 
     def note() -> None:
