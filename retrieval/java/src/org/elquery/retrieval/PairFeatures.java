@@ -88,13 +88,16 @@ public final class PairFeatures {
 
     String[] titles = new String[docs];
     String[] abstracts = new String[columns];
+    /* Read from ltr_texts.bin (valid UTF-8), an abstract is searched as bytes, " abstract ". */
+    byte[][] paddedAbstracts = null;
     if (texts == null) {
       MappedTexts mapped = mapped(leaf);
+      paddedAbstracts = new byte[columns][];
       for (int d = 0; d < docs; d++) {
         int doc = ints[docsAt + d];
         titles[d] = mapped.text(2L * doc);
         if (d < columns) {
-          abstracts[d] = mapped.text(2L * doc + 1);
+          paddedAbstracts[d] = mapped.padded(2L * doc + 1);
         }
       }
     } else {
@@ -116,19 +119,31 @@ public final class PairFeatures {
     }
     String[] tokens = query.split(" ", -1);
     String[] mentions = new String[spans];
+    String[] paddedMentions = new String[spans];
+    byte[][] mentionBytes = new byte[spans][];
     for (int s = 0; s < spans; s++) {
       mentions[s] = join(tokens, ints[spansAt + 2 * s], ints[spansAt + 2 * s + 1]);
+      paddedMentions[s] = " " + mentions[s] + " ";
+      if (paddedAbstracts != null) {
+        mentionBytes[s] = utf8(paddedMentions[s]);
+      }
     }
 
     for (int r = 0; r < rows; r++) {
       int s = ints[rowsAt + 2 * r];
       int c = ints[rowsAt + 2 * r + 1];
       String mention = mentions[s];
-      String padded = " " + mention + " ";
+      String padded = paddedMentions[s];
       out.putInt(containsTitle(padded, paddedTitles[c]) ? 1 : 0);
       out.putInt(titleContains(paddedTitles[c], padded) ? 1 : 0);
       out.putInt(equalsTitle(titleLists[c], mention) ? 1 : 0);
-      out.putInt(position(abstracts[c], padded));
+      if (paddedAbstracts == null) {
+        out.putInt(position(abstracts[c], padded));
+      } else if (mentionBytes[s] == null) {
+        out.putInt(position(new String(paddedAbstracts[c], 1, paddedAbstracts[c].length - 2, StandardCharsets.UTF_8), padded));
+      } else {
+        out.putInt(position(paddedAbstracts[c], mentionBytes[s]));
+      }
     }
     String paddedQuery = " " + query + " ";
     for (int c = 0; c < columns; c++) {
@@ -204,6 +219,43 @@ public final class PairFeatures {
     return found < 0 ? NOT_FOUND : outer.codePointCount(0, found);
   }
 
+  /** {@link #position(String, String)} of the UTF-8 of " text " ({@code outer}, valid UTF-8) and
+   * of " m " ({@code padded}): the first match of the bytes is at the first match of the
+   * characters (both begin at a space, a character of its own in UTF-8), and the code points
+   * before it are the bytes before it that begin a character (not 10xxxxxx). */
+  private static int position(byte[] outer, byte[] padded) {
+    int last = outer.length - padded.length;
+    byte first = padded[0];
+    for (int at = 0; at <= last; at++) {
+      if (outer[at] != first) {
+        continue;
+      }
+      int k = 1;
+      while (k < padded.length && outer[at + k] == padded[k]) {
+        k++;
+      }
+      if (k == padded.length) {
+        int points = 0;
+        for (int b = 0; b < at; b++) {
+          points += (outer[b] & 0xC0) != 0x80 ? 1 : 0;
+        }
+        return points;
+      }
+    }
+    return NOT_FOUND;
+  }
+
+  /** The UTF-8 of {@code text}, or null if it holds a surrogate (whose bytes a lone one would
+   * not match as its characters do). */
+  private static byte[] utf8(String text) {
+    for (int i = 0; i < text.length(); i++) {
+      if (Character.isSurrogate(text.charAt(i))) {
+        return null;
+      }
+    }
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
   /** The normalized texts of the index of {@code leaf}, mapped on first use (an
    * IllegalStateException if it has none that match it). */
   private static MappedTexts mapped(LeafReader leaf) throws IOException {
@@ -252,19 +304,32 @@ public final class PairFeatures {
 
     /** Text number {@code i}: bytes [offsets[i], offsets[i + 1]), UTF-8. */
     String text(long i) {
+      return new String(bytes(i, 0), StandardCharsets.UTF_8);
+    }
+
+    /** The UTF-8 of " text " for text number {@code i}. */
+    byte[] padded(long i) {
+      byte[] bytes = bytes(i, 1);
+      bytes[0] = ' ';
+      bytes[bytes.length - 1] = ' ';
+      return bytes;
+    }
+
+    /** Text number {@code i}'s bytes with {@code pad} bytes free before and after. */
+    private byte[] bytes(long i, int pad) {
       long start = offsets.get((int) i);
       int length = (int) (offsets.get((int) i + 1) - start);
-      byte[] bytes = new byte[length];
+      byte[] bytes = new byte[length + 2 * pad];
       int done = 0;
       while (done < length) {
         long at = start + done;
         ByteBuffer chunk = chunks[(int) (at / CHUNK)].duplicate();
         chunk.position((int) (at % CHUNK));
         int n = Math.min(length - done, chunk.remaining());
-        chunk.get(bytes, done, n);
+        chunk.get(bytes, pad + done, n);
         done += n;
       }
-      return new String(bytes, StandardCharsets.UTF_8);
+      return bytes;
     }
   }
 }

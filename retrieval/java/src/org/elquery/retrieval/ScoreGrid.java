@@ -9,9 +9,13 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.PostingsEnum;
+import org.apache.lucene.index.TermState;
 import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.search.DocIdSetIterator;
@@ -45,6 +49,11 @@ final class ScoreGrid implements LanguageModel.Statistics {
   private final Map<String, Map<String, Pair>> pairs = new HashMap<>();
   /** Per field, the postings enum to reuse (Lucene reuses one only within a field's options). */
   private final Map<String, PostingsEnum> postingsOf = new HashMap<>();
+  /** The index's terms dictionary entries read lately, by field and term. */
+  private final TermCache cache;
+
+  /** A pair whose field lacks the term. */
+  private static final Pair ABSENT = new Pair(0, null);
 
   /** A (field, term) pair: cf(t, f), and n(t, e_f) of each candidate (null when no entity holds the term in the field). */
   private static final class Pair {
@@ -85,6 +94,7 @@ final class ScoreGrid implements LanguageModel.Statistics {
     this.leaf = leaf;
     this.docids = docids;
     this.lengths = lengths;
+    cache = TermCache.of(leaf);
     parsed = new LanguageModel.ModelLines[models.length];
     for (int m = 0; m < models.length; m++) {
       parsed[m] = LanguageModel.modelLines(models[m]);
@@ -191,18 +201,33 @@ final class ScoreGrid implements LanguageModel.Statistics {
     return pair(field, term).totalTermFreq;
   }
 
-  /** The (field, term) pair, read on first use: one seek in the field's terms, then the term's
-   * postings advanced over the candidates. */
+  /** The (field, term) pair, read on first use: its terms dictionary entry (from the index's
+   * {@link TermCache}, else one seek in the field's terms, then cached), then the term's postings
+   * read over the candidates. */
   private Pair pair(String field, String term) throws IOException {
     Map<String, Pair> ofField = pairs.computeIfAbsent(field, f -> new HashMap<>());
     Pair pair = ofField.get(term);
     if (pair == null) {
-      TermsEnum iterator = termsEnum(field);
-      pair = iterator != null && iterator.seekExact(new BytesRef(term))
-          ? new Pair(iterator.totalTermFreq(), freqs(field, iterator)) : new Pair(0, null);
+      pair = read(field, term);
       ofField.put(term, pair);
     }
     return pair;
+  }
+
+  private Pair read(String field, String term) throws IOException {
+    TermsEnum iterator = termsEnum(field);
+    if (iterator == null) {
+      return ABSENT;
+    }
+    Map<String, TermCache.Entry> cached = cache.field(field);
+    TermCache.Entry entry = cached.get(term);
+    if (entry == null) {
+      entry = iterator.seekExact(new BytesRef(term)) ? new TermCache.Entry(iterator) : TermCache.ABSENT;
+      cache.put(cached, term, entry);
+    } else if (entry.state != null) {
+      iterator.seekExact(new BytesRef(term), entry.state);
+    }
+    return entry.state == null ? ABSENT : new Pair(entry.totalTermFreq, freqs(field, iterator, entry.docFreq));
   }
 
   private TermsEnum termsEnum(String field) throws IOException {
@@ -213,13 +238,38 @@ final class ScoreGrid implements LanguageModel.Statistics {
     return termsEnums.get(field);
   }
 
-  /** n(t, e_f) of each candidate for the term {@code iterator} is on, in {@code field}. */
-  private int[] freqs(String field, TermsEnum iterator) throws IOException {
+  /** A term whose postings are at most this many times the candidates is read posting by posting
+   * (nextDoc), a longer one by skipping to each candidate (advance). */
+  private static final int SCAN_RATIO = 8;
+
+  /** n(t, e_f) of each candidate for the term {@code iterator} is on, in {@code field}, which
+   * {@code docFreq} entities hold. */
+  private int[] freqs(String field, TermsEnum iterator, int docFreq) throws IOException {
     PostingsEnum postings = iterator.postings(postingsOf.get(field), PostingsEnum.FREQS);
     postingsOf.put(field, postings);
     int[] freqs = new int[docids.length];
+    int n = docids.length;
+    if (docFreq <= SCAN_RATIO * (long) n) {
+      int i = 0;
+      int last = docids[n - 1];
+      for (int doc = postings.nextDoc(); doc <= last; doc = postings.nextDoc()) {
+        while (docids[i] < doc) {
+          i++;
+        }
+        if (docids[i] == doc) {
+          int freq = postings.freq();
+          while (i < n && docids[i] == doc) {
+            freqs[i++] = freq;
+          }
+          if (i == n) {
+            break;
+          }
+        }
+      }
+      return freqs;
+    }
     int doc = -1;
-    for (int i = 0; i < docids.length && doc != DocIdSetIterator.NO_MORE_DOCS; i++) {
+    for (int i = 0; i < n && doc != DocIdSetIterator.NO_MORE_DOCS; i++) {
       if (doc < docids[i]) {
         doc = postings.advance(docids[i]);
       }
@@ -228,5 +278,60 @@ final class ScoreGrid implements LanguageModel.Statistics {
       }
     }
     return freqs;
+  }
+
+  /**
+   * The terms dictionary entries of the (field, term) pairs read lately in an index segment, for
+   * every thread: a term's {@link TermState} (to reach its postings without a seek in the terms
+   * dictionary), cf(t, f) and its document frequency, or that the field lacks the term. At most
+   * {@link #CAPACITY} entries (some tens of MB): when full, it is emptied and fills again.
+   */
+  static final class TermCache {
+    static final int CAPACITY = 1 << 17;
+    static final Entry ABSENT = new Entry(null, 0, 0);
+    private static final Map<LeafReader, TermCache> CACHES = new WeakHashMap<>();
+    private final ConcurrentHashMap<String, ConcurrentHashMap<String, Entry>> fields = new ConcurrentHashMap<>();
+    private final AtomicInteger size = new AtomicInteger();
+
+    /** A term's entry in a field: its state (null: the field lacks it), cf(t, f) and df. */
+    static final class Entry {
+      final TermState state;
+      final long totalTermFreq;
+      final int docFreq;
+
+      Entry(TermState state, long totalTermFreq, int docFreq) {
+        this.state = state;
+        this.totalTermFreq = totalTermFreq;
+        this.docFreq = docFreq;
+      }
+
+      /** The entry of the term {@code iterator} is on. */
+      Entry(TermsEnum iterator) throws IOException {
+        this(iterator.termState(), iterator.totalTermFreq(), iterator.docFreq());
+      }
+    }
+
+    static TermCache of(LeafReader leaf) {
+      synchronized (CACHES) {
+        return CACHES.computeIfAbsent(leaf, l -> new TermCache());
+      }
+    }
+
+    /** The entries of {@code field}, by term. */
+    Map<String, Entry> field(String field) {
+      ConcurrentHashMap<String, Entry> entries = fields.get(field);
+      return entries != null ? entries : fields.computeIfAbsent(field, f -> new ConcurrentHashMap<>());
+    }
+
+    /** Adds an entry to {@code entries} (one of {@link #field}'s), emptying the cache when full. */
+    void put(Map<String, Entry> entries, String term, Entry entry) {
+      if (size.incrementAndGet() > CAPACITY) {
+        for (Map<String, Entry> field : fields.values()) {
+          field.clear();
+        }
+        size.set(1);
+      }
+      entries.put(term, entry);
+    }
   }
 }
