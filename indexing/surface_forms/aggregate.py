@@ -11,7 +11,6 @@ per (form, entity) and source, ``min_count`` applied, per-form totals computed, 
 from __future__ import annotations
 
 import pickle
-import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,8 +21,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from elquery.indexing.surface_forms.arrow_arrays import int64_array, numpy_of, string_array, string_buffers
-from elquery.indexing.surface_forms.kernels import crc32_partitions, fold_ascii, rows_by_partition, sum_pairs
+from elquery.indexing.surface_forms.arrow_arrays import int64_array, numpy_of, string_array, string_array_of, string_buffers
+from elquery.indexing.surface_forms.kernels import (
+    crc32_partitions,
+    fold_ascii,
+    join_tokens,
+    rows_by_partition,
+    splice_strings,
+    sum_pairs,
+)
 from elquery.kb.normalize import fold, normalize
 
 SOURCE_KB, SOURCE_FACC, SOURCE_ANCHORS = 0, 1, 2
@@ -47,19 +53,18 @@ def partitions_of(forms: pa.Array, partitions: int) -> np.ndarray:
 def normalize_array(texts: pa.Array) -> pa.Array:
     """``normalize`` of each string (no nulls): ASCII strings by byte (for them ``normalize`` is
     lowercase, runs of characters other than a-z and 0-9 become a space, spaces stripped:
-    :func:`fold_ascii`), others in Python (:func:`normalize_joined`)."""
+    :func:`fold_ascii`), others all at once (:func:`normalize_joined`), put back in their places
+    (:func:`splice_strings`)."""
     if not len(texts):
         return texts
     ends, data, other = fold_ascii(*string_buffers(texts))
-    forms = pa.StringArray.from_buffers(len(texts), pa.py_buffer(ends), pa.py_buffer(data))
-    if other.any():
-        mask = pa.Array.from_buffers(pa.bool_(), len(other), [None, pa.py_buffer(np.packbits(other, bitorder="little"))])
-        forms = pc.replace_with_mask(forms, mask, normalize_joined(texts.filter(mask)))
-    return forms
+    if not other.any():
+        return pa.StringArray.from_buffers(len(texts), pa.py_buffer(ends), pa.py_buffer(data))
+    mask = pa.Array.from_buffers(pa.bool_(), len(other), [None, pa.py_buffer(np.packbits(other, bitorder="little"))])
+    return string_array_of(*splice_strings(ends, data, other, *string_buffers(normalize_joined(texts.filter(mask)))))
 
 
-_SEPARATORS = re.compile(r"(?:[^\w\n]|_)+")  # normalize()'s [\W_]+ but for the newlines between texts
-_EDGES = re.compile(r" ?\n ?")
+_ASCII_ALNUM = np.array([chr(point).isalnum() for point in range(128)])
 
 
 def _normalized_one_at_a_time(texts: pa.Array) -> pa.Array:
@@ -68,11 +73,10 @@ def _normalized_one_at_a_time(texts: pa.Array) -> pa.Array:
 
 def normalize_joined(texts: pa.Array) -> pa.Array:
     """``normalize`` of each string, all at once: their UTF-8 bytes joined by newlines (with
-    numpy) and decoded once, each step of ``normalize`` done once over the whole (NFKC and
-    casefolding keep each newline and make none; runs of characters that are not letters or digits
-    made one space, the newlines left out; the spaces beside the newlines and at the ends dropped),
-    encoded once and cut at the newlines into an array. One at a time when a string holds a
-    newline itself."""
+    numpy), decoded and folded (NFKC, casefolding: they keep each newline and make none) once,
+    and the tokens of each string (runs of letters and digits: Python's ``str.isalnum``, asked
+    once per distinct code point, which is what ``normalize``'s ``[\\W_]`` leaves) joined by one
+    space (:func:`join_tokens`). One at a time when a string holds a newline itself."""
     count = len(texts)
     offsets = np.frombuffer(texts.buffers()[1], np.int32, count + 1, texts.offset * 4).astype(np.int64) if count else None
     if offsets is None or offsets[-1] == offsets[0]:
@@ -82,15 +86,13 @@ def normalize_joined(texts: pa.Array) -> pa.Array:
         return _normalized_one_at_a_time(texts)
     joined = np.full(len(data) + count - 1, ord("\n"), np.uint8)
     joined[np.arange(len(data)) + np.repeat(np.arange(count), np.diff(offsets))] = data
-    folded = fold(joined.tobytes().decode("utf-8"))
-    out = np.frombuffer(_EDGES.sub("\n", _SEPARATORS.sub(" ", folded)).strip(" ").encode("utf-8"), np.uint8)
-    breaks = np.flatnonzero(out == ord("\n"))
-    if len(breaks) != count - 1:
+    points = np.frombuffer(fold(joined.tobytes().decode("utf-8")).encode("utf-32-le"), np.uint32)
+    others = np.unique(points[points >= 128])
+    others_alnum = np.array([chr(point).isalnum() for point in others.tolist()], bool)
+    tokens = join_tokens(points, _ASCII_ALNUM, others, others_alnum, count)
+    if tokens is None:
         return _normalized_one_at_a_time(texts)
-    ends = np.r_[breaks - np.arange(count - 1), len(out) - (count - 1)]
-    cut = np.zeros(count + 1, np.int32)
-    cut[1:] = ends
-    return pa.StringArray.from_buffers(count, pa.py_buffer(cut), pa.py_buffer(out[out != ord("\n")]))
+    return string_array_of(*tokens)
 
 
 class SpillWriter:
@@ -225,10 +227,10 @@ def _sum_by_key(keys: np.ndarray, *values: np.ndarray) -> tuple[np.ndarray, ...]
 
 @dataclass(frozen=True)
 class MergedPartition:
-    """The final rows of one partition: forms (sorted) with their totals, and pairs keyed by the
-    index of their form in ``forms``."""
+    """The final rows of one partition: forms (sorted, a pyarrow string array) with their totals,
+    and pairs keyed by the index of their form in ``forms``."""
 
-    forms: list[str]
+    forms: pa.Array
     facc_totals: np.ndarray
     anchor_totals: np.ndarray
     pair_forms: np.ndarray
@@ -257,7 +259,7 @@ def merge_partition(paths: list[Path], min_count: int) -> MergedPartition:
     pieces = list(_pieces(paths))
     if not pieces:
         empty = np.zeros(0, np.int64)
-        return MergedPartition([], empty, empty, empty, empty, empty, empty, empty)
+        return MergedPartition(pa.array([], pa.string()), empty, empty, empty, empty, empty, empty, empty)
     encoded = pc.dictionary_encode(pa.concat_arrays([forms for _, forms, _, _ in pieces]))
     names, ids = encoded.dictionary, numpy_of(encoded.indices).astype(np.int64)
     order = numpy_of(pc.sort_indices(names)).astype(np.int64)
@@ -285,7 +287,7 @@ def merge_partition(paths: list[Path], min_count: int) -> MergedPartition:
     starts = _group_starts(form_ranks)
     used = form_ranks[starts]
     return MergedPartition(
-        forms=names.take(int64_array(order[used])).to_pylist(),
+        forms=names.take(int64_array(order[used])),
         facc_totals=np.add.reduceat(facc_sum, starts) if len(starts) else facc_sum,
         anchor_totals=np.add.reduceat(anchor_sum, starts) if len(starts) else anchor_sum,
         pair_forms=np.cumsum(np.r_[False, form_ranks[1:] != form_ranks[:-1]]).astype(np.int64),

@@ -38,10 +38,16 @@ def string_array(texts: Sequence[str]) -> pa.Array:
     encoded = [text.encode("utf-8") for text in texts]
     offsets = np.zeros(len(encoded) + 1, np.int64)
     np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:])
-    data = pa.py_buffer(b"".join(encoded))
+    return string_array_of(offsets, np.frombuffer(b"".join(encoded), np.uint8))
+
+
+def string_array_of(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
+    """The pyarrow string array of ``len(offsets) - 1`` strings ``data[offsets[i]:offsets[i + 1]]``
+    (UTF-8; ``offsets`` from 0, int64)."""
+    count = len(offsets) - 1
     if offsets[-1] < 2**31:
-        return pa.StringArray.from_buffers(len(encoded), pa.py_buffer(offsets.astype(np.int32)), data)
-    return pa.LargeStringArray.from_buffers(len(encoded), pa.py_buffer(offsets), data).cast(pa.string())
+        return pa.StringArray.from_buffers(count, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
+    return pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data)).cast(pa.string())
 
 
 def string_buffers(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:

@@ -7,6 +7,10 @@ per row:
   a normalized form, :func:`elquery.indexing.surface_forms.aggregate.partition_of`);
 - :func:`fold_ascii`: ``normalize`` of ASCII strings (lowercase a-z and 0-9, every run of other
   bytes one space, none at the ends), each string that holds a byte above 127 flagged instead;
+- :func:`join_tokens`: the same for code points that are folded already (NFKC and casefolded
+  in Python), letters and digits told by a table, the strings separated by newlines;
+- :func:`splice_strings`: those strings put back in the places of the strings that were not ASCII;
+- :func:`space_counts`: the spaces in each string (the tokens of a normalized form, less one);
 - :func:`mid_codes_of`: the base-38 code of each ``/m/…`` mid
   (:func:`elquery.indexing.surface_forms.mid_numbers.mid_codes`);
 - :func:`find_codes`: the lookup of :class:`elquery.indexing.surface_forms.mid_table.MidTable`;
@@ -90,6 +94,106 @@ def fold_ascii(offsets, data):
             size = first
         ends[row + 1] = size
     return ends, out[:size], other
+
+
+@njit(cache=True, nogil=True)
+def join_tokens(points, ascii_alnum, others, others_alnum, count):
+    """The tokens (runs of letters and digits) of each of ``count`` strings of code points
+    (uint32), separated by newlines (10), joined by single spaces: (``count`` + 1 offsets (int64),
+    the UTF-8 bytes). A code point below 128 is a letter or digit if ``ascii_alnum`` says so,
+    another if it is one of ``others`` (sorted) whose ``others_alnum`` says so. None if the
+    newlines are not ``count`` - 1."""
+    out = np.empty(4 * points.shape[0], np.uint8)
+    ends = np.zeros(count + 1, np.int64)
+    size = 0
+    string = 0
+    started = gap = False
+    for at in range(points.shape[0]):
+        point = points[at]
+        if point == 10:
+            string += 1
+            if string >= count:
+                return None
+            ends[string] = size
+            started = gap = False
+            continue
+        if point < 128:
+            alnum = ascii_alnum[point]
+        else:
+            slot = np.searchsorted(others, point)
+            alnum = slot < others.shape[0] and others[slot] == point and others_alnum[slot]
+        if not alnum:
+            gap = True
+            continue
+        if gap and started:
+            out[size] = 32
+            size += 1
+        started, gap = True, False
+        if point < 0x80:
+            out[size] = point
+            size += 1
+        elif point < 0x800:
+            out[size] = 0xC0 | (point >> 6)
+            out[size + 1] = 0x80 | (point & 0x3F)
+            size += 2
+        elif point < 0x10000:
+            out[size] = 0xE0 | (point >> 12)
+            out[size + 1] = 0x80 | ((point >> 6) & 0x3F)
+            out[size + 2] = 0x80 | (point & 0x3F)
+            size += 3
+        else:
+            out[size] = 0xF0 | (point >> 18)
+            out[size + 1] = 0x80 | ((point >> 12) & 0x3F)
+            out[size + 2] = 0x80 | ((point >> 6) & 0x3F)
+            out[size + 3] = 0x80 | (point & 0x3F)
+            size += 4
+    if string != count - 1:
+        return None
+    ends[count] = size
+    return ends, out[:size]
+
+
+@njit(cache=True, nogil=True)
+def splice_strings(offsets, data, replaced, new_offsets, new_data):
+    """Strings ``offsets``/``data`` with the i-th of those flagged in ``replaced`` (in order) taken
+    from ``new_offsets``/``new_data`` instead: (n + 1 offsets (int64), the bytes)."""
+    count = replaced.shape[0]
+    total = 0
+    taken = 0
+    for row in range(count):
+        if replaced[row]:
+            total += new_offsets[taken + 1] - new_offsets[taken]
+            taken += 1
+        else:
+            total += offsets[row + 1] - offsets[row]
+    out = np.empty(total, np.uint8)
+    ends = np.zeros(count + 1, np.int64)
+    size = 0
+    taken = 0
+    for row in range(count):
+        if replaced[row]:
+            for at in range(new_offsets[taken], new_offsets[taken + 1]):
+                out[size] = new_data[at]
+                size += 1
+            taken += 1
+        else:
+            for at in range(offsets[row], offsets[row + 1]):
+                out[size] = data[at]
+                size += 1
+        ends[row + 1] = size
+    return ends, out
+
+
+@njit(cache=True, nogil=True)
+def space_counts(offsets, data):
+    """The number of spaces (byte 32) in each string (int64)."""
+    count = offsets.shape[0] - 1
+    out = np.zeros(count, np.int64)
+    for row in range(count):
+        for at in range(offsets[row], offsets[row + 1]):
+            if data[at] == 32:
+                out[row] += 1
+    return out
 
 
 @njit(cache=True, nogil=True)

@@ -25,14 +25,14 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from pathlib import Path
 
 import numpy as np
 
 from elquery.indexing.surface_forms.aggregate import MergedPartition
+from elquery.indexing.surface_forms.arrow_arrays import string_buffers
 from elquery.indexing.surface_forms.entity_names import MappedEntityNames
-from elquery.indexing.surface_forms.kernels import candidate_order_of, fill_candidates, sort_by_entity
+from elquery.indexing.surface_forms.kernels import candidate_order_of, fill_candidates, sort_by_entity, space_counts
 from elquery.kb.surface_forms.candidates import SOURCE_BITS, WIDTHS
 from elquery.kb.surface_forms.layout import FORMAT
 from elquery.kb.surface_forms.store import LONGEST_FORM_KEY
@@ -178,11 +178,11 @@ def write_shard(path: Path, part: MergedPartition, name_ranks: np.ndarray) -> Sh
     try:
         db.execute("BEGIN")
         # the ids: SQLite's own rowids, 1..n (a third fewer values to bind than ids given)
-        insert_rows(db, "forms(form, candidates)", [part.forms, list(map(blobs.__getitem__, map(slice, offsets, offsets[1:])))])
+        insert_rows(db, "forms(form, candidates)", [part.forms.to_pylist(), list(map(blobs.__getitem__, map(slice, offsets, offsets[1:])))])
         db.execute("COMMIT")
     finally:
         db.close()
-    longest = max(map(str.count, part.forms, repeat(" ")), default=-1) + 1  # forms are space-joined tokens
+    longest = int(space_counts(*string_buffers(part.forms)).max(initial=-1)) + 1  # forms are space-joined tokens
     used = entities[np.r_[True, entities[1:] != entities[:-1]]] if len(entities) else entities
     return Shard(used.astype(np.int64), longest, np.bincount((entities >> np.uint64(ENTITY_BUCKET_BITS)).astype(np.int64)))
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
 from elquery.indexing.surface_forms.aggregate import MergedPartition, SpillWriter
 from elquery.kb.normalize import normalize
@@ -122,7 +123,7 @@ def merge_partition(paths: list[Path], min_count: int) -> MergedPartition:
         kb.append(counts if source == SOURCE_KB else zeros)
     if not keys:
         empty = np.zeros(0, np.int64)
-        return MergedPartition([], empty, empty, empty, empty, empty, empty, empty)
+        return MergedPartition(pa.array([], pa.string()), empty, empty, empty, empty, empty, empty, empty)
     names = list(index)
     order = sorted(range(len(names)), key=names.__getitem__)
     rank = np.empty(len(names), np.int64)
@@ -140,7 +141,7 @@ def merge_partition(paths: list[Path], min_count: int) -> MergedPartition:
     used, pair_forms = np.unique(form_ranks, return_inverse=True)
     starts = _group_starts(form_ranks)
     return MergedPartition(
-        forms=[names[order[r]] for r in used.tolist()],
+        forms=pa.array([names[order[r]] for r in used.tolist()], pa.string()),
         facc_totals=np.add.reduceat(facc_sum, starts) if len(starts) else facc_sum,
         anchor_totals=np.add.reduceat(anchor_sum, starts) if len(starts) else anchor_sum,
         pair_forms=pair_forms.astype(np.int64),

@@ -49,3 +49,15 @@ def test_non_ascii_joined_as_normalize() -> None:
         assert normalize_array(array).to_pylist() == [normalize(t) for t in batch]
     sliced = pa.array(without_newline, pa.string()).slice(3, 40)
     assert normalize_joined(sliced).to_pylist() == [normalize(t) for t in without_newline[3:43]]
+
+
+def test_every_code_point_between_letters() -> None:
+    """Each code point (a sample of every seventh; surrogates and the newline aside) between
+    letters, alone and repeated, in a string that is not ASCII: letters and digits kept, every
+    other character a separator, as ``normalize`` has them."""
+    points = [point for point in range(128, 0x110000, 7) if not 0xD800 <= point < 0xE000]
+    texts = [f"é{chr(point)}x{chr(point) * 2}" for point in points] + [f"{chr(point)}Ab" for point in range(128) if point != 10]
+    array = pa.array(texts, pa.string())
+    expected = [normalize(t) for t in texts]
+    assert normalize_joined(array).to_pylist() == expected
+    assert normalize_array(pa.array(["plain ASCII", *texts, "X-Y"], pa.string())).to_pylist() == ["plain ascii", *expected, "x y"]
