@@ -16,7 +16,11 @@ normalized titles and short abstracts of the index's ``ltr_texts.bin`` (memory-m
 an index built before that copy, the stored fields, normalized by
 :class:`~elquery.linking.ltr.stored.NormalizedTexts` and passed to the call). Python gathers the
 answer into the matrix (features of a mention, an entity or a query computed once, then gathered
-per pair).
+per pair). On two threads (:func:`~elquery.linking.ltr.threads.default_threads`: two on a machine
+of two cores or more, unless ``ELQUERY_LTR_THREADS`` or ``elquery serve``'s workers say one), the
+call's work is done in two halves at once (``PairFeaturesJob``: the query's and mentions' scores
+under four of the seven models on the calling thread; the other three and the string tests on a
+:class:`~elquery.linking.ltr.threads.HelperThread`), with the same answer to the bit.
 
 The features, in :data:`FEATURES` order (m the mention, e the entity, q the query):
 
@@ -55,6 +59,7 @@ from the same dumps as the index; a store without them is refused. Titles ending
 from __future__ import annotations
 
 import functools
+import weakref
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -72,6 +77,7 @@ from elquery.kb.normalize import tokenize
 from elquery.kb.surface_forms.layout import KB
 from elquery.kb.surface_forms.store import SurfaceFormStore
 from elquery.linking.ltr.stored import NormalizedTexts
+from elquery.linking.ltr.threads import HelperThread, default_threads
 from elquery.linking.mentions import (DEFAULT_MAX_QUERY_TOKENS, FormEntityLike, check_query_length,
                                       check_query_limit)
 from elquery.linking.types import Mention
@@ -118,6 +124,7 @@ class CandidatePair:
 
 
 ENTRY_CLASS = "org.elquery.retrieval.PairFeatures"
+JOB_CLASS = "org.elquery.retrieval.PairFeaturesJob"
 _AS_SPACES = str.maketrans("\t\n\r", "   ")
 _ENTITY = operator.attrgetter("entity")
 
@@ -125,6 +132,11 @@ _ENTITY = operator.attrgetter("entity")
 @functools.cache
 def _helper() -> Any:
     return java_class(ENTRY_CLASS)
+
+
+@functools.cache
+def _job() -> Any:
+    return java_class(JOB_CLASS)
 
 
 @functools.cache
@@ -145,11 +157,18 @@ class FeatureExtractor:
 
     def __init__(self, index: EntityIndex | Path | str, surface_forms: SurfaceFormStore | Path | str,
                  commonness_threshold: float = DEFAULT_COMMONNESS_THRESHOLD,
-                 max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS) -> None:
+                 max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS, threads: int | None = None) -> None:
         if not (isinstance(commonness_threshold, int | float) and 0 <= commonness_threshold <= 1):
             raise ElqueryError(f"commonness threshold must be between 0 and 1, got {commonness_threshold!r}")
         self.commonness_threshold = float(commonness_threshold)
         self.max_query_tokens = check_query_limit(max_query_tokens)
+        self.threads = default_threads() if threads is None else threads
+        """1, or 2: the Java call's second half on a :class:`HelperThread` (default :func:`default_threads`)."""
+        if self.threads not in (1, 2):
+            raise ElqueryError(f"the LTR features run on 1 or 2 threads, not {self.threads}")
+        self._second = HelperThread("elquery-features") if self.threads == 2 else None
+        if self._second is not None:  # the thread ends with the extractor
+            weakref.finalize(self, self._second.stop)
         self._owned: list[EntityIndex | SurfaceFormStore] = []
         try:
             self.index = self._open(index, EntityIndex)
@@ -179,7 +198,9 @@ class FeatureExtractor:
         return given
 
     def close(self) -> None:
-        """Close the artefacts this extractor opened from paths."""
+        """Close the artefacts this extractor opened from paths, and end its second thread."""
+        if self._second is not None:
+            self._second.stop()
         for artefact in self._owned:
             artefact.close()
         self._owned = []
@@ -278,9 +299,14 @@ class FeatureExtractor:
         texts = None
         if stored is not None:
             texts = [text for titles, abstract in self._texts.texts(stored) for text in ("\n".join(titles), abstract)]
-        raw = _helper().features(self.index.leaf, _analyzer(), self._model_lines,
-                                 [query, *(query[a:b] for a, b in char_spans)], normalized,
-                                 lucene.encode_docids(np.array(layout, dtype=np.int32)), texts).tostring()
+        arguments = (self.index.leaf, _analyzer(), self._model_lines, [query, *(query[a:b] for a, b in char_spans)],
+                     normalized, lucene.encode_docids(np.array(layout, dtype=np.int32)), texts)
+        if self._second is None:
+            raw = _helper().features(*arguments).tostring()
+        else:  # the same answer, its two halves at once: PairFeaturesJob
+            job = _job().of(*arguments)
+            self._second.run_beside(functools.partial(job.run, 0), [functools.partial(job.run, 1)])
+            raw = job.answer().tostring()
         models, single = len(GRID_MODELS), len(SINGLE_FIELD_MODELS)
         cells, mention_cells = models * columns, single * rows
         if len(raw) != 8 * (cells + mention_cells) + 4 * (models + 4 * rows + 3 * columns + 2 * spans):

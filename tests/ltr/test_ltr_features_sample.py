@@ -364,24 +364,74 @@ def _count_calls(monkeypatch: pytest.MonkeyPatch) -> Counter:
         def __init__(self, java):  # type: ignore[no-untyped-def]
             self.features = counted("features", java.features)
 
-    helper = Helper(features._helper())
+    class Job:  # the features' Java job class (two threads), its jobs counted
+        def __init__(self, java):  # type: ignore[no-untyped-def]
+            self.of = counted("job", java.of)
+
+    helper, job = Helper(features._helper()), Job(features._job())
     monkeypatch.setattr(features, "_helper", lambda: helper)
+    monkeypatch.setattr(features, "_job", lambda: job)
     monkeypatch.setattr(stored, "stored_values", counted("stored_values", stored.stored_values))
     monkeypatch.setattr(lucene, "_call", counted("java", lucene._call))
     return calls
 
 
-def test_a_query_costs_one_java_call_and_no_stored_fields_call(extractor: FeatureExtractor,
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_query_costs_one_java_call_and_no_stored_fields_call(sample_link_artefacts: tuple[Path, Path], threads: int,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Every language-model feature of a query (the query's 7, each mention's 6) and every string
-    test comes from one Java call, which reads the titles and short abstracts from the index's
-    normalized copy (``ltr_texts.bin``), not Lucene's stored fields; a query without candidates
-    makes no call."""
-    calls = _count_calls(monkeypatch)
-    pairs, _ = extractor.extract(QUERIES["named-1"])
-    assert len({(p.start, p.end) for p in pairs}) >= 3
-    assert calls == {"features": 1}
-    assert extractor.extract("zzzz qqqq")[0] == [] and calls == {"features": 1}
+    test comes from one Java call (on two threads, one job whose two halves run at once), which
+    reads the titles and short abstracts from the index's normalized copy (``ltr_texts.bin``), not
+    Lucene's stored fields; a query without candidates makes no call."""
+    with FeatureExtractor(*sample_link_artefacts, THRESHOLD, threads=threads) as extractor:
+        calls = _count_calls(monkeypatch)
+        pairs, _ = extractor.extract(QUERIES["named-1"])
+        one = {"features": 1} if threads == 1 else {"job": 1}
+        assert len({(p.start, p.end) for p in pairs}) >= 3
+        assert calls == one
+        assert extractor.extract("zzzz qqqq")[0] == [] and calls == one
+
+
+def test_two_threads_give_the_features_of_one(sample_link_artefacts: tuple[Path, Path]) -> None:
+    """The features computed in two halves at once (``PairFeaturesJob``) are those of the one call,
+    to the bit, for every query (at thresholds 0 and c)."""
+    for threshold in (0.0, THRESHOLD):
+        with FeatureExtractor(*sample_link_artefacts, threshold, threads=1) as one, \
+                FeatureExtractor(*sample_link_artefacts, threshold, threads=2) as two:
+            for query in QUERIES.values():
+                (pairs, matrix), (pairs_two, matrix_two) = one.extract(query), two.extract(query)
+                assert pairs == pairs_two and matrix.tobytes() == matrix_two.tobytes(), (query, threshold)
+
+
+def test_a_job_answers_the_call_whoever_runs_its_halves(sample_link_artefacts: tuple[Path, Path],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``PairFeaturesJob``: its answer is the one call's bytes whether its halves ran before (either
+    order, one of them twice, as when the caller runs again a half the helper thread has started)
+    or not at all (the answer runs them)."""
+    import elquery.linking.ltr.features as features
+
+    calls = []
+
+    class Recorder:  # the one call's arguments, recorded
+        def __init__(self, java):  # type: ignore[no-untyped-def]
+            self.java = java
+
+        def features(self, *arguments):  # type: ignore[no-untyped-def]
+            calls.append(arguments)
+            return self.java.features(*arguments)
+
+    recorder = Recorder(features._helper())
+    monkeypatch.setattr(features, "_helper", lambda: recorder)
+    with FeatureExtractor(*sample_link_artefacts, THRESHOLD, threads=1) as extractor:
+        linked = sum(1 for query in QUERIES.values() if extractor.extract(query)[0])
+        assert len(calls) == linked > 5
+        for arguments in calls:
+            wanted = recorder.java.features(*arguments).tostring()
+            for runs in ([], [0, 1], [1, 0], [1, 1, 0], [0]):
+                job = features._job().of(*arguments)
+                for part in runs:
+                    job.run(part)
+                assert job.answer().tostring() == wanted, runs
 
 
 def test_the_index_holds_the_normalized_titles_and_short_abstracts(sample_link_artefacts: tuple[Path, Path],
