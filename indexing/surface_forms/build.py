@@ -17,7 +17,8 @@ worker: the work runs here) serves steps 2 and 3; it starts with step 1, so the 
    partitioned by a hash of the normalized form; the partitions are as many as the input needs
    for one to be merged within ``memory_mb``.
 3. Partitions are merged by the workers (:func:`elquery.workers.ordered_map`; they map the entity ids
-   from that file) into shards, which are appended here to the store, a temporary file next to
+   from that file) into shards (each partition's rows of ``forms``, sent here, and its pairs in a
+   file), whose forms are inserted here into the store, a temporary file next to
    the output that is renamed into place when the store is complete; SQLite indexes it with a page
    cache of a quarter of ``memory_mb`` (its sorts spill to temporary files), while the workers
    gather each entity's forms from the shards' pairs, a run of entities at a time within
@@ -78,7 +79,6 @@ from elquery.indexing.surface_forms.store_writer import (
     create,
     entity_ranges,
     finish,
-    pair_file,
     write_entity_forms,
     write_shard,
 )
@@ -335,13 +335,13 @@ def _read_facc(files: list[Path], options: BuildOptions, spill_dir: Path, partit
     return report
 
 
-def _shard_task(spills: list[Path], min_count: int, path: Path) -> tuple[Path, int, int, Shard]:
-    """Merge one partition and write it as a shard: (shard file, forms, pairs, shard); its
+def _shard_task(spills: list[Path], min_count: int, pairs_path: Path) -> tuple[Path, int, Shard]:
+    """Merge one partition into a shard, its pairs written to ``pairs_path``: (that file, pairs, shard); its
     spill files are removed once merged (temporary disk: the spills not yet merged and the store)."""
     part = merge_partition(spills, min_count)
     for spill in spills:
         spill.unlink()
-    return path, len(part.forms), len(part.pair_forms), write_shard(path, part, _name_ranks(path.parent))
+    return pairs_path, len(part.pair_forms), write_shard(pairs_path, part, _name_ranks(pairs_path.parent))
 
 
 def _entity_forms_task(path: Path, shards: list[tuple[Path, int]], first: int, end: int) -> Path:
@@ -368,14 +368,14 @@ def _entity_forms(spill_dir: Path, shards: list[tuple[Path, int]], bucket_pairs:
 
 def _assemble(db_path: Path, spill_dir: Path, partitions: int, options: BuildOptions, report: BuildReport,
               pool: WorkerPool) -> None:
-    """Step 3: merge the partitions into shards (the ``pool``'s processes) and copy them, in
-    partition order, into the store; form ids are consecutive across partitions. The entity ids
+    """Step 3: merge the partitions into shards (the ``pool``'s processes) and insert their forms,
+    in partition order, into the store; form ids are consecutive across partitions. The entity ids
     are read from the files :func:`write_entity_names` wrote in ``spill_dir``; the entities used
     are kept as one flag per entity (memory that does not grow with the pairs). Then the
     ``pool``'s processes gather the forms of each entity from the shards' pair files while this
     process indexes the store."""
     tasks = (
-        (sorted(spill_dir.glob(f"*-{p:05d}.spill")), options.min_count, spill_dir / f"shard-{p:05d}.sqlite")
+        (sorted(spill_dir.glob(f"*-{p:05d}.spill")), options.min_count, spill_dir / f"shard-{p:05d}.pairs")
         for p in range(partitions)
     )
     names = MappedEntityNames(spill_dir)
@@ -386,11 +386,10 @@ def _assemble(db_path: Path, spill_dir: Path, partitions: int, options: BuildOpt
         shards: list[tuple[Path, int]] = []
         longest = 0
         with _bar(options, total=partitions, unit="part", desc="merge") as bar:
-            for path, forms, pairs, shard in ordered_map(_shard_task, tasks, pool):
-                append_shard(db, path, report.forms)
-                path.unlink()
-                shards.append((pair_file(path), report.forms))
-                report.forms += forms
+            for pairs_path, pairs, shard in ordered_map(_shard_task, tasks, pool):
+                append_shard(db, shard, report.forms)
+                shards.append((pairs_path, report.forms))
+                report.forms += shard.forms
                 report.pairs += pairs
                 used[shard.entities] = True
                 if len(shard.bucket_pairs) > len(bucket_pairs):

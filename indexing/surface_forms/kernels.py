@@ -11,6 +11,8 @@ per row:
   in Python), letters and digits told by a table, the strings separated by newlines;
 - :func:`splice_strings`: those strings put back in the places of the strings that were not ASCII;
 - :func:`space_counts`: the spaces in each string (the tokens of a normalized form, less one);
+- :func:`json_strings`: strings as the text of a JSON array, for SQLite's ``json_each``;
+- :func:`fixed_decimals`: numbers as zero-padded decimal digits, for SQLite's ``substr``;
 - :func:`mid_codes_of`: the base-38 code of each ``/m/…`` mid
   (:func:`elquery.indexing.surface_forms.mid_numbers.mid_codes`);
 - :func:`find_codes`: the lookup of :class:`elquery.indexing.surface_forms.mid_table.MidTable`;
@@ -193,6 +195,45 @@ def space_counts(offsets, data):
         for at in range(offsets[row], offsets[row + 1]):
             if data[at] == 32:
                 out[row] += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def json_strings(offsets, data):
+    """The UTF-8 text of the JSON array of the strings ``data[offsets[i]:offsets[i + 1]]``
+    (``["a","b"]``), or None if one holds a byte that JSON escapes (``"``, ``\\``, below 32)."""
+    count = offsets.shape[0] - 1
+    out = np.empty(offsets[count] - offsets[0] + 3 * count + 2, np.uint8)
+    out[0] = 91
+    size = 1
+    for row in range(count):
+        if row:
+            out[size] = 44
+            size += 1
+        out[size] = 34
+        size += 1
+        for at in range(offsets[row], offsets[row + 1]):
+            byte = data[at]
+            if byte == 34 or byte == 92 or byte < 32:
+                return None
+            out[size] = byte
+            size += 1
+        out[size] = 34
+        size += 1
+    out[size] = 93
+    return out[:size + 1]
+
+
+@njit(cache=True, nogil=True)
+def fixed_decimals(values, digits):
+    """Each of ``values`` (below 10^digits, not negative) as ``digits`` ASCII digits, zero-padded,
+    one after the other."""
+    out = np.empty(values.shape[0] * digits, np.uint8)
+    for row in range(values.shape[0]):
+        value = values[row]
+        for at in range((row + 1) * digits - 1, row * digits - 1, -1):
+            out[at] = 48 + value % 10
+            value //= 10
     return out
 
 

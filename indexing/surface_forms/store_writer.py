@@ -1,13 +1,14 @@
 """Writing the surface-form store (the format of :mod:`elquery.kb.surface_forms.store`, which
-reads it; methods.md §3): one shard per partition of the forms, each a store without indexes,
-assembled into the store, then indexed and given its format and metadata.
+reads it; methods.md §3): one shard per partition of the forms (its rows of ``forms``, made in a
+worker: :func:`write_shard`), inserted into the store in partition order (:func:`append_shard`),
+which is then indexed and given its format and metadata.
 
 Every table is filled in the order of its key (forms by form id, partition after partition;
 entities and their forms by entity id), so each insert appends to its B-tree and the store is
 written at the disk's speed with a bounded page cache, whatever its size; the indexes (forms by
 text, entities by name) are made at the end by SQLite's external sort. The forms of each entity
 (``entity_forms``) are gathered without holding the pairs: each shard's (entity, form) pairs are
-written beside it sorted, as one 64-bit key each (:func:`pair_file`), with a count of its pairs per
+written to a file sorted, as one 64-bit key each (:func:`write_shard`), with a count of its pairs per
 range of 2^:data:`ENTITY_BUCKET_BITS` entity numbers; the ranges are grouped into runs of at most
 a number of pairs that ``--memory`` sets (:func:`entity_ranges`, so a run's memory does not grow
 with the pairs per entity), and each run's ``entity_forms`` rows are written to a file of their
@@ -32,7 +33,14 @@ import numpy as np
 from elquery.indexing.surface_forms.aggregate import MergedPartition
 from elquery.indexing.surface_forms.arrow_arrays import string_buffers
 from elquery.indexing.surface_forms.entity_names import MappedEntityNames
-from elquery.indexing.surface_forms.kernels import candidate_order_of, fill_candidates, sort_by_entity, space_counts
+from elquery.indexing.surface_forms.kernels import (
+    candidate_order_of,
+    fill_candidates,
+    fixed_decimals,
+    json_strings,
+    sort_by_entity,
+    space_counts,
+)
 from elquery.kb.surface_forms.candidates import SOURCE_BITS, WIDTHS
 from elquery.kb.surface_forms.layout import FORMAT
 from elquery.kb.surface_forms.store import LONGEST_FORM_KEY
@@ -89,7 +97,7 @@ def _width_codes(counts: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 
 def encode_candidates(forms: np.ndarray, entities: np.ndarray, kb: np.ndarray, facc: np.ndarray,
-                      anchors: np.ndarray) -> tuple[bytes, list[int]]:
+                      anchors: np.ndarray) -> tuple[bytes, np.ndarray]:
     """The candidate blobs of consecutive forms (layout of :mod:`elquery.kb.surface_forms.candidates`)
     from their pairs in candidate order (``forms`` ascending, every form 0..n-1 with a pair), at
     once: (the blobs one after the other, the n + 1 offsets that cut them apart)."""
@@ -110,7 +118,7 @@ def encode_candidates(forms: np.ndarray, entities: np.ndarray, kb: np.ndarray, f
     words = entities.astype(np.int64) << SOURCE_BITS | sources.astype(np.int64)
     fill_candidates(out, begins, np.r_[starts, pairs], words, facc.astype(np.int64), anchors.astype(np.int64),
                     facc_width, anchor_width)
-    return out.tobytes(), np.r_[0, ends].tolist()
+    return out.tobytes(), np.r_[0, ends]
 
 
 def insert_rows(db: sqlite3.Connection, table: str, columns: Sequence[Sequence[object]]) -> None:
@@ -133,6 +141,42 @@ def insert_rows(db: sqlite3.Connection, table: str, columns: Sequence[Sequence[o
         db.execute(f"INSERT INTO {table} VALUES {', '.join([row] * (rows - full))}", values[full * width:])
 
 
+_OFFSET_DIGITS = 12
+_START = f"CAST(substr(?3, {_OFFSET_DIGITS} * key + 1, {_OFFSET_DIGITS}) AS INTEGER)"
+_END = f"CAST(substr(?3, {_OFFSET_DIGITS} * key + {_OFFSET_DIGITS + 1}, {_OFFSET_DIGITS}) AS INTEGER)"
+_INSERT_FORMS = (f"INSERT INTO forms(id, form, candidates) SELECT ?4 + key, value, substr(?2, {_START} + 1, {_END} - {_START}) "
+                 "FROM json_each(CAST(?1 AS TEXT))")
+FORMS_PER_INSERT = 1 << 20
+BLOB_BYTES_PER_INSERT = 1 << 28
+
+
+def insert_forms(db: sqlite3.Connection, text_offsets: np.ndarray, text: np.ndarray, blobs: bytes, offsets: np.ndarray,
+                 first_id: int) -> None:
+    """Insert forms (the strings ``text[text_offsets[i]:text_offsets[i + 1]]``, UTF-8) with ids
+    ``first_id`` up and their candidate blobs (``blobs[offsets[i]:offsets[i + 1]]``) into ``forms``:
+    in statements of many rows whose values SQLite cuts out itself (the forms from the text of a
+    JSON array, :func:`json_strings`, through ``json_each``; the blobs by ``substr`` at offsets
+    written as fixed-width decimals, :func:`fixed_decimals`), so Python makes no object per row
+    (about a third of the CPU of binding each row's values, :func:`insert_rows`). Forms JSON would
+    escape (none are, once normalized) are bound row by row."""
+    count = len(text_offsets) - 1
+    offsets = np.asarray(offsets, np.int64)
+    start = 0
+    while start < count:
+        end = min(count, start + FORMS_PER_INSERT,
+                  max(start + 1, int(np.searchsorted(offsets, offsets[start] + BLOB_BYTES_PER_INSERT, "right")) - 1))
+        array_text = json_strings(text_offsets[start:end + 1], text)
+        run = blobs[offsets[start]:offsets[end]]
+        cuts = offsets[start:end + 1] - offsets[start]
+        if array_text is None:
+            forms = [bytes(text[a:b]).decode("utf-8") for a, b in zip(text_offsets[start:end].tolist(), text_offsets[start + 1:end + 1].tolist())]
+            db.executemany("INSERT INTO forms(id, form, candidates) VALUES (?, ?, ?)",
+                           zip(range(first_id + start, first_id + end), forms, map(run.__getitem__, map(slice, cuts.tolist(), cuts[1:].tolist()))))
+        else:
+            db.execute(_INSERT_FORMS, (array_text.tobytes(), run, fixed_decimals(cuts, _OFFSET_DIGITS).tobytes(), first_id + start))
+        start = end
+
+
 def create(path: Path, cache_kib: int = SHARD_CACHE_KIB) -> sqlite3.Connection:
     """A new, empty store (or shard) at ``path``, set up for a bulk load (no journal), with a page
     cache (and memory for each sort) of ``cache_kib`` KiB."""
@@ -145,58 +189,54 @@ def create(path: Path, cache_kib: int = SHARD_CACHE_KIB) -> sqlite3.Connection:
 
 @dataclass(frozen=True)
 class Shard:
-    """What :func:`write_shard` tells the assembler: the entity numbers the shard's pairs use
-    (ascending), the number of tokens of its longest form (0 without forms) and its pairs per
-    range of 2^:data:`ENTITY_BUCKET_BITS` entity numbers (``bucket_pairs[b]``: numbers
-    ``b << ENTITY_BUCKET_BITS`` up; as long as the last range used)."""
+    """A merged partition as :func:`write_shard` hands it to the assembler: the entity numbers its
+    pairs use (ascending), the number of tokens of its longest form (0 without forms), its pairs
+    per range of 2^:data:`ENTITY_BUCKET_BITS` entity numbers (``bucket_pairs[b]``: numbers
+    ``b << ENTITY_BUCKET_BITS`` up; as long as the last range used), and its rows of ``forms`` for
+    :func:`append_shard`: the forms in order (string offsets and UTF-8 bytes) and their candidate
+    blobs one after the other with the n + 1 offsets that cut them apart."""
 
     entities: np.ndarray
     longest_form_tokens: int
     bucket_pairs: np.ndarray
+    form_offsets: np.ndarray
+    form_text: np.ndarray
+    blobs: bytes
+    blob_offsets: np.ndarray
+
+    @property
+    def forms(self) -> int:
+        return len(self.form_offsets) - 1
 
 
-def pair_file(shard: Path) -> Path:
-    """The file beside ``shard`` with its (entity, form) pairs: ``entity << 32 | form`` (the form's
-    index in the shard, from 0), uint64 ascending."""
-    return shard.with_name(shard.name + ".pairs")
-
-
-def write_shard(path: Path, part: MergedPartition, name_ranks: np.ndarray) -> Shard:
-    """Write one merged partition as a shard (forms with ids 1..n in the partition's sorted
-    order and their encoded candidates) and its (entity, form) pairs by entity (:func:`pair_file`).
-    ``name_ranks[n]`` is the rank of entity number n's id in sorted order
-    (:attr:`MappedEntityNames.ranks`): candidates of equal commonness are ordered by id."""
+def write_shard(pairs_path: Path, part: MergedPartition, name_ranks: np.ndarray) -> Shard:
+    """One merged partition as a shard: its forms in the partition's sorted order with their
+    encoded candidates, and its (entity, form) pairs written to ``pairs_path``: ``entity << 32 |
+    form`` (the form's index in the shard, from 0), uint64 ascending. ``name_ranks[n]`` is the rank
+    of entity number n's id in sorted order (:attr:`MappedEntityNames.ranks`): candidates of equal
+    commonness are ordered by id."""
     counts, _, _ = commonness_counts(part)
     order = candidate_order(part.pair_forms, counts, np.asarray(name_ranks)[part.pair_entities])
     blobs, offsets = encode_candidates(part.pair_forms[order], part.pair_entities[order], part.pair_kb[order],
                                        part.pair_facc[order], part.pair_anchors[order])
     keys = (part.pair_entities << 32 | part.pair_forms).astype(np.uint64)  # both below 2^32; forms ascending
     by_entity = sort_by_entity(keys, int(part.pair_entities.min()), int(part.pair_entities.max()) + 1) if len(keys) else keys
-    by_entity.tofile(pair_file(path))
+    by_entity.tofile(pairs_path)
     entities = by_entity >> np.uint64(32)
-    db = create(path)
-    try:
-        db.execute("BEGIN")
-        # the ids: SQLite's own rowids, 1..n (a third fewer values to bind than ids given)
-        insert_rows(db, "forms(form, candidates)", [part.forms.to_pylist(), list(map(blobs.__getitem__, map(slice, offsets, offsets[1:])))])
-        db.execute("COMMIT")
-    finally:
-        db.close()
-    longest = int(space_counts(*string_buffers(part.forms)).max(initial=-1)) + 1  # forms are space-joined tokens
+    form_offsets, form_text = string_buffers(part.forms)
+    longest = int(space_counts(form_offsets, form_text).max(initial=-1)) + 1  # forms are space-joined tokens
     used = entities[np.r_[True, entities[1:] != entities[:-1]]] if len(entities) else entities
-    return Shard(used.astype(np.int64), longest, np.bincount((entities >> np.uint64(ENTITY_BUCKET_BITS)).astype(np.int64)))
+    return Shard(used.astype(np.int64), longest, np.bincount((entities >> np.uint64(ENTITY_BUCKET_BITS)).astype(np.int64)),
+                 form_offsets, form_text, blobs, offsets)
 
 
-def append_shard(db: sqlite3.Connection, shard: Path, offset: int) -> None:
-    """Copy a shard's forms into the store, their ids shifted by ``offset``. Shards are appended
-    in form-id order; their pair files (:func:`pair_file`) stay for :func:`write_entity_forms`."""
-    db.execute("ATTACH DATABASE ? AS shard", (str(shard),))
-    try:
-        db.execute("BEGIN")
-        db.execute("INSERT INTO forms SELECT id - 1 + ?, form, candidates FROM shard.forms", (offset,))
-        db.execute("COMMIT")
-    finally:
-        db.execute("DETACH DATABASE shard")
+def append_shard(db: sqlite3.Connection, shard: Shard, offset: int) -> None:
+    """Insert a shard's forms into the store with ids ``offset`` up (:func:`insert_forms`; the
+    store's form ids start at 0). Shards are appended in form-id order, so every row goes at the
+    end of the table."""
+    db.execute("BEGIN")
+    insert_forms(db, shard.form_offsets, shard.form_text, shard.blobs, shard.blob_offsets, offset)
+    db.execute("COMMIT")
 
 
 def entity_ranges(bucket_pairs: np.ndarray, most_pairs: int) -> list[tuple[int, int]]:
@@ -219,7 +259,7 @@ def entity_ranges(bucket_pairs: np.ndarray, most_pairs: int) -> list[tuple[int, 
 
 def write_entity_forms(path: Path, shards: Sequence[tuple[Path, int]], first: int, end: int) -> Path:
     """Write, as the table ``entity_forms`` of a new file ``path``, the forms of the entities
-    numbered ``first`` to ``end - 1`` from the pair files (:func:`pair_file`) of ``shards``
+    numbered ``first`` to ``end - 1`` from the pair files (:func:`write_shard`) of ``shards``
     (each with the store id of its first form), form ids ascending; the file is returned."""
     low, high = np.uint64(first << 32), np.uint64(end << 32)
     keys = []

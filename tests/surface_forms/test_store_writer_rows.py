@@ -1,14 +1,20 @@
 """The store writer's multi-row inserts: every row, in order, whatever the number of rows against
-the rows a statement takes (a multiple of it, a remainder, fewer, none)."""
+the rows a statement takes (a multiple of it, a remainder, fewer, none); the forms and candidate
+blobs SQLite cuts out of one JSON array and one blob (``insert_forms``) are the rows bound one by
+one: non-ASCII forms, blobs of every size, several statements, forms JSON would escape."""
 
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
-from elquery.indexing.surface_forms.store_writer import ROWS_PER_INSERT, candidate_order, insert_rows
+from elquery.indexing.surface_forms import store_writer
+from elquery.indexing.surface_forms.arrow_arrays import string_buffers
+from elquery.indexing.surface_forms.store_writer import ROWS_PER_INSERT, candidate_order, insert_forms, insert_rows
 
 
 @pytest.mark.parametrize("rows", [0, 1, ROWS_PER_INSERT - 1, ROWS_PER_INSERT, 2 * ROWS_PER_INSERT + 345])
@@ -33,3 +39,22 @@ def test_candidate_order_is_lexsorts(form_span: int, largest_rank: int, largest_
     assert (bits <= 63) == packed
     assert candidate_order(forms, counts, ranks).tolist() == np.lexsort((ranks, -counts, forms)).tolist()
     assert candidate_order(forms[:0], counts[:0], ranks[:0]).tolist() == []
+
+
+@pytest.mark.parametrize("per_insert, blob_bytes, odd", [(1 << 20, 1 << 28, ""), (7, 1 << 28, ""), (1 << 20, 50, ""),
+                                                         (1 << 20, 1 << 28, 'a "quoted" form'), (5, 30, "back\\slash"),
+                                                         (1 << 20, 1 << 28, "tab\tand\nline")])
+def test_forms_cut_by_sqlite(per_insert: int, blob_bytes: int, odd: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_writer, "FORMS_PER_INSERT", per_insert)
+    monkeypatch.setattr(store_writer, "BLOB_BYTES_PER_INSERT", blob_bytes)
+    rng = np.random.default_rng(3)
+    forms = [f"form {n} {'é東ß'[: n % 4]}" for n in range(300)] + ([odd] if odd else []) + ["last"]
+    blobs = [rng.integers(0, 256, rng.integers(1, 90)).astype(np.uint8).tobytes() for _ in forms]
+    blobs[5] = bytes(200)  # one larger than a statement's bytes
+    db = store_writer.create(Path(":memory:"))
+    text_offsets, text = string_buffers(pa.array(forms, pa.string()))
+    insert_forms(db, text_offsets, text, b"".join(blobs), np.r_[0, np.cumsum([len(b) for b in blobs])], 41)
+    assert db.execute("SELECT id, form, candidates, typeof(form), typeof(candidates) FROM forms ORDER BY id").fetchall() == [
+        (n, form, blob, "text", "blob") for n, (form, blob) in enumerate(zip(forms, blobs), 41)]
+    insert_forms(db, np.zeros(1, np.int32), np.zeros(0, np.uint8), b"", np.zeros(1, np.int64), 1000)
+    assert db.execute("SELECT count(*) FROM forms").fetchone() == (len(forms),)
