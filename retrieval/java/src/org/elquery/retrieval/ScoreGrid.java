@@ -41,6 +41,8 @@ final class ScoreGrid implements LanguageModel.Statistics {
   /** Per (model, text), its model once built; per model, the field lengths of its fields. */
   private final LanguageModel[][] built;
   private final IntBuffer[][] fieldLengths;
+  /** Per (model, text), its {@link #columns} once looked up. */
+  private final int[][][][] columnsOf;
   /** The terms of text 0, known to the collection or not (read on first use). */
   private Set<String> firstTerms;
   private final Map<String, Terms> terms = new HashMap<>();
@@ -107,6 +109,7 @@ final class ScoreGrid implements LanguageModel.Statistics {
       termLines.add(LanguageModel.termLines(tokens));
     }
     built = new LanguageModel[models.length][texts.length];
+    columnsOf = new int[models.length][texts.length][][];
     fieldLengths = new IntBuffer[models.length][];
   }
 
@@ -141,15 +144,30 @@ final class ScoreGrid implements LanguageModel.Statistics {
     if (model.terms.length == 0) {
       return Double.NEGATIVE_INFINITY;
     }
-    int nf = model.fields.length;
-    int[] freqs = new int[model.terms.length * nf];
-    for (int term = 0; term < model.terms.length; term++) {
-      for (int f = 0; f < nf; f++) {
-        int[] column = pair(model.fields[f], model.terms[term]).freqs;
-        freqs[term * nf + f] = column == null ? 0 : column[i];
-      }
+    int[][] columns = columns(m, t);
+    int[] freqs = new int[columns.length];
+    for (int pair = 0; pair < columns.length; pair++) {
+      freqs[pair] = columns[pair] == null ? 0 : columns[pair][i];
     }
     return model.score(docids[i], freqs, fieldLengths[m]);
+  }
+
+  /** The frequencies n(t, e_f) over the candidates of each (term, field) pair of text {@code t}'s
+   * model under model {@code m}, at term * fields + f (null: no entity holds the term in the
+   * field); looked up on first use. */
+  private int[][] columns(int m, int t) throws IOException {
+    if (columnsOf[m][t] == null) {
+      LanguageModel model = model(m, t);
+      int nf = model.fields.length;
+      int[][] columns = new int[model.terms.length * nf][];
+      for (int term = 0; term < model.terms.length; term++) {
+        for (int f = 0; f < nf; f++) {
+          columns[term * nf + f] = pair(model.fields[f], model.terms[term]).freqs;
+        }
+      }
+      columnsOf[m][t] = columns;
+    }
+    return columnsOf[m][t];
   }
 
   /** Exact field lengths per docid, of the index's fields (cached per index). */
@@ -161,13 +179,7 @@ final class ScoreGrid implements LanguageModel.Statistics {
   void score(int m, int t, ByteBuffer out) throws IOException {
     LanguageModel model = model(m, t);
     IntBuffer[] lengths = fieldLengths[m];
-    int nf = model.fields.length;
-    int[][] columns = new int[model.terms.length * nf][];
-    for (int term = 0; term < model.terms.length; term++) {
-      for (int f = 0; f < nf; f++) {
-        columns[term * nf + f] = pair(model.fields[f], model.terms[term]).freqs;
-      }
-    }
+    int[][] columns = columns(m, t);
     int[] freqs = new int[columns.length];
     for (int i = 0; i < docids.length; i++) {
       for (int pair = 0; pair < columns.length; pair++) {
@@ -222,10 +234,11 @@ final class ScoreGrid implements LanguageModel.Statistics {
     Map<String, TermCache.Entry> cached = cache.field(field);
     TermCache.Entry entry = cached.get(term);
     if (entry == null) {
-      entry = iterator.seekExact(new BytesRef(term)) ? new TermCache.Entry(iterator) : TermCache.ABSENT;
+      BytesRef bytes = new BytesRef(term);
+      entry = iterator.seekExact(bytes) ? new TermCache.Entry(bytes, iterator) : TermCache.ABSENT;
       cache.put(cached, term, entry);
     } else if (entry.state != null) {
-      iterator.seekExact(new BytesRef(term), entry.state);
+      iterator.seekExact(entry.bytes, entry.state);
     }
     return entry.state == null ? ABSENT : new Pair(entry.totalTermFreq, freqs(field, iterator, entry.docFreq));
   }
@@ -288,26 +301,29 @@ final class ScoreGrid implements LanguageModel.Statistics {
    */
   static final class TermCache {
     static final int CAPACITY = 1 << 17;
-    static final Entry ABSENT = new Entry(null, 0, 0);
+    static final Entry ABSENT = new Entry(null, null, 0, 0);
     private static final Map<LeafReader, TermCache> CACHES = new WeakHashMap<>();
     private final ConcurrentHashMap<String, ConcurrentHashMap<String, Entry>> fields = new ConcurrentHashMap<>();
     private final AtomicInteger size = new AtomicInteger();
 
-    /** A term's entry in a field: its state (null: the field lacks it), cf(t, f) and df. */
+    /** A term's entry in a field: its UTF-8 (never changed) and state (null: the field lacks it),
+     * cf(t, f) and df. */
     static final class Entry {
+      final BytesRef bytes;
       final TermState state;
       final long totalTermFreq;
       final int docFreq;
 
-      Entry(TermState state, long totalTermFreq, int docFreq) {
+      Entry(BytesRef bytes, TermState state, long totalTermFreq, int docFreq) {
+        this.bytes = bytes;
         this.state = state;
         this.totalTermFreq = totalTermFreq;
         this.docFreq = docFreq;
       }
 
-      /** The entry of the term {@code iterator} is on. */
-      Entry(TermsEnum iterator) throws IOException {
-        this(iterator.termState(), iterator.totalTermFreq(), iterator.docFreq());
+      /** The entry of the term {@code iterator} is on, {@code bytes}. */
+      Entry(BytesRef bytes, TermsEnum iterator) throws IOException {
+        this(bytes, iterator.termState(), iterator.totalTermFreq(), iterator.docFreq());
       }
     }
 
