@@ -7,11 +7,13 @@ number, skipped), and a truncated or corrupt file is an error naming it. Rows ar
 read in blocks: a block of well-formed rows is split with string methods that run in C, and only a
 block holding a malformed row is read again line by line, to count and report that row.
 
-``read_facc_coded`` (used by the build) reads ``BATCH_BLOCKS`` blocks at a time with pyarrow's CSV
-parser, the forms kept in a pyarrow array and the ids dictionary-encoded (or, all canonical, read
-from the column's buffers), so Python touches no value of a row. A batch it cannot vouch for (a row that is not three fields, a count that is not 1 to 18
-ASCII digits or is 0, a carriage return, a byte order mark) is read block by block as above, so
-the rows, the counts and the errors reported are exactly those of the block reader.
+``read_facc_coded`` (used by the build) reads the file's bytes, about ``BATCH_BLOCKS`` blocks at a
+time (:func:`byte_batches`: no decoding, no text), with pyarrow's CSV parser, the forms kept in a
+pyarrow array and the ids dictionary-encoded (or, all canonical, read from the column's buffers), so
+Python touches no value of a row. A batch it cannot vouch for (bytes that are not UTF-8, a row that
+is not three fields, a count that is not 1 to 18 ASCII digits or is 0, a carriage return, a byte
+order mark) is decoded and read block by block as above, so the rows, the counts and the errors
+reported are exactly those of the block reader (``read_facc_blocks``, which reads every batch so).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from elquery.base import ElqueryError
-from elquery.indexing.ntriples import expand_files, open_text
+from elquery.indexing.ntriples import expand_files, open_binary
 from elquery.indexing.surface_forms.arrow_arrays import numpy_of, string_buffers
 from elquery.indexing.surface_forms.kernels import positive_counts
 from elquery.indexing.surface_forms.mid_numbers import MidNumbers, Mids, arrow_mid_codes, entity_numbers
@@ -44,7 +46,7 @@ BATCH_BLOCKS = 16
 MAX_EXAMPLES = 5
 
 _CANONICAL_MID = re.compile(r"/m/[0-9a-z_]+")
-_INVALID_UTF8 = re.compile("[\udc80-\udcff]")  # the bytes that are not UTF-8, as open_text reads them
+_INVALID_UTF8 = re.compile("[\udc80-\udcff]")  # the bytes that are not UTF-8, as surrogateescape decodes them
 # Prefixes rewritten to "/m/" at the start of the id field (the only field after a tab that can
 # start with a letter or "/": the count field is a number).
 _MID_PREFIXES = ("\t" + FREEBASE_NS + "m.", "\tm.")
@@ -118,30 +120,69 @@ class Rows:
     counts: np.ndarray
 
 
-def text_blocks(path: Path) -> Iterator[str]:
-    """Whole lines of ``path``, about ``BLOCK_CHARS`` characters at a time. A line longer than
-    :data:`MAX_LINE_CHARS` is skipped as it is read (never held whole) and stands as
+_BOM = b"\xef\xbb\xbf"
+_LONG_LINE_BYTES = 4 * MAX_LINE_CHARS
+"""A line of more bytes holds more than :data:`MAX_LINE_CHARS` characters (each is at most 4 bytes)."""
+
+
+def _line_end(chunk: bytes) -> int:
+    """Where the last whole line of ``chunk`` ends: after its last LF, or after a CR that is not
+    its last byte (text mode reads CR, LF and CR LF as line ends; a CR at the end may be the
+    first half of a CR LF), 0 if none."""
+    return max(chunk.rfind(b"\n"), chunk.rfind(b"\r", 0, len(chunk) - 1)) + 1
+
+
+def byte_batches(path: Path) -> Iterator[bytes]:
+    """Whole lines of ``path``'s bytes, about ``BATCH_BLOCKS * BLOCK_CHARS`` bytes at a time (lines
+    end at LF, CR or CR LF, as text mode reads them): a byte order mark at the start dropped, the
+    last line given a line end, and a line longer than :data:`_LONG_LINE_BYTES` bytes (so than
+    :data:`MAX_LINE_CHARS` characters) skipped as it is read (never held whole), standing as
     :data:`LONG_LINE`, which the readers count as malformed."""
-    with open_text(path) as handle:
-        rest, skipping = "", False
-        while chunk := handle.read(BLOCK_CHARS):
+    long_line = LONG_LINE.encode("utf-8")
+    with open_binary(path) as handle:
+        rest = handle.read(len(_BOM))
+        if rest == _BOM:
+            rest = b""
+        skipping, after_cr = False, False
+        while chunk := handle.read(BATCH_BLOCKS * BLOCK_CHARS):
+            if after_cr and chunk.startswith(b"\n"):  # the LF of a skipped line's CR LF
+                chunk = chunk[1:]
+            after_cr = False
             if skipping:
-                end = chunk.find("\n")
-                if end < 0:
+                ends = [at for at in (chunk.find(b"\n"), chunk.find(b"\r")) if at >= 0]
+                if not ends:
                     continue
-                skipping, chunk = False, chunk[end + 1:]
-                yield LONG_LINE
+                end = min(ends) + 1
+                if chunk[end - 1:end + 1] == b"\r\n":
+                    end += 1
+                after_cr = end == len(chunk) and chunk.endswith(b"\r")
+                skipping, chunk = False, chunk[end:]
+                yield long_line
             chunk = rest + chunk
-            cut = chunk.rfind("\n") + 1
+            cut = _line_end(chunk)
             rest = chunk[cut:]
             if cut:
                 yield chunk[:cut]
-            if len(rest) > MAX_LINE_CHARS:
-                rest, skipping = "", True
+            if len(rest) > _LONG_LINE_BYTES:
+                rest, skipping = b"", True
         if skipping:
-            yield LONG_LINE
-        elif rest:
-            yield rest + "\n"
+            yield long_line
+        elif rest:  # a last line without its line end (or, in a file of a few bytes, whole lines)
+            yield rest if rest.endswith(b"\n") else rest + b"\n"
+
+
+def _decoded_blocks(data: bytes) -> Iterator[str]:
+    """The lines of a batch of :func:`byte_batches` as text (UTF-8, bytes that are not as lone
+    surrogates, as ``open_text`` reads them; CR LF and CR read as LF), about ``BLOCK_CHARS``
+    characters at a time."""
+    text = data.decode("utf-8", "surrogateescape")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    start = 0
+    while start < len(text):
+        end = text.find("\n", min(len(text), start + BLOCK_CHARS) - 1) + 1 or len(text)
+        yield text[start:end]
+        start = end
 
 
 def _fast_rows(block: str) -> tuple[list[str], list[str], np.ndarray] | None:
@@ -241,14 +282,16 @@ def read_facc(path: Path, mids: Mids, report: FaccReport) -> Iterator[Rows | Arr
 
 
 def read_facc_blocks(path: Path, mids: Mids, report: FaccReport) -> Iterator[Rows]:
-    """``read_facc`` block by block, without pyarrow (the reference the batched reader matches)."""
+    """``read_facc`` block by block, without pyarrow (the reference the batched reader matches:
+    the same batches, each decoded and read by blocks)."""
     report.files += 1
     line = 1
     with _read_errors(path):
-        for block in text_blocks(path):
-            rows = _block_rows(block, path, line, mids, report)
-            line += block.count("\n")
-            yield rows
+        for data in byte_batches(path):
+            for block in _decoded_blocks(data):
+                rows = _block_rows(block, path, line, mids, report)
+                line += block.count("\n")
+                yield rows
 
 
 _COUNT_DIGITS = 18  # ASCII digits below 2**63: int() reads them, to the same value
@@ -269,21 +312,17 @@ _PARSE_OPTIONS = pa_csv.ParseOptions(
 )
 
 
-def _arrow_rows(text: str) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray] | None:
-    """Forms, ids (raw) and counts of a batch of lines if every line is a well-formed row as the
-    block reader's fast path reads it (three fields, a positive count); else None."""
-    if "\r" in text or text.startswith("\ufeff"):  # line ends and a BOM pyarrow reads differently
+def _arrow_rows(data: bytes) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray] | None:
+    """Forms, ids (raw) and counts of a batch of lines (bytes) if every line is a well-formed row
+    as the block reader's fast path reads it (UTF-8, three fields, a positive count); else None."""
+    if b"\r" in data or data.startswith(_BOM):  # line ends and a BOM pyarrow reads differently
         return None
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:  # bytes that are not UTF-8: the block reader counts their rows
-        return None
-    try:
+    try:  # pyarrow checks that the strings are UTF-8 (the block reader counts the rows that are not)
         table = pa_csv.read_csv(pa.py_buffer(data), read_options=_READ_OPTIONS,
                                 parse_options=_PARSE_OPTIONS, convert_options=_CONVERT_OPTIONS)
     except pa.ArrowInvalid:
         return None
-    if table.num_rows != text.count("\n"):
+    if table.num_rows != data.count(b"\n"):
         return None
     counts = positive_counts(*string_buffers(table.column("count").combine_chunks()), _COUNT_DIGITS)
     if counts is None:  # a count that is not 1 to 18 ASCII digits, or is 0
@@ -362,30 +401,17 @@ def _batch_rows(forms: pa.ChunkedArray, row_mids: pa.ChunkedArray, counts: np.nd
     return ArrowRows(texts, entities, counts)
 
 
-def _batches(path: Path) -> Iterator[list[str]]:
-    """The blocks of ``path``, ``BATCH_BLOCKS`` at a time."""
-    batch: list[str] = []
-    for block in text_blocks(path):
-        batch.append(block)
-        if len(batch) >= BATCH_BLOCKS:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 def read_facc_coded(path: Path, mids: Mids, report: FaccReport) -> Iterator[Rows | ArrowRows]:
-    """``read_facc`` in batches of blocks parsed by pyarrow, forms dictionary-encoded; a batch
-    pyarrow cannot vouch for is read block by block (``read_facc_blocks``), so the rows and the
-    report are the same."""
+    """``read_facc`` in batches of bytes parsed by pyarrow (:func:`byte_batches`), forms
+    dictionary-encoded; a batch pyarrow cannot vouch for is decoded and read block by block
+    (as ``read_facc_blocks``), so the rows and the report are the same."""
     report.files += 1
     line = 1
     with _read_errors(path):
-        for batch in _batches(path):
-            text = batch[0] if len(batch) == 1 else "".join(batch)
-            parsed = _arrow_rows(text)
+        for data in byte_batches(path):
+            parsed = _arrow_rows(data)
             if parsed is None:
-                for block in batch:
+                for block in _decoded_blocks(data):
                     yield _block_rows(block, path, line, mids, report)
                     line += block.count("\n")
             else:
