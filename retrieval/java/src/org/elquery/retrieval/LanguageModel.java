@@ -401,6 +401,12 @@ final class LanguageModel {
     return jelinekMercer;
   }
 
+  /** Whether every weighted field is Jelinek-Mercer smoothed: scores in the form B + sum of
+   * {@link #delta} over the terms an entity holds. */
+  boolean jelinekMercer() {
+    return jelinekMercer;
+  }
+
   /** JM: whether field f can add to some term's foreground. */
   boolean hasForeground(int f) {
     for (int t = 0; t < terms.length; t++) {

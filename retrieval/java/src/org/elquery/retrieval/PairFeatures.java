@@ -71,7 +71,9 @@ public final class PairFeatures {
     int matchesAt = at;
     int[] docids = new int[columns];
     System.arraycopy(ints, docsAt, docids, 0, columns);
-    ScoreGrid grid = new ScoreGrid(leaf, analyzer, EntityScores.lengths(leaf), models, lmTexts, docids);
+    // no model (the string tests alone, PairFeaturesJob): no text to analyze, no grid
+    ScoreGrid grid = models.length == 0 ? null
+        : new ScoreGrid(leaf, analyzer, EntityScores.lengths(leaf), models, lmTexts, docids);
     ByteBuffer out = EntityScores.buffer(models.length * (8 * columns + 4) + 8 * single * rows
         + 4 * (4 * rows + 3 * columns + 2 * spans));
     for (int m = 0; m < models.length; m++) {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -180,6 +181,12 @@ final class ScoreGrid implements LanguageModel.Statistics {
     LanguageModel model = model(m, t);
     IntBuffer[] lengths = fieldLengths[m];
     int[][] columns = columns(m, t);
+    if (model.jelinekMercer()) {
+      for (double score : jelinekMercer(model, columns, lengths)) {
+        out.putDouble(score);
+      }
+      return;
+    }
     int[] freqs = new int[columns.length];
     for (int i = 0; i < docids.length; i++) {
       for (int pair = 0; pair < columns.length; pair++) {
@@ -187,6 +194,47 @@ final class ScoreGrid implements LanguageModel.Statistics {
       }
       out.putDouble(model.score(docids[i], freqs, lengths));
     }
+  }
+
+  /** {@link LanguageModel#score} of each candidate under a Jelinek-Mercer model, computed column
+   * by column (term by term, field by field, over the candidates holding the pair): per candidate
+   * the same additions in the same order (g_t(e) over the fields in order, then B + the sum of
+   * the terms' deltas in term order), so the same numbers to the bit. */
+  private double[] jelinekMercer(LanguageModel model, int[][] columns, IntBuffer[] lengths) {
+    int n = docids.length;
+    int nf = model.fields.length;
+    double[] sum = new double[n];
+    double[] g = new double[n];
+    for (int term = 0; term < model.terms.length; term++) {
+      boolean held = false;
+      for (int f = 0; f < nf; f++) {
+        int[] column = columns[term * nf + f];
+        if (column == null || !model.hasForeground(term, f)) {
+          continue;
+        }
+        if (!held) {
+          Arrays.fill(g, 0);
+          held = true;
+        }
+        IntBuffer length = lengths[f];
+        for (int i = 0; i < n; i++) {
+          if (column[i] > 0) {
+            g[i] += model.foreground(term, f, column[i], length.get(docids[i]));
+          }
+        }
+      }
+      if (held) {
+        for (int i = 0; i < n; i++) {
+          if (g[i] > 0) {
+            sum[i] += model.delta(term, g[i]);
+          }
+        }
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      sum[i] = model.baseline + sum[i];
+    }
+    return sum;
   }
 
   private Terms terms(String field) throws IOException {
