@@ -20,7 +20,7 @@ worker: the work runs here) serves steps 2 and 3; it starts with step 1, so the 
    from that file) into shards (each partition's rows of ``forms``, sent here, and its pairs in a
    file), whose forms are inserted here into the store, a temporary file next to
    the output that is renamed into place when the store is complete; SQLite indexes it with a page
-   cache of a quarter of ``memory_mb`` (its sorts spill to temporary files), while the workers
+   cache of ``memory_mb`` (its sorts spill to temporary files beyond), while the workers
    gather each entity's forms from the shards' pairs, a run of entities at a time within
    ``memory_mb`` (``entity_forms``, copied in once the store is indexed).
 """
@@ -59,6 +59,7 @@ from elquery.indexing.surface_forms.memory import (
     entity_form_pairs,
     partition_input_bytes,
     sqlite_cache_kib,
+    sqlite_index_cache_kib,
 )
 from elquery.indexing.surface_forms.facc_annotations import CountReport, annotation_files, count_annotations
 from elquery.indexing.surface_forms.sources import (
@@ -402,7 +403,7 @@ def _assemble(db_path: Path, spill_dir: Path, partitions: int, options: BuildOpt
         report.entities = int(np.count_nonzero(used))
         finish(db, np.flatnonzero(used), names, longest,
                {"sources": options.sources, "min_count": options.min_count, "report": report.to_json()},
-               _entity_forms(spill_dir, shards, bucket_pairs, options, pool))
+               _entity_forms(spill_dir, shards, bucket_pairs, options, pool), sqlite_index_cache_kib(options.memory_mb))
         for pairs_path, _ in shards:
             pairs_path.unlink()
     finally:

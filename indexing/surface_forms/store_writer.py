@@ -288,16 +288,19 @@ def write_entity_forms(path: Path, shards: Sequence[tuple[Path, int]], first: in
 
 
 def finish(db: sqlite3.Connection, entities: np.ndarray, names: Sequence[str], longest_form_tokens: int,
-           meta: dict[str, object], entity_forms: Iterable[Path] = ()) -> None:
+           meta: dict[str, object], entity_forms: Iterable[Path] = (), index_cache_kib: int | None = None) -> None:
     """Write the ``entities`` used (numbers into ``names``, ascending), index the assembled store,
     copy in the ``entity_forms`` files (:func:`write_entity_forms`, in entity order; each removed
     once copied: an iterable consumed after the indexing, so they may be written meanwhile), and
-    record the store's format, the number of tokens of its longest form and ``meta`` (JSON values)."""
+    record the store's format, the number of tokens of its longest form and ``meta`` (JSON values).
+    ``index_cache_kib`` (if given) is SQLite's page cache, and memory for its sorts, while it indexes."""
     db.execute("BEGIN")
     for start in range(0, len(entities), 1 << 20):
         part = entities[start:start + (1 << 20)]
         insert_rows(db, "entities", [part.tolist(), names_of(names, part)])
     db.execute("COMMIT")
+    if index_cache_kib is not None:
+        db.execute(f"PRAGMA cache_size = -{index_cache_kib}")
     db.executescript(INDEXES)
     for path in entity_forms:
         db.execute("ATTACH DATABASE ? AS run", (str(path),))
