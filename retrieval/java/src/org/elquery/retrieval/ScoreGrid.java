@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.PostingsEnum;
@@ -52,8 +53,10 @@ final class ScoreGrid implements LanguageModel.Statistics {
   private final Map<String, Map<String, Pair>> pairs = new HashMap<>();
   /** Per field, the postings enum to reuse (Lucene reuses one only within a field's options). */
   private final Map<String, PostingsEnum> postingsOf = new HashMap<>();
-  /** The index's terms dictionary entries read lately, by field and term. */
+  /** The index's terms dictionary entries read lately, by term and field; the rows of this
+   * grid's terms. */
   private final TermCache cache;
+  private final Map<String, AtomicReferenceArray<TermCache.Entry>> cachedRows = new HashMap<>();
 
   /** A pair whose field lacks the term. */
   private static final Pair ABSENT = new Pair(0, null);
@@ -279,12 +282,15 @@ final class ScoreGrid implements LanguageModel.Statistics {
     if (iterator == null) {
       return ABSENT;
     }
-    Map<String, TermCache.Entry> cached = cache.field(field);
-    TermCache.Entry entry = cached.get(term);
+    int slot = cache.slot(field);
+    AtomicReferenceArray<TermCache.Entry> row = slot < 0 ? null : cachedRows.computeIfAbsent(term, cache::row);
+    TermCache.Entry entry = row == null ? null : row.get(slot);
     if (entry == null) {
       BytesRef bytes = new BytesRef(term);
       entry = iterator.seekExact(bytes) ? new TermCache.Entry(bytes, iterator) : TermCache.ABSENT;
-      cache.put(cached, term, entry);
+      if (row != null) {
+        cache.put(row, slot, entry);
+      }
     } else if (entry.state != null) {
       iterator.seekExact(entry.bytes, entry.state);
     }
@@ -344,14 +350,19 @@ final class ScoreGrid implements LanguageModel.Statistics {
   /**
    * The terms dictionary entries of the (field, term) pairs read lately in an index segment, for
    * every thread: a term's {@link TermState} (to reach its postings without a seek in the terms
-   * dictionary), cf(t, f) and its document frequency, or that the field lacks the term. At most
-   * {@link #CAPACITY} entries (some tens of MB): when full, it is emptied and fills again.
+   * dictionary), cf(t, f) and its document frequency, or that the field lacks the term; kept by
+   * term (one lookup for a term's fields), then by field slot. At most {@link #CAPACITY} entries
+   * (some tens of MB): when full, it is emptied and fills again.
    */
   static final class TermCache {
     static final int CAPACITY = 1 << 17;
+    /** Fields with entries: at most this many (the others are not cached). */
+    static final int FIELDS = 32;
     static final Entry ABSENT = new Entry(null, null, 0, 0);
     private static final Map<LeafReader, TermCache> CACHES = new WeakHashMap<>();
-    private final ConcurrentHashMap<String, ConcurrentHashMap<String, Entry>> fields = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Integer> slots = new ConcurrentHashMap<>();
+    /** Per term, its entries by field slot. */
+    private final ConcurrentHashMap<String, AtomicReferenceArray<Entry>> terms = new ConcurrentHashMap<>();
     private final AtomicInteger size = new AtomicInteger();
 
     /** A term's entry in a field: its UTF-8 (never changed) and state (null: the field lacks it),
@@ -381,21 +392,35 @@ final class ScoreGrid implements LanguageModel.Statistics {
       }
     }
 
-    /** The entries of {@code field}, by term. */
-    Map<String, Entry> field(String field) {
-      ConcurrentHashMap<String, Entry> entries = fields.get(field);
-      return entries != null ? entries : fields.computeIfAbsent(field, f -> new ConcurrentHashMap<>());
+    /** The slot of {@code field} in a term's entries, -1 if the cache keeps none for it. */
+    int slot(String field) {
+      Integer slot = slots.get(field);
+      if (slot == null) {
+        synchronized (slots) {
+          slot = slots.computeIfAbsent(field, f -> slots.size());
+        }
+      }
+      return slot < FIELDS ? slot : -1;
     }
 
-    /** Adds an entry to {@code entries} (one of {@link #field}'s), emptying the cache when full. */
-    void put(Map<String, Entry> entries, String term, Entry entry) {
+    /** The entries of {@code term}, by field slot (null: not read yet). */
+    AtomicReferenceArray<Entry> row(String term) {
+      AtomicReferenceArray<Entry> row = terms.get(term);
+      if (row == null) {
+        row = new AtomicReferenceArray<>(FIELDS);
+        AtomicReferenceArray<Entry> before = terms.putIfAbsent(term, row);
+        row = before == null ? row : before;
+      }
+      return row;
+    }
+
+    /** Sets an entry of {@code row} (one of {@link #row}'s), emptying the cache when full. */
+    void put(AtomicReferenceArray<Entry> row, int slot, Entry entry) {
       if (size.incrementAndGet() > CAPACITY) {
-        for (Map<String, Entry> field : fields.values()) {
-          field.clear();
-        }
+        terms.clear();
         size.set(1);
       }
-      entries.put(term, entry);
+      row.set(slot, entry);
     }
   }
 }
