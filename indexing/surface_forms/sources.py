@@ -23,12 +23,13 @@ import urllib.parse
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import compress, islice
+from itertools import compress
 from pathlib import Path
+from typing import IO
 
 from elquery.base import ElqueryError
 from elquery.indexing.surface_forms.mid_numbers import FreebaseLinks, MidNumbers
-from elquery.indexing.ntriples import ObjectKind, ParseReport, numbered_lines, open_text, parse_line, plain_statement
+from elquery.indexing.ntriples import MAX_LINE_CHARS, ObjectKind, ParseReport, numbered_lines, open_text, parse_line, plain_statement
 from elquery.kb.entities import entity_id
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -116,25 +117,61 @@ _FREEBASE_LINK = re.compile(
     rf'<http://rdf\.freebase\.com/ns/m\.({_LINK_CHARS})> \.[ \t]*$',
     re.MULTILINE,
 )
-_LINK_BATCH = 10_000
+_LINK_BLOCK_CHARS = 1 << 20
+
+
+def _line_blocks(handle: IO[str]) -> Iterator[str]:
+    """Whole lines of ``handle``, about :data:`_LINK_BLOCK_CHARS` characters at a time (the last
+    line without its line end, if the file has none, a block of its own). A line longer than
+    ``MAX_LINE_CHARS`` is kept as its first ``MAX_LINE_CHARS + 1`` characters (as
+    :func:`~elquery.indexing.ntriples.numbered_lines` gives it) and the rest skipped as read."""
+    rest, skipping = "", False
+    while chunk := handle.read(_LINK_BLOCK_CHARS):
+        if skipping:
+            end = chunk.find("\n")
+            if end < 0:
+                continue
+            chunk, skipping = rest + "\n" + chunk[end + 1:], False
+        else:
+            chunk = rest + chunk
+        cut = chunk.rfind("\n") + 1
+        rest = chunk[cut:]
+        if cut:
+            yield chunk[:cut]
+        if len(rest) > MAX_LINE_CHARS + 1:
+            rest, skipping = rest[:MAX_LINE_CHARS + 1], True
+    if rest:
+        yield rest
+
+
+def _numbered(block: str, first: int) -> list[tuple[int, str]]:
+    """The lines of a block of :func:`_line_blocks`, numbered from ``first``, each as
+    :func:`~elquery.indexing.ntriples.numbered_lines` gives it (with its line end, at most
+    ``MAX_LINE_CHARS + 1`` characters)."""
+    parts = block.split("\n")
+    lines = [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    return [(number, line[:MAX_LINE_CHARS + 1]) for number, line in enumerate(lines, first)]
 
 
 def freebase_link_batches(path: Path, report: ParseReport) -> Iterator[tuple[list[str], list[str]]]:
     """The owl:sameAs links from DBpedia resources to Freebase in ``path`` (a freebase_links
-    dataset), a batch of lines at a time: (entity ids, ``/m/…``). A batch of lines that are all
-    such links is matched by one regex; any other batch is read line by line as ``scan`` does
-    (the same rule)."""
+    dataset), a block of lines at a time (:func:`_line_blocks`): (entity ids, ``/m/…``). A block
+    whose lines are all such links, none too long, is matched by one regex; any other block is read
+    line by line as ``scan`` does (the same rule)."""
     file_report = report.file(path)
+    number = 1
     try:
         with open_text(path) as handle:
-            lines = numbered_lines(handle)
-            while batch := list(islice(lines, _LINK_BATCH)):
-                block = "".join(line for _, line in batch)
+            for block in _line_blocks(handle):
                 links = _FREEBASE_LINK.findall(block)
-                if len(links) == len(batch) == block.count("\n"):
+                count = block.count("\n")
+                if len(links) == count and max(map(len, block.split("\n"))) < MAX_LINE_CHARS:
                     file_report.triples += len(links)
+                    number += count
                     yield [f"<dbpedia:{title}>" for title, _ in links], ["/m/" + mid for _, mid in links]
                     continue
+                batch = _numbered(block, number)
+                number += len(batch)
                 entities, mids = [], []
                 for _, subject, obj, literal in _scan_lines(batch, path, frozenset({SAME_AS}), report):
                     entity = entity_id(subject)
