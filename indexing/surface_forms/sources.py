@@ -165,7 +165,7 @@ def freebase_link_batches(path: Path, report: ParseReport) -> Iterator[tuple[lis
             for block in _line_blocks(handle):
                 links = _FREEBASE_LINK.findall(block)
                 count = block.count("\n")
-                if len(links) == count and max(map(len, block.split("\n"))) < MAX_LINE_CHARS:
+                if len(links) == count and block.endswith("\n") and max(map(len, block.split("\n"))) < MAX_LINE_CHARS:
                     file_report.triples += len(links)
                     number += count
                     yield [f"<dbpedia:{title}>" for title, _ in links], ["/m/" + mid for _, mid in links]

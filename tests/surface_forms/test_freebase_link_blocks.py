@@ -43,13 +43,13 @@ def test_blocks_as_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block_
     found = malformed = 0
     odd = ["not a triple\n", "\n", "<http://dbpedia.org/resource/A> <http://www.w3.org/2002/07/owl#sameAs> \"lit\" .\n",
            _link("B", "0b", "\r\n"), _link("C", "0c", "\r"), _link("D" * 30, "0d"), _link("E" * 200, "0e"),
-           "x" * 500 + "\n", _link("F", "0f", "")]
+           "x" * 500 + "\n", _link("F", "0f", ""), "\x00"]
     for trial in range(60):
         lines = [_link(f"T{rng.randrange(50)}", f"0{rng.randrange(99)}") for _ in range(rng.randrange(40))]
         for _ in range(rng.choice([0, 1, 3])):
             lines.insert(rng.randrange(len(lines) + 1), rng.choice(odd[:-1]))
-        if rng.random() < 0.2:
-            lines.append(odd[-1])
+        if rng.random() < 0.3:
+            lines.append(rng.choice(odd[-2:]))  # a last line without its line end: a link, or not one
         path = tmp_path / f"links{trial}.ttl"
         path.write_text("".join(lines), encoding="utf-8")
         expected, expected_report = _reference(path)
