@@ -48,11 +48,21 @@ final class ScoreGrid implements LanguageModel.Statistics {
   /** The terms of text 0, known to the collection or not (read on first use). */
   private Set<String> firstTerms;
   private final Map<String, Terms> terms = new HashMap<>();
-  private final Map<String, TermsEnum> termsEnums = new HashMap<>();
   /** Per field, per term: its collection frequency and frequencies over the candidates. */
   private final Map<String, Map<String, Pair>> pairs = new HashMap<>();
-  /** Per field, the postings enum to reuse (Lucene reuses one only within a field's options). */
-  private final Map<String, PostingsEnum> postingsOf = new HashMap<>();
+  /** Per field, the terms enum, and the postings enum to reuse (Lucene reuses one only within a
+   * field's options): the calling thread's ({@link #ENUMS}). */
+  private final Map<String, TermsEnum> termsEnums;
+  private final Map<String, PostingsEnum> postingsOf;
+  /** Per thread, per index segment: its terms and postings enums by field, reused from grid to
+   * grid (each by one read at a time: a seek, then its postings read at once). */
+  private static final ThreadLocal<Map<LeafReader, Enums>> ENUMS = ThreadLocal.withInitial(WeakHashMap::new);
+
+  private static final class Enums {
+    final Map<String, TermsEnum> terms = new HashMap<>();
+    final Map<String, PostingsEnum> postings = new HashMap<>();
+  }
+
   /** The index's terms dictionary entries read lately, by term and field; the rows of this
    * grid's terms. */
   private final TermCache cache;
@@ -101,6 +111,9 @@ final class ScoreGrid implements LanguageModel.Statistics {
     this.docids = docids;
     this.lengths = lengths;
     cache = TermCache.of(leaf);
+    Enums enums = ENUMS.get().computeIfAbsent(leaf, l -> new Enums());
+    termsEnums = enums.terms;
+    postingsOf = enums.postings;
     parsed = new LanguageModel.ModelLines[models.length];
     for (int m = 0; m < models.length; m++) {
       parsed[m] = LanguageModel.modelLines(models[m]);
