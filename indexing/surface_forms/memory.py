@@ -13,7 +13,8 @@ them to disk, whatever the input's size:
   :data:`MERGE_BYTES_PER_INPUT_BYTE` times its input, fits;
 - the process that assembles the store gives SQLite's page cache a quarter of it while it
   inserts the forms (:func:`sqlite_cache_kib`), and all of it to index them (the sort of the
-  forms, about a third less CPU than in a quarter at 30M pairs: :func:`sqlite_index_cache_kib`);
+  forms, in one list, without helper threads that would each hold one: about a third less CPU
+  than in a quarter at 30M pairs; :func:`sqlite_index_cache_kib`);
 - a process gathering the forms of a run of entities (``entity_forms``) holds at most
   :func:`entity_form_pairs` of their (entity, form) pairs, estimated at
   :data:`ENTITY_FORM_PAIR_BYTES` each, however many pairs an entity has;

@@ -293,7 +293,9 @@ def finish(db: sqlite3.Connection, entities: np.ndarray, names: Sequence[str], l
     copy in the ``entity_forms`` files (:func:`write_entity_forms`, in entity order; each removed
     once copied: an iterable consumed after the indexing, so they may be written meanwhile), and
     record the store's format, the number of tokens of its longest form and ``meta`` (JSON values).
-    ``index_cache_kib`` (if given) is SQLite's page cache, and memory for its sorts, while it indexes."""
+    ``index_cache_kib`` (if given) is SQLite's page cache, and memory for its sort, while it
+    indexes: the sort then has no helper threads (``PRAGMA threads``), each of which would hold a
+    list of that size of its own (three times the memory at 300M pairs), and sorts in one list."""
     db.execute("BEGIN")
     for start in range(0, len(entities), 1 << 20):
         part = entities[start:start + (1 << 20)]
@@ -301,6 +303,7 @@ def finish(db: sqlite3.Connection, entities: np.ndarray, names: Sequence[str], l
     db.execute("COMMIT")
     if index_cache_kib is not None:
         db.execute(f"PRAGMA cache_size = -{index_cache_kib}")
+        db.execute("PRAGMA threads = 0")
     db.executescript(INDEXES)
     for path in entity_forms:
         db.execute("ATTACH DATABASE ? AS run", (str(path),))
