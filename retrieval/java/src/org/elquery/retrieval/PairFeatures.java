@@ -95,11 +95,18 @@ public final class PairFeatures {
     if (texts == null) {
       MappedTexts mapped = mapped(leaf);
       paddedAbstracts = new byte[columns][];
+      // every offset first (independent reads the processor overlaps), then the texts
+      long[] bounds = new long[3 * docs];
       for (int d = 0; d < docs; d++) {
-        int doc = ints[docsAt + d];
-        titles[d] = mapped.text(2L * doc);
+        mapped.bounds(ints[docsAt + d], bounds, 3 * d);
+      }
+      for (int d = 0; d < docs; d++) {
+        titles[d] = new String(mapped.bytes(bounds[3 * d], bounds[3 * d + 1], 0), StandardCharsets.UTF_8);
         if (d < columns) {
-          paddedAbstracts[d] = mapped.padded(2L * doc + 1);
+          byte[] padded = mapped.bytes(bounds[3 * d + 1], bounds[3 * d + 2], 1);
+          padded[0] = ' ';
+          padded[padded.length - 1] = ' ';
+          paddedAbstracts[d] = padded;
         }
       }
     } else {
@@ -304,23 +311,16 @@ public final class PairFeatures {
       }
     }
 
-    /** Text number {@code i}: bytes [offsets[i], offsets[i + 1]), UTF-8. */
-    String text(long i) {
-      return new String(bytes(i, 0), StandardCharsets.UTF_8);
+    /** The offsets of entity {@code doc}'s titles, abstract and end, at {@code into[at..at + 2]}. */
+    void bounds(int doc, long[] into, int at) {
+      into[at] = offsets.get(2 * doc);
+      into[at + 1] = offsets.get(2 * doc + 1);
+      into[at + 2] = offsets.get(2 * doc + 2);
     }
 
-    /** The UTF-8 of " text " for text number {@code i}. */
-    byte[] padded(long i) {
-      byte[] bytes = bytes(i, 1);
-      bytes[0] = ' ';
-      bytes[bytes.length - 1] = ' ';
-      return bytes;
-    }
-
-    /** Text number {@code i}'s bytes with {@code pad} bytes free before and after. */
-    private byte[] bytes(long i, int pad) {
-      long start = offsets.get((int) i);
-      int length = (int) (offsets.get((int) i + 1) - start);
+    /** Bytes [start, end) with {@code pad} bytes free before and after. */
+    byte[] bytes(long start, long end, int pad) {
+      int length = (int) (end - start);
       byte[] bytes = new byte[length + 2 * pad];
       int done = 0;
       while (done < length) {
