@@ -59,7 +59,6 @@ from the same dumps as the index; a store without them is refused. Titles ending
 from __future__ import annotations
 
 import functools
-import weakref
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -77,7 +76,7 @@ from elquery.kb.normalize import tokenize
 from elquery.kb.surface_forms.layout import KB
 from elquery.kb.surface_forms.store import SurfaceFormStore
 from elquery.linking.ltr.stored import NormalizedTexts
-from elquery.linking.ltr.threads import HelperThread, default_threads
+from elquery.linking.ltr.threads import threads_of
 from elquery.linking.mentions import (DEFAULT_MAX_QUERY_TOKENS, FormEntityLike, check_query_length,
                                       check_query_limit)
 from elquery.linking.types import Mention
@@ -162,13 +161,8 @@ class FeatureExtractor:
             raise ElqueryError(f"commonness threshold must be between 0 and 1, got {commonness_threshold!r}")
         self.commonness_threshold = float(commonness_threshold)
         self.max_query_tokens = check_query_limit(max_query_tokens)
-        self.threads = default_threads() if threads is None else threads
-        """1, or 2: the Java call's second half on a :class:`HelperThread` (default :func:`default_threads`)."""
-        if self.threads not in (1, 2):
-            raise ElqueryError(f"the LTR features run on 1 or 2 threads, not {self.threads}")
-        self._second = HelperThread("elquery-features") if self.threads == 2 else None
-        if self._second is not None:  # the thread ends with the extractor
-            weakref.finalize(self, self._second.stop)
+        # 1, or 2: the Java call's second half on a HelperThread (default: threads.default_threads)
+        self.threads, self._second = threads_of(self, threads, "elquery-features", "the LTR feature extraction")
         self._owned: list[EntityIndex | SurfaceFormStore] = []
         try:
             self.index = self._open(index, EntityIndex)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import math
 import time
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -40,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from elquery.base import ElqueryError
-from elquery.linking.ltr.threads import PATIENCE, HelperThread, default_threads
+from elquery.linking.ltr.threads import PATIENCE, threads_of
 
 ENGINES = ("compiled", "onnxruntime")
 INPUT, OUTPUT = "features", "score"
@@ -262,12 +261,7 @@ class CompiledEngine:
         self._features = len(self._starts) - 1
         self._bin_rows, self._walk = kernels.bin_rows, kernels.walk
         self._walk_front, self._walk_back = kernels.walk_front, kernels.walk_back
-        self.threads = default_threads() if threads is None else threads
-        if self.threads not in (1, 2):
-            raise ElqueryError(f"the compiled engine runs on 1 or 2 threads, not {self.threads}")
-        self._helper = HelperThread("elquery-forest") if self.threads == 2 else None
-        if self._helper is not None:  # the thread ends with the engine
-            weakref.finalize(self, self._helper.stop)
+        self.threads, self._helper = threads_of(self, threads, "elquery-forest", "the compiled engine")
         self._choice = ThreadChoice()
 
     def predict(self, rows: np.ndarray) -> np.ndarray:

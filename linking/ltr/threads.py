@@ -11,6 +11,7 @@ import os
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -183,3 +184,16 @@ def share_cores(processes: int) -> None:
     default_threads()
     if 2 * processes > default_workers():
         os.environ.setdefault(THREADS_VARIABLE, "1")
+
+
+def threads_of(owner: object, threads: int | None, name: str, what: str) -> tuple[int, HelperThread | None]:
+    """The threads ``owner`` (described as ``what`` in an error) runs on, ``threads`` or
+    :func:`default_threads`, 1 or 2 (one line if not), and for two a :class:`HelperThread` named
+    ``name`` that ends with ``owner``."""
+    count = default_threads() if threads is None else threads
+    if count not in (1, 2):
+        raise ElqueryError(f"{what} runs on 1 or 2 threads, not {count}")
+    helper = HelperThread(name) if count == 2 else None
+    if helper is not None:
+        weakref.finalize(owner, helper.stop)
+    return count, helper
