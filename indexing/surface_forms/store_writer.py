@@ -57,7 +57,8 @@ CREATE UNIQUE INDEX entities_by_name ON entities(name);
 CREATE UNIQUE INDEX forms_by_form ON forms(form);
 """
 _BUILD_PRAGMAS = ("journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "threads = 2")
-SHARD_CACHE_KIB = 8192
+RUN_CACHE_KIB = 8192
+"""The page cache of a worker's file of ``entity_forms`` rows (:func:`write_entity_forms`)."""
 ENTITY_BUCKET_BITS = 10
 """A shard counts its pairs per range of 2^10 entity numbers (the grain of :func:`entity_ranges`)."""
 ROWS_PER_INSERT = 1000
@@ -177,8 +178,8 @@ def insert_forms(db: sqlite3.Connection, text_offsets: np.ndarray, text: np.ndar
         start = end
 
 
-def create(path: Path, cache_kib: int = SHARD_CACHE_KIB) -> sqlite3.Connection:
-    """A new, empty store (or shard) at ``path``, set up for a bulk load (no journal), with a page
+def create(path: Path, cache_kib: int = RUN_CACHE_KIB) -> sqlite3.Connection:
+    """A new, empty store (or a worker's file of ``entity_forms`` rows) at ``path``, set up for a bulk load (no journal), with a page
     cache (and memory for each sort) of ``cache_kib`` KiB."""
     db = sqlite3.connect(path, isolation_level=None)
     for pragma in (*_BUILD_PRAGMAS, f"cache_size = -{cache_kib}"):
