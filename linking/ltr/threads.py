@@ -23,8 +23,8 @@ PATIENCE = 1.5
 """How long the caller of a :class:`HelperThread` waits for a part (or a block of trees) the thread
 has started before it runs it itself, in times its own time for a part (a block)."""
 THREADS_VARIABLE = "ELQUERY_LTR_THREADS"
-"""An environment variable that sets the compiled engine's default threads (1 or 2): ``elquery
-serve`` sets it to 1 when its workers alone occupy the cores."""
+"""An environment variable that sets the default threads (1 or 2) of the compiled forest engine and
+of the LTR features: ``elquery serve`` sets it to 1 when its workers alone occupy the cores."""
 
 
 @dataclass
@@ -166,8 +166,8 @@ def _run_unclaimed(parts: list[_Part]) -> None:
 
 
 def default_threads() -> int:
-    """The compiled engine's threads when none are asked for: :data:`THREADS_VARIABLE` if set (1 or
-    2), else two on a machine of two cores or more, else one."""
+    """The threads of the compiled engine and of the LTR features when none are asked for:
+    :data:`THREADS_VARIABLE` if set (1 or 2), else two on a machine of two cores or more, else one."""
     value = os.environ.get(THREADS_VARIABLE, "")
     if not value:
         return min(2, default_workers())

@@ -59,7 +59,12 @@ public final class PairFeatures {
    */
   public static byte[] features(LeafReader leaf, Analyzer analyzer, String[] models, String[] lmTexts,
       String query, String layout, String[] texts) throws IOException {
-    int[] ints = LanguageModel.ints(layout);
+    return features(leaf, analyzer, models, lmTexts, query, LanguageModel.ints(layout), texts);
+  }
+
+  /** {@link #features} of a layout already decoded ({@code ints}). */
+  static byte[] features(LeafReader leaf, Analyzer analyzer, String[] models, String[] lmTexts,
+      String query, int[] ints, String[] texts) throws IOException {
     int spans = ints[0], columns = ints[1], rows = ints[2], matches = ints[3], docs = ints[4], single = ints[5];
     int at = 6;
     int spansAt = at;

@@ -26,7 +26,6 @@ public final class PairFeaturesJob {
   private final String[] models;
   private final String[] lmTexts;
   private final String query;
-  private final String layout;
   private final String[] texts;
   private final int[] ints;
   private final int columns;
@@ -58,7 +57,6 @@ public final class PairFeaturesJob {
     this.models = models;
     this.lmTexts = lmTexts;
     this.query = query;
-    this.layout = layout;
     this.texts = texts;
     ints = LanguageModel.ints(layout);
     columns = ints[1];
@@ -138,10 +136,7 @@ public final class PairFeaturesJob {
   /** The string tests of {@link PairFeatures#features}: its answer for no model. */
   private byte[] strings() throws IOException {
     int[] none = ints.clone();
-    none[5] = 0;
-    ByteBuffer bytes = ByteBuffer.allocate(4 * none.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-    bytes.asIntBuffer().put(none);
-    String encoded = java.util.Base64.getEncoder().encodeToString(bytes.array());
-    return PairFeatures.features(leaf, analyzer, new String[0], new String[0], query, encoded, texts);
+    none[5] = 0;  // no mention scored
+    return PairFeatures.features(leaf, analyzer, new String[0], new String[0], query, none, texts);
   }
 }
