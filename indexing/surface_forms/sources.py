@@ -18,6 +18,7 @@ Freebase ids that name a redirect page count for its target.
 
 from __future__ import annotations
 
+import io
 import re
 import urllib.parse
 import zlib
@@ -145,12 +146,10 @@ def _line_blocks(handle: IO[str]) -> Iterator[str]:
 
 
 def _numbered(block: str, first: int) -> list[tuple[int, str]]:
-    """The lines of a block of :func:`_line_blocks`, numbered from ``first``, each as
-    :func:`~elquery.indexing.ntriples.numbered_lines` gives it (with its line end, at most
+    """The lines of a block of :func:`_line_blocks`, numbered from ``first``, as
+    :func:`~elquery.indexing.ntriples.numbered_lines` gives them (with its line end, at most
     ``MAX_LINE_CHARS + 1`` characters)."""
-    parts = block.split("\n")
-    lines = [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
-    return [(number, line[:MAX_LINE_CHARS + 1]) for number, line in enumerate(lines, first)]
+    return [(first + number - 1, line) for number, line in numbered_lines(io.StringIO(block))]
 
 
 def freebase_link_batches(path: Path, report: ParseReport) -> Iterator[tuple[list[str], list[str]]]:
