@@ -9,7 +9,8 @@ import re
 import shutil
 import signal
 import tempfile
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -65,6 +66,28 @@ def write_compressed(path: Path, data: bytes | str) -> Path:
     compress = {".gz": gzip.compress, ".bz2": bz2.compress}.get(path.suffix, lambda b: b)
     path.write_bytes(compress(raw))
     return path
+
+
+def counted_line_by_line(lines: Iterable[bytes | str], min_posterior: float) -> tuple[Counter[tuple[str, str]], Counter[str]]:
+    """What the one-line rule (:func:`~elquery.indexing.surface_forms.facc_annotations.annotation_pair`)
+    makes of raw FACC1 annotation lines: the (form, mid) pairs counted, and the lines rejected per reason."""
+    from elquery.indexing.surface_forms.facc_annotations import Rejected, annotation_pair
+
+    pairs: Counter[tuple[str, str]] = Counter()
+    rejected: Counter[str] = Counter()
+    for line in lines:
+        result = annotation_pair(line, min_posterior)
+        if isinstance(result, Rejected):
+            rejected[result.value] += 1
+        else:
+            pairs[result] += 1
+    return pairs, rejected
+
+
+def read_pair_counts(path: Path) -> dict[tuple[str, str], int]:
+    """The rows of a FACC count file (``form<TAB>mid<TAB>count``), as ``elquery facc-counts`` writes it."""
+    rows = (line.split("\t") for line in path.read_text(encoding="utf-8").splitlines())
+    return {(form, mid): int(count) for form, mid, count in rows}
 
 
 def require_data(relative: str) -> Path:

@@ -14,7 +14,6 @@ import random
 import subprocess
 import sys
 import tarfile
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -30,6 +29,7 @@ from elquery.indexing.surface_forms.facc_annotations import (
     annotation_pair,
     count_annotations,
 )
+from conftest import counted_line_by_line, read_pair_counts  # tests/conftest.py, on the path as pytest loads it
 
 DOC = b"clueweb09-en0000-00-00001\tUTF-8\t"
 FDA = DOC + b"Food and Drug Administration\t21312\t21340\t0.9998256\t0.00057182228\t/m/032mx\n"
@@ -40,11 +40,6 @@ COUNTS_LINE = ("facc annotations: {files} file(s), {lines} lines, {counted} coun
 def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "elquery", "index", "facc-counts", *map(str, args), "--workers", "1"],
                           capture_output=True, text=True)
-
-
-def _counts(path: Path) -> dict[tuple[str, str], int]:
-    rows = (line.split("\t") for line in path.read_text(encoding="utf-8").splitlines())
-    return {(form, mid): int(count) for form, mid, count in rows}
 
 
 def _tar(path: Path, members: list[tuple[str, bytes]], mode: str = "w:gz") -> Path:
@@ -68,7 +63,7 @@ def test_an_appended_line_that_is_not_utf8_is_counted_reported_and_skipped(tmp_p
     source.write_bytes(FDA * 5 + b"bad\xff\xfe line\n" + FDA * 2)
     done = _run(source, "--out", tmp_path / "counts.tsv")
     assert done.returncode == 0, done.stderr
-    assert _counts(tmp_path / "counts.tsv") == {("food and drug administration", "/m/032mx"): 7}
+    assert read_pair_counts(tmp_path / "counts.tsv") == {("food and drug administration", "/m/032mx"): 7}
     assert done.stderr.splitlines() == [
         f"{source}: 1 malformed line(s); line 6: 1 column(s), not 8: 'bad\ufffd\ufffd line'",
         COUNTS_LINE.format(files=1, lines=8, counted=7, malformed=1, runs=1, pairs=1),
@@ -94,7 +89,7 @@ def test_wrong_column_counts_are_counted_exactly_with_their_line_numbers(tmp_pat
     source.write_bytes(b"".join(lines))
     done = _run(source, "--out", tmp_path / "counts.tsv")
     assert done.returncode == 0, done.stderr
-    assert _counts(tmp_path / "counts.tsv") == {("food and drug administration", "/m/032mx"): 4}
+    assert read_pair_counts(tmp_path / "counts.tsv") == {("food and drug administration", "/m/032mx"): 4}
     malformed_line, summary, wrote = done.stderr.splitlines()
     shown = [repr(lines[number - 1].rstrip(b"\n").decode()) for number in (2, 4, 8)]
     assert malformed_line == (
@@ -130,7 +125,7 @@ def test_bad_lines_in_every_block_keep_their_numbers(tmp_path: Path, monkeypatch
     (counts,) = report.files
     assert (counts.lines, counts.malformed, counts.counted) == (600, len(expected_bad), 600 - len(expected_bad))
     assert [int(e.split(":")[0].split()[-1]) for e in counts.examples] == expected_bad[:5]
-    assert _counts(tmp_path / "counts.tsv") == {("food and drug administration", "/m/032mx"): 600 - len(expected_bad)}
+    assert read_pair_counts(tmp_path / "counts.tsv") == {("food and drug administration", "/m/032mx"): 600 - len(expected_bad)}
 
 
 def _binary(size: int, seed: int) -> bytes:
@@ -164,7 +159,7 @@ def test_a_binary_archive_member_is_malformed_lines_named_by_member(tmp_path: Pa
     lines = _lines_of(data)
     assert (counts.lines, counts.counted, counts.malformed) == (5 + lines, 5, lines)
     assert counts.examples[0].startswith("0000tw/0000tw-01.anns.tsv line 1: ")
-    assert _counts(tmp_path / "counts.tsv") == {("food and drug administration", "/m/032mx"): 5}
+    assert read_pair_counts(tmp_path / "counts.tsv") == {("food and drug administration", "/m/032mx"): 5}
 
 
 @pytest.mark.parametrize("megabytes", [10, 30])
@@ -174,7 +169,7 @@ def test_a_line_of_many_megabytes_is_one_malformed_line(tmp_path: Path, megabyte
     source.write_bytes(gzip.compress(FDA * 3 + huge + FDA * 2 + huge[:-1], compresslevel=1))  # the last without \n
     done = _run(source, "--out", tmp_path / "counts.tsv")
     assert done.returncode == 0, done.stderr
-    assert _counts(tmp_path / "counts.tsv") == {("food and drug administration", "/m/032mx"): 5}
+    assert read_pair_counts(tmp_path / "counts.tsv") == {("food and drug administration", "/m/032mx"): 5}
     assert done.stderr.splitlines()[:2] == [
         f"{source}: 2 malformed line(s); line 4: longer than {MAX_LINE_BYTES} bytes; line 7: longer than {MAX_LINE_BYTES} bytes",
         COUNTS_LINE.format(files=1, lines=7, counted=5, malformed=2, runs=1, pairs=1)]
@@ -314,19 +309,12 @@ def test_counting_any_bytes_equals_the_one_line_rule(tmp_path: Path, monkeypatch
     lines = data.split(b"\n")
     if lines[-1] == b"":
         lines.pop()
-    pairs: Counter[tuple[str, str]] = Counter()
-    rejected: Counter[str] = Counter()
-    for line in lines:
-        result = annotation_pair(line, min_posterior)
-        if isinstance(result, Rejected):
-            rejected[result.value] += 1
-        else:
-            pairs[result] += 1
+    pairs, rejected = counted_line_by_line(lines, min_posterior)
     report = count_annotations([source], tmp_path / "counts.tsv", min_posterior=min_posterior, workers=1)
     (counts,) = report.files
     assert (counts.lines, counts.counted, counts.malformed, counts.below_posterior, counts.empty_form) == (
         len(lines), sum(pairs.values()), rejected["malformed"], rejected["below_posterior"], rejected["empty_form"])
-    assert _counts(tmp_path / "counts.tsv") == dict(pairs)
+    assert read_pair_counts(tmp_path / "counts.tsv") == dict(pairs)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

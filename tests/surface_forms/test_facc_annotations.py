@@ -22,7 +22,8 @@ from elquery.indexing.surface_forms import BuildOptions, build_store
 from elquery.indexing.surface_forms import facc_annotations
 from elquery.indexing.surface_forms.facc_annotations import Rejected, annotation_pair, count_annotations
 from elquery.kb.surface_forms.store import SurfaceFormStore
-from conftest import write_compressed as _compressed  # tests/conftest.py, on the path as pytest loads it
+from conftest import counted_line_by_line, read_pair_counts  # tests/conftest.py, on the path as pytest loads it
+from conftest import write_compressed as _compressed
 
 DOC = "clueweb09-en0000-00-00001\tUTF-8\t"
 
@@ -50,24 +51,16 @@ EXPECTED_POSTERIOR_07 = {("f d a", "/m/032mx"): 1, ("fda", "/m/032mx"): 1, ("foo
                          ("café", "/m/0cafe"): 2, ("café", "/m/0other"): 1}
 
 
-def _read_counts(path: Path) -> dict[tuple[str, str], int]:
-    counts = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        form, mid, count = line.split("\t")
-        counts[(form, mid)] = int(count)
-    return counts
-
-
 def test_hand_checked_sample(tmp_path: Path) -> None:
     source = _compressed(tmp_path / "00.anns.tsv", SAMPLE.encode("utf-8"))
     report = count_annotations([source], tmp_path / "counts.tsv", workers=1)
-    assert _read_counts(tmp_path / "counts.tsv") == EXPECTED_ALL
+    assert read_pair_counts(tmp_path / "counts.tsv") == EXPECTED_ALL
     (counts,) = report.files
     assert (counts.lines, counts.counted, counts.empty_form, counts.malformed) == (14, 7, 1, 6)
     assert [e.split(":")[0] for e in counts.examples] == ["line 9", "line 10", "line 11", "line 12", "line 13"]
     assert report.pairs == 5
     count_annotations([source], tmp_path / "strict.tsv", min_posterior=0.7, workers=1)
-    assert _read_counts(tmp_path / "strict.tsv") == EXPECTED_POSTERIOR_07
+    assert read_pair_counts(tmp_path / "strict.tsv") == EXPECTED_POSTERIOR_07
     lines = (tmp_path / "counts.tsv").read_text(encoding="utf-8").splitlines()
     assert lines == sorted(lines)
 
@@ -85,7 +78,7 @@ def test_every_published_container_gives_the_same_counts(tmp_path: Path) -> None
             info.size = len(member)
             tar.addfile(info, io.BytesIO(member))
     report = count_annotations([plain, gz, bz, archive], tmp_path / "counts.tsv", workers=2)
-    assert _read_counts(tmp_path / "counts.tsv") == {key: 5 * n for key, n in EXPECTED_ALL.items()}
+    assert read_pair_counts(tmp_path / "counts.tsv") == {key: 5 * n for key, n in EXPECTED_ALL.items()}
     assert [f.malformed for f in report.files] == [6, 6, 6, 12]
 
 
@@ -124,7 +117,7 @@ def test_counts_equal_an_independent_count_when_spilling(tmp_path: Path) -> None
     # 1 MB holds about 3,500 distinct raw pairs and each ~10 MB file is read in 4 MB blocks of
     # ~20,000 distinct pairs: every block spills a sorted run, and a pair's counts span runs
     report = count_annotations(files, tmp_path / "counts.tsv", min_posterior=0.5, memory_mb=1, workers=2)
-    assert _read_counts(tmp_path / "counts.tsv") == dict(expected)
+    assert read_pair_counts(tmp_path / "counts.tsv") == dict(expected)
     assert report.total("malformed") == malformed
     assert report.total("lines") == 450_000
     assert all(f.runs >= 3 for f in report.files)
@@ -138,7 +131,7 @@ def test_cli_counts_and_one_line_errors(tmp_path: Path) -> None:
     run = [sys.executable, "-m", "elquery", "index", "facc-counts"]
     done = subprocess.run(run + [str(tmp_path / "facc"), "--out", str(tmp_path / "counts.tsv")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert _read_counts(tmp_path / "counts.tsv") == EXPECTED_ALL
+    assert read_pair_counts(tmp_path / "counts.tsv") == EXPECTED_ALL
     assert f"{source}: 6 malformed line(s)" in done.stderr
     for args, words in (([str(tmp_path / "missing")], "no such file or directory"),
                         ([str(source), "--min-posterior", "2"], "--min-posterior must be between 0 and 1")):
@@ -190,7 +183,7 @@ def test_a_mention_that_is_not_utf8_makes_its_lines_malformed(tmp_path: Path) ->
     lines = (DOC.encode() + b"caf\xe9\t1\t5\t0.9\t0.1\t/m/0cafe\n") * 3 + (DOC + "café\t1\t5\t0.9\t0.1\t/m/0cafe\n").encode()
     source = _compressed(tmp_path / "latin1.tsv", lines)
     report = count_annotations([source], tmp_path / "counts.tsv", workers=1)
-    assert _read_counts(tmp_path / "counts.tsv") == {("café", "/m/0cafe"): 1}
+    assert read_pair_counts(tmp_path / "counts.tsv") == {("café", "/m/0cafe"): 1}
     (counts,) = report.files
     assert (counts.malformed, counts.counted) == (3, 1)
     assert counts.examples == ["3 line(s) with mention b'caf\\xe9' and mid b'/m/0cafe'"]
@@ -201,7 +194,7 @@ def test_bytes_that_are_not_utf8_in_a_checked_field_make_the_line_malformed(tmp_
     lines = good + DOC.encode() + b"FDA\t1\t4\t0.9\t0.1\t/m/0\xff\n" + DOC.encode() + b"FDA\t1\t4\t0.\xe9\t0.1\t/m/032mx\n" + good
     source = _compressed(tmp_path / "bytes.tsv", lines)
     report = count_annotations([source], tmp_path / "counts.tsv", workers=1)
-    assert _read_counts(tmp_path / "counts.tsv") == {("fda", "/m/032mx"): 2}
+    assert read_pair_counts(tmp_path / "counts.tsv") == {("fda", "/m/032mx"): 2}
     (counts,) = report.files
     assert (counts.lines, counts.counted, counts.malformed) == (4, 2, 2)
     assert [e.split(":")[0] for e in counts.examples] == ["line 2", "line 3"]
@@ -217,7 +210,7 @@ def test_empty_files_and_members_hold_no_lines(tmp_path: Path) -> None:
             info.size = len(member)
             tar.addfile(info, io.BytesIO(member))
     report = count_annotations([empty, empty_gz, archive], tmp_path / "counts.tsv", workers=1)
-    assert _read_counts(tmp_path / "counts.tsv") == EXPECTED_ALL
+    assert read_pair_counts(tmp_path / "counts.tsv") == EXPECTED_ALL
     assert [f.lines for f in report.files] == [0, 0, 14]
 
 
@@ -231,7 +224,7 @@ def test_many_runs_are_merged_in_rounds(tmp_path: Path, monkeypatch: pytest.Monk
         expected += counts
         files.append(_compressed(tmp_path / f"{number:02d}.anns.tsv.bz2", text.encode("utf-8")))
     count_annotations(files, tmp_path / "counts.tsv", min_posterior=0.5, memory_mb=1, workers=2)
-    assert _read_counts(tmp_path / "counts.tsv") == dict(expected)
+    assert read_pair_counts(tmp_path / "counts.tsv") == dict(expected)
     assert list(tmp_path.glob(".facc-counts-*")) == []
 
 
@@ -244,15 +237,9 @@ def test_the_one_line_function_gives_the_same_counts_and_tallies(tmp_path: Path)
     data = SAMPLE.encode() + text.encode() + extra
     source = _compressed(tmp_path / "mixed.tsv.bz2", data)
     for min_posterior in (0.0, 0.5):
-        pairs, rejected = Counter(), Counter()
-        for line in data.splitlines():
-            result = annotation_pair(line, min_posterior)
-            if isinstance(result, Rejected):
-                rejected[result.value] += 1
-            else:
-                pairs[result] += 1
+        pairs, rejected = counted_line_by_line(data.splitlines(), min_posterior)
         report = count_annotations([source], tmp_path / "counts.tsv", min_posterior=min_posterior, workers=1)
-        assert _read_counts(tmp_path / "counts.tsv") == dict(pairs)
+        assert read_pair_counts(tmp_path / "counts.tsv") == dict(pairs)
         (counts,) = report.files
         assert {name: getattr(counts, name) for name in rejected} == dict(rejected)
         assert counts.counted == sum(pairs.values())
