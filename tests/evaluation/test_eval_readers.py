@@ -52,19 +52,6 @@ def test_elq_repeated_interpretation_collapses_with_a_warning(
                                        "entity set again for a query) count once\n")
 
 
-@pytest.mark.parametrize("text, line, words", [
-    ("q1\t1\t<a>\nq2\tx\t<b>\n", 2, "score 'x' is not a number"),
-    ("q1\t1\t\t<a>\n", 1, "empty field"),
-    ("q1 1 <a>\n", 1, "bad query id"),
-    ("q1\tnan\t<a>\n", 1, "is NaN"),
-])
-def test_elq_malformed_line(tmp_path: Path, text: str, line: int, words: str) -> None:
-    path = write(tmp_path, text)
-    message = error_of(read_elq, path)
-    assert message.startswith(f"{path}:{line}: ")
-    assert words in message
-
-
 @pytest.mark.parametrize("reader", [read_elq, read_trec_qrels, read_trec_run, read_jsonl])
 @pytest.mark.parametrize("text", ["", "\n  \n"])
 def test_empty_file_is_an_error(tmp_path: Path, reader, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -82,34 +69,9 @@ def test_trec_qrels(tmp_path: Path) -> None:
     assert read_trec_qrels(path) == {"q1": {"d1": 1, "d2": 0}, "q2": {"d1": 2}}
 
 
-@pytest.mark.parametrize("text, line, words", [
-    ("q1 0 d1 1\nq1 0 d2\n", 2, "expected 4 fields"),
-    ("q1 0 d1 high\n", 1, "relevance 'high' is not an integer"),
-    ("q1 0 d1 1\nq1 0 d1 0\n", 2, "'d1' judged twice for query 'q1'"),
-])
-def test_trec_qrels_errors(tmp_path: Path, text: str, line: int, words: str) -> None:
-    path = write(tmp_path, text)
-    message = error_of(read_trec_qrels, path)
-    assert message.startswith(f"{path}:{line}: ") and words in message
-
-
 def test_trec_run(tmp_path: Path) -> None:
     path = write(tmp_path, "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 -1e3 tag\nq1 Q0 d3 3 -inf tag\n")
     assert read_trec_run(path) == {"q1": {"d1": 2.5, "d2": -1000.0, "d3": float("-inf")}}
-
-
-@pytest.mark.parametrize("text, line, words", [
-    ("q1 Q0 d1 1 2.5\n", 1, "expected 6 fields"),
-    ("q1 Q0 d1 1 high tag\n", 1, "score 'high' is not a number"),
-    ("q1 Q0 d1 1 1_000 tag\n", 1, "score '1_000' is not a number"),
-    ("q1 Q0 d1 1 0x10 tag\n", 1, "score '0x10' is not a number"),
-    ("q1 Q0 d1 first 2.5 tag\n", 1, "rank 'first' is not an integer"),
-    ("q1 Q0 d1 1 2.5 t\nq1 Q0 d1 2 1.5 t\n", 2, "'d1' retrieved twice for query 'q1'"),
-])
-def test_trec_run_errors(tmp_path: Path, text: str, line: int, words: str) -> None:
-    path = write(tmp_path, text)
-    message = error_of(read_trec_run, path)
-    assert message.startswith(f"{path}:{line}: ") and words in message
 
 
 def test_jsonl(tmp_path: Path) -> None:
@@ -117,11 +79,25 @@ def test_jsonl(tmp_path: Path) -> None:
     assert read_jsonl(path) == [{"qid": "q1", "n": 1}, {"qid": "q2"}]
 
 
-@pytest.mark.parametrize("text, line, words", [
-    ('{"a": 1}\n{"a": \n', 2, "invalid JSON"),
-    ('{"a": 1}\n[1, 2]\n', 2, "expected a JSON object, got list"),
+@pytest.mark.parametrize("reader, text, line, words", [
+    (read_elq, "q1\t1\t<a>\nq2\tx\t<b>\n", 2, "score 'x' is not a number"),
+    (read_elq, "q1\t1\t\t<a>\n", 1, "empty field"),
+    (read_elq, "q1 1 <a>\n", 1, "bad query id"),
+    (read_elq, "q1\tnan\t<a>\n", 1, "is NaN"),
+    (read_trec_qrels, "q1 0 d1 1\nq1 0 d2\n", 2, "expected 4 fields"),
+    (read_trec_qrels, "q1 0 d1 high\n", 1, "relevance 'high' is not an integer"),
+    (read_trec_qrels, "q1 0 d1 1\nq1 0 d1 0\n", 2, "'d1' judged twice for query 'q1'"),
+    (read_trec_run, "q1 Q0 d1 1 2.5\n", 1, "expected 6 fields"),
+    (read_trec_run, "q1 Q0 d1 1 high tag\n", 1, "score 'high' is not a number"),
+    (read_trec_run, "q1 Q0 d1 1 1_000 tag\n", 1, "score '1_000' is not a number"),
+    (read_trec_run, "q1 Q0 d1 1 0x10 tag\n", 1, "score '0x10' is not a number"),
+    (read_trec_run, "q1 Q0 d1 first 2.5 tag\n", 1, "rank 'first' is not an integer"),
+    (read_trec_run, "q1 Q0 d1 1 2.5 t\nq1 Q0 d1 2 1.5 t\n", 2, "'d1' retrieved twice for query 'q1'"),
+    (read_jsonl, '{"a": 1}\n{"a": \n', 2, "invalid JSON"),
+    (read_jsonl, '{"a": 1}\n[1, 2]\n', 2, "expected a JSON object, got list"),
 ])
-def test_jsonl_errors(tmp_path: Path, text: str, line: int, words: str) -> None:
+def test_a_malformed_line_is_one_error_naming_file_and_line(  # type: ignore[no-untyped-def]
+        tmp_path: Path, reader, text: str, line: int, words: str) -> None:
     path = write(tmp_path, text)
-    message = error_of(read_jsonl, path)
+    message = error_of(reader, path)
     assert message.startswith(f"{path}:{line}: ") and words in message
