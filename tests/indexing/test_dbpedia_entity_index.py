@@ -15,7 +15,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote
 
 import numpy as np
 import pytest
@@ -27,45 +26,16 @@ from elquery.indexing.entity_documents import SKIPPED_DATASETS, DocumentTexts, d
 from elquery.kb.entity_index import EntityIndex
 from elquery.base import ElqueryError
 from elquery.kb.index_format import ENTITY_COUNTS, FIELDS, IDS_FILE, METADATA_FILE, TEXT_FIELDS, count_file, length_file
-from elquery.kb.jvm import java_class
+from raw_dumps import R, Analyzer, statements, uri_title  # tests/raw_dumps.py, on the path as pytest loads it
 
-R = "http://dbpedia.org/resource/"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 LABEL, COMMENT = RDFS + "label", RDFS + "comment"
 FOAF_NAME = "http://xmlns.com/foaf/0.1/name"
 SAME_AS = "http://www.w3.org/2002/07/owl#sameAs"
 REDIRECT = "http://dbpedia.org/ontology/wikiPageRedirects"
 
-# Lucene's 33-word English stop list (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET), written out here.
-STOPWORDS = (
-    "a an and are as at be but by for if in into is it no not of on or such that the their then "
-    "there these they this to was will with"
-).split()
 
-
-# --- an independent reading of the raw dumps --------------------------------------------------------
-
-# One statement per line: <s> <p> (<o> | "literal"(@lang | ^^<dt>)? | _:blank) .
-_LINE = re.compile(r'^<([^>]*)> <([^>]*)> (?:<([^>]*)>|"((?:[^"\\]|\\.)*)"(?:@[A-Za-z0-9-]+|\^\^<[^>]*>)?|_:\S+) ?\.\s*$')
-_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-_WIKI_NAMESPACES = {"Category", "File", "Image", "Template", "Portal", "Wikipedia", "Help", "Book", "Draft"}
-
-
-def _unescape(text: str) -> str:
-    def one(match: re.Match[str]) -> str:
-        code = match.group(1)
-        return chr(int(code[1:], 16)) if code[0] in "uU" and len(code) > 1 else _ESCAPES[code]
-
-    return re.sub(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", one, text)
-
-
-def _uri_title(iri: str) -> str:
-    """methods.md §2: the title in the URI, percent-decoded, underscores as spaces, a namespace
-    prefix such as ``Category:`` dropped (other colons kept); other IRIs: their local name."""
-    local = iri[len(R):] if iri.startswith(R) else re.split(r"[/#]", iri.rstrip("/#"))[-1]
-    text = unquote(local).replace("_", " ")
-    prefix, colon, rest = text.partition(":")
-    return rest if colon and prefix in _WIKI_NAMESPACES else text
+# --- an independent reading of the raw dumps (tests/raw_dumps.py) ------------------------------------
 
 
 @dataclass
@@ -89,7 +59,7 @@ class RawSample:
         return found
 
     def resolve(self, iri: str) -> str:
-        return self.labels.get(iri) or _uri_title(iri)
+        return self.labels.get(iri) or uri_title(iri)
 
     def names(self, subject: str) -> list[str]:
         values = [v for p, v in self.literals[subject] if p in (LABEL, FOAF_NAME)]
@@ -111,50 +81,21 @@ def read_raw(directory: Path) -> RawSample:
     files = sorted(p for p in directory.glob("*.bz2") if not p.name.startswith(tuple(SKIPPED_DATASETS)))
     raw = RawSample(files)
     for path in files:
-        with bz2.open(path, "rt", encoding="utf-8") as handle:
-            for line in handle:
-                if not line.strip() or line.startswith("#"):
-                    continue
-                match = _LINE.match(line)
-                assert match is not None, f"{path.name}: unexpected line {line[:200]!r}"
-                subject, predicate, iri, literal = match.groups()
-                if iri is not None:
-                    if predicate == REDIRECT:
-                        raw.redirects[iri].append(subject)
-                    raw.iris[subject].append((predicate, iri))
-                elif literal is not None:
-                    value = _unescape(literal)
-                    raw.literals[subject].append((predicate, value))
-                    if predicate == LABEL:
-                        raw.labels[subject] = value
+        for subject, predicate, iri, value in statements(path):
+            if iri is not None:
+                if predicate == REDIRECT:
+                    raw.redirects[iri].append(subject)
+                raw.iris[subject].append((predicate, iri))
+            elif value is not None:
+                raw.literals[subject].append((predicate, value))
+                if predicate == LABEL:
+                    raw.labels[subject] = value
     return raw
 
 
 @pytest.fixture(scope="session")
 def raw_sample(dbpedia_sample: Path) -> RawSample:
     return read_raw(dbpedia_sample)
-
-
-class Analyzer:
-    """StandardAnalyzer with the 33 English stopwords, built here from Lucene's classes."""
-
-    def __init__(self) -> None:
-        words = java_class("java.util.ArrayList")()
-        for word in STOPWORDS:
-            words.add(word)
-        stop = java_class("org.apache.lucene.analysis.CharArraySet")(words, False)
-        self._analyzer = java_class("org.apache.lucene.analysis.standard.StandardAnalyzer")(stop)
-        self._analyze = java_class("io.anserini.analysis.AnalyzerUtils").analyze
-
-    def tokens(self, text: str) -> list[str]:
-        return list(self._analyze(self._analyzer, text).toArray()) if text else []
-
-    def counts(self, values: list[str]) -> Counter[str]:
-        """Term counts of a field: every value analyzed on its own."""
-        counts: Counter[str] = Counter()
-        for value in values:
-            counts.update(self.tokens(value))
-        return counts
 
 
 @pytest.fixture(scope="session")
@@ -425,7 +366,7 @@ def test_title_text(iri: str, text: str) -> None:
 def test_title_text_agrees_with_independent_resolution_on_the_sample(raw_sample: RawSample) -> None:
     objects = {o for pairs in raw_sample.iris.values() for _, o in pairs}
     assert len(objects) > 100
-    assert {o: title_text(o) for o in objects} == {o: _uri_title(o) for o in objects}
+    assert {o: title_text(o) for o in objects} == {o: uri_title(o) for o in objects}
 
 
 TINY = (

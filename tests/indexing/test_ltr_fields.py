@@ -7,7 +7,6 @@ is refused in one line; one Java call scores any of the fields for many texts.""
 
 from __future__ import annotations
 
-import bz2
 import json
 import math
 import re
@@ -15,7 +14,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote
 
 import numpy as np
 import pytest
@@ -27,8 +25,8 @@ from elquery.kb.index_format import ENTITY_COUNTS, FIELDS, LTR_FIELDS, METADATA_
 from elquery.indexing.provenance import read_provenance
 from elquery.kb.demo import DEMO_DIR
 from elquery.retrieval import CandidateScoring, EntityScorer, Searcher, lm, mlm, score_each
+from raw_dumps import R, statements, uri_title  # tests/raw_dumps.py, on the path as pytest loads it
 
-R = "http://dbpedia.org/resource/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
 ABSTRACT = "http://dbpedia.org/ontology/abstract"
@@ -36,27 +34,6 @@ SUBJECT = "http://purl.org/dc/terms/subject"
 WIKI_LINK = "http://dbpedia.org/ontology/wikiPageWikiLink"
 REDIRECT = "http://dbpedia.org/ontology/wikiPageRedirects"
 DEMO = DEMO_DIR
-
-# One statement per line: <s> <p> (<o> | "literal"(@lang | ^^<dt>)?) .
-_LINE = re.compile(r'^<([^>]*)> <([^>]*)> (?:<([^>]*)>|"((?:[^"\\]|\\.)*)"(?:@[A-Za-z0-9-]+|\^\^<[^>]*>)?) ?\.\s*$')
-_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-_NAMESPACES = {"Category", "File", "Image", "Template", "Portal", "Wikipedia", "Help", "Book", "Draft"}
-
-
-def _unescape(text: str) -> str:
-    def one(match: re.Match[str]) -> str:
-        code = match.group(1)
-        return chr(int(code[1:], 16)) if code[0] in "uU" and len(code) > 1 else _ESCAPES[code]
-
-    return re.sub(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", one, text)
-
-
-def _title_text(iri: str) -> str:
-    """A resource's title as text: percent-decoded, underscores as spaces, ``Category:`` (or
-    another Wikipedia namespace) dropped."""
-    text = unquote(iri[len(R):]).replace("_", " ")
-    prefix, colon, rest = text.partition(":")
-    return rest if colon and prefix in _NAMESPACES else text
 
 
 @dataclass
@@ -78,8 +55,8 @@ class Dumps:
             "title": self.literals[subject][LABEL],
             "short_abstract": self.literals[subject][COMMENT],
             "long_abstract": self.literals[subject][ABSTRACT],
-            "wiki_links": [_title_text(o) for o in links],
-            "categories": [_title_text(o) for o in self.iris[subject][SUBJECT]],
+            "wiki_links": [uri_title(o) for o in links],
+            "categories": [uri_title(o) for o in self.iris[subject][SUBJECT]],
         }
         return {name: [re.sub(r"[\t\r\n]", " ", v) for v in found] for name, found in values.items()}
 
@@ -91,20 +68,13 @@ class Dumps:
 def read_dumps(files: list[Path]) -> Dumps:
     dumps = Dumps()
     for path in files:
-        opener = bz2.open if path.suffix == ".bz2" else open
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for line in handle:
-                match = _LINE.match(line)
-                assert match is not None or not line.strip(), f"{path.name}: unexpected line {line[:200]!r}"
-                if match is None:
-                    continue
-                subject, predicate, iri, literal = match.groups()
-                if iri is None:
-                    dumps.literals[subject][predicate].add(_unescape(literal))
-                elif predicate == REDIRECT:
-                    dumps.redirects[iri].add(subject)
-                else:
-                    dumps.iris[subject][predicate].add(iri)
+        for subject, predicate, iri, literal in statements(path):
+            if iri is None:
+                dumps.literals[subject][predicate].add(literal)
+            elif predicate == REDIRECT:
+                dumps.redirects[iri].add(subject)
+            else:
+                dumps.iris[subject][predicate].add(iri)
     return dumps
 
 

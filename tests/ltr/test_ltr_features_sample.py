@@ -11,7 +11,6 @@ title features need such mentions)."""
 
 from __future__ import annotations
 
-import bz2
 import math
 import re
 import shutil
@@ -19,16 +18,14 @@ import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote
 
 import numpy as np
 import pytest
 
-from elquery.indexing.jvm import java_class
 from elquery.linking.ltr import FEATURES, FeatureExtractor
 from conftest import index_without_ltr_texts
+from raw_dumps import R, Analyzer, statements, uri_title  # tests/raw_dumps.py, on the path as pytest loads it
 
-R = "http://dbpedia.org/resource/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
 ABSTRACT = "http://dbpedia.org/ontology/abstract"
@@ -41,9 +38,6 @@ SUBJECT = "http://purl.org/dc/terms/subject"
 # the datasets the index build does not read into content (anchors, links, ids, images, ...)
 NOT_CONTENT = ("anchor_text", "page_links", "freebase_links", "page_ids", "out_degree", "revision_ids",
                "revision_uris", "wikipedia_links", "interlanguage_links", "external_links", "images", "disambiguations")
-STOPWORDS = ("a an and are as at be but by for if in into is it no not of on or such that the their then there these "
-             "they this to was will with").split()
-NAMESPACES = {"Category", "File", "Image", "Template", "Portal", "Wikipedia", "Help", "Book", "Draft"}
 LAMBDA = 0.1
 THRESHOLD = 0.1
 
@@ -59,23 +53,6 @@ QUERIES = {
     "named-3": "university of kentucky",
     "named-4": "sichuan hot pot in rome",
 }
-
-_LINE = re.compile(r'^<([^>]*)> <([^>]*)> (?:<([^>]*)>|"((?:[^"\\]|\\.)*)"(?:@[A-Za-z0-9-]+|\^\^<[^>]*>)?) ?\.\s*$')
-_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-
-
-def unescape(text: str) -> str:
-    return re.sub(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)",
-                  lambda m: chr(int(m.group(1)[1:], 16)) if m.group(1)[0] in "uU" and len(m.group(1)) > 1
-                  else _ESCAPES[m.group(1)], text)
-
-
-def uri_title(iri: str) -> str:
-    local = iri[len(R):] if iri.startswith(R) else re.split(r"[/#]", iri.rstrip("/#"))[-1]
-    text = unquote(local).replace("_", " ")
-    prefix, colon, rest = text.partition(":")
-    return rest if colon and prefix in NAMESPACES else text
-
 
 def norm(text: str) -> str:
     """methods.md §3: NFKC, casefold, every character that is not a letter or digit a separator."""
@@ -130,45 +107,23 @@ def read_dump(directory: Path) -> Dump:
     dump = Dump()
     for path in sorted(directory.glob("*.ttl.bz2")):
         in_content = not path.name.startswith(NOT_CONTENT)
-        with bz2.open(path, "rt", encoding="utf-8") as handle:
-            for line in handle:
-                if not line.strip() or line.startswith("#"):
-                    continue
-                match = _LINE.match(line)
-                assert match is not None, line
-                subject, predicate, iri, literal = match.groups()
-                if iri is not None:
-                    dump.iris[subject].append((predicate, iri))
-                    if in_content:
-                        dump.content_iris[subject].append((predicate, iri))
-                    if predicate == REDIRECT:
-                        dump.redirected_from[iri].add(subject)
-                        dump.redirect_target[subject] = iri
-                    continue
-                value = unescape(literal)
-                dump.literals[subject].append((predicate, value))
+        for subject, predicate, iri, value in statements(path):
+            if iri is not None:
+                dump.iris[subject].append((predicate, iri))
                 if in_content:
-                    dump.content_literals[subject].append((predicate, value))
-                if predicate == LABEL:
-                    dump.labels[subject].append(value)
-                if predicate == ANCHOR and norm(value):
-                    dump.anchors[(norm(value), subject)] += 1
+                    dump.content_iris[subject].append((predicate, iri))
+                if predicate == REDIRECT:
+                    dump.redirected_from[iri].add(subject)
+                    dump.redirect_target[subject] = iri
+                continue
+            dump.literals[subject].append((predicate, value))
+            if in_content:
+                dump.content_literals[subject].append((predicate, value))
+            if predicate == LABEL:
+                dump.labels[subject].append(value)
+            if predicate == ANCHOR and norm(value):
+                dump.anchors[(norm(value), subject)] += 1
     return dump
-
-
-class Analyzer:
-    """StandardAnalyzer with the 33 English stop words, from Lucene's classes."""
-
-    def __init__(self) -> None:
-        words = java_class("java.util.ArrayList")()
-        for word in STOPWORDS:
-            words.add(word)
-        stop = java_class("org.apache.lucene.analysis.CharArraySet")(words, False)
-        self._analyzer = java_class("org.apache.lucene.analysis.standard.StandardAnalyzer")(stop)
-        self._analyze = java_class("io.anserini.analysis.AnalyzerUtils").analyze
-
-    def tokens(self, text: str) -> list[str]:
-        return list(self._analyze(self._analyzer, text).toArray()) if text else []
 
 
 @dataclass
