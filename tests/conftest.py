@@ -9,6 +9,7 @@ import re
 import shutil
 import signal
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -88,6 +89,45 @@ def read_pair_counts(path: Path) -> dict[tuple[str, str], int]:
     """The rows of a FACC count file (``form<TAB>mid<TAB>count``), as ``elquery facc-counts`` writes it."""
     rows = (line.split("\t") for line in path.read_text(encoding="utf-8").splitlines())
     return {(form, mid): int(count) for form, mid, count in rows}
+
+
+def _process_state(stat: Path) -> tuple[str, int]:
+    """The state and parent pid of a process, from its ``/proc/PID/stat``."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return fields[0], int(fields[1])
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (it exists and is no zombie)."""
+    try:
+        state, _ = _process_state(Path("/proc") / str(pid) / "stat")
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def gone(pids: Iterable[int], seconds: float = 5) -> bool:
+    """Whether every process of ``pids`` ends within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not any(alive(p) for p in pids)
+
+
+def child_processes(pid: int, resource_tracker: bool = False) -> list[int]:
+    """The live child processes of ``pid``; without ``resource_tracker``, but multiprocessing's
+    resource tracker (started with the first pool, it stays for the life of its parent)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                state, parent = _process_state(entry / "stat")
+                command = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if parent == pid and state != "Z" and (resource_tracker or b"resource_tracker" not in command):
+                found.append(int(entry.name))
+    return found
 
 
 def require_data(relative: str) -> Path:

@@ -18,6 +18,7 @@ import pytest
 
 from elquery.base import ElqueryError
 from elquery.workers import ordered_map, worker_pool
+from conftest import child_processes, gone  # tests/conftest.py, on the path as pytest loads it
 
 _state: list[int] = []
 """What the initializer left in a worker (or in this process, for one worker)."""
@@ -49,21 +50,6 @@ def refuse_three(number: int) -> int:
 
 def divide(number: int) -> float:
     return 12 / (number - 3)
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def gone(pids: set[int], seconds: float = 5) -> bool:
-    deadline = time.monotonic() + seconds
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not any(alive(p) for p in pids)
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3])
@@ -162,11 +148,11 @@ def test_here_alone_for_one_worker() -> None:
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_task_error_is_raised_in_its_place_and_no_worker_is_left(workers: int) -> None:
     results: list[int] = []
-    before = set(_workers(os.getpid()))
+    before = set(child_processes(os.getpid()))
     with pytest.raises(ElqueryError) as raised:
         for result in ordered_map(refuse_three, [(n,) for n in range(8)], workers):
             results.append(result)
-            started = set(_workers(os.getpid())) - before
+            started = set(child_processes(os.getpid())) - before
     assert str(raised.value) == "task 3: no such thing"  # the error itself, not BrokenProcessPool
     assert results == [0, 1, 2]
     assert len(started) == (workers if workers > 1 else 0)
@@ -195,10 +181,10 @@ def test_a_task_error_is_one_line_on_the_command_line(tmp_path: Path) -> None:
 
 
 def test_an_abandoned_map_kills_its_workers() -> None:
-    before = set(_workers(os.getpid()))
+    before = set(child_processes(os.getpid()))
     results = ordered_map(slow_square, [(n, 0.3) for n in range(100)], 2)
     next(results)
-    started = set(_workers(os.getpid())) - before
+    started = set(child_processes(os.getpid())) - before
     results.close()  # the consumer stops early (a break, an error downstream)
     assert len(started) == 2 and gone(started, 2)
 
@@ -208,22 +194,6 @@ def test_window_and_workers_are_checked() -> None:
         next(ordered_map(slow_square, [(1, 0.0)], 0))
     with pytest.raises(ValueError, match="window must be at least 1"):
         next(ordered_map(slow_square, [(1, 0.0)], 2, window=0))
-
-
-def _workers(pid: int) -> list[int]:
-    """The live child processes of ``pid`` but multiprocessing's resource tracker (started with
-    the first pool, it stays for the life of its parent)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                command = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if int(fields[1]) == pid and fields[0] != "Z" and b"resource_tracker" not in command:
-                found.append(int(entry.name))
-    return found
 
 
 INTERRUPTIBLE = """
@@ -252,7 +222,7 @@ def test_an_interrupt_ends_the_map_and_its_workers_at_once(how: str, tmp_path: P
     workers: set[int] = set()
     while len(workers) < 2:  # both workers have answered
         workers.add(int(process.stdout.readline()))
-    assert workers <= set(_workers(process.pid))
+    assert workers <= set(child_processes(process.pid))
     if how == "ctrl-c":
         os.killpg(process.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
     else:

@@ -14,32 +14,17 @@ from pathlib import Path
 import pytest
 
 from elquery.indexing.build_index import build_dbpedia_index
+from conftest import child_processes, gone  # tests/conftest.py, on the path as pytest loads it
 
 
 def children(pid: int) -> list[int]:
-    """Every live descendant of ``pid`` (from /proc)."""
+    """Every live descendant of ``pid``."""
     found, frontier = [], [pid]
     while frontier:
-        parent = frontier.pop()
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == parent and fields[0] != "Z":
-                found.append(int(entry.name))
-                frontier.append(int(entry.name))
+        below = child_processes(frontier.pop(), resource_tracker=True)
+        found += below
+        frontier += below
     return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +41,9 @@ def many_queries(tmp_path: Path) -> Path:
     return path
 
 
-def gone(pids: list[int], seconds: float = 15) -> bool:
-    """Whether every process of ``pids`` ends within ``seconds`` (the multiprocessing resource
-    tracker, a child too, exits on its own shortly after its parent)."""
-    deadline = time.monotonic() + seconds
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return not any(alive(p) for p in pids)
+ENDS_WITHIN = 15
+"""Seconds the processes of a stopped command have to end (the multiprocessing resource tracker,
+a child too, exits on its own shortly after its parent)."""
 
 
 def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
@@ -87,7 +68,7 @@ def test_a_killed_rank_leaves_no_worker(sample_index: Path, many_queries: Path, 
     workers = _wait_for_workers(process, 2)
     os.kill(process.pid, kill)
     process.wait(timeout=30)
-    assert gone(workers)
+    assert gone(workers, ENDS_WITHIN)
     if kill == signal.SIGTERM:  # handled like Ctrl-C: nothing partial left (SIGKILL cannot be handled)
         assert sorted(p.name for p in tmp_path.iterdir()) == ["queries.json"]
 
@@ -114,4 +95,4 @@ def test_a_killed_link_leaves_no_worker(tmp_path: Path, many_queries: Path) -> N
     workers = _wait_for_workers(process, 2)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
-    assert gone(workers)
+    assert gone(workers, ENDS_WITHIN)

@@ -14,6 +14,7 @@ from elquery.base import ElqueryError
 from elquery.retrieval import BM25, Searcher, mlm
 from elquery.retrieval.batch import MIN_QUERIES_PER_WORKER, rank_many, searcher_pool, workers_for
 from elquery.retrieval.queries import QueryRecord
+from conftest import child_processes  # tests/conftest.py, on the path as pytest loads it
 
 TEXTS = ["new york pizza", "manhattan", "barack obama", "rome italy", "airline", "the big apple", "city"]
 
@@ -36,17 +37,7 @@ def expected(index: str, records: list[QueryRecord], model: object, k: int) -> l
 
 def workers_of(pid: int) -> set[int]:
     """The live children of ``pid`` but multiprocessing's resource tracker."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                command = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if int(fields[1]) == pid and fields[0] != "Z" and b"resource_tracker" not in command:
-                found.add(int(entry.name))
-    return found
+    return set(child_processes(pid))
 
 
 def test_a_pool_serves_several_batches_with_the_same_processes(index: str) -> None:
