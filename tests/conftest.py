@@ -8,10 +8,14 @@ import os
 import re
 import shutil
 import signal
+import socket
+import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -128,6 +132,45 @@ def child_processes(pid: int, resource_tracker: bool = False) -> list[int]:
             if parent == pid and state != "Z" and (resource_tracker or b"resource_tracker" not in command):
                 found.append(int(entry.name))
     return found
+
+
+def free_port() -> int:
+    """A TCP port free on the loopback interface."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def healthy(port: int) -> bool:
+    """Whether the server on ``port`` answers 200 at /health."""
+    import httpx
+
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+@contextmanager
+def elquery_serve(args: Sequence[str], cwd: Path, cache: str, seconds: float,
+                  ready: Callable[[int], bool] = healthy) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    """``elquery serve --port PORT ARGS`` (a free loopback port), run from ``cwd`` with
+    ``ELQUERY_CACHE=cache``: its port and process once ``ready(port)`` (by default: /health answers
+    200); the test fails, with the server's stderr, if it exits first or takes longer than
+    ``seconds``. The server is stopped after the block."""
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "elquery", "serve", "--port", str(port), *args], cwd=cwd,
+                              env={**os.environ, "ELQUERY_CACHE": cache}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + seconds
+        while not ready(port):
+            assert server.poll() is None and time.monotonic() < deadline, server.stderr.read() if server.stderr else ""
+            time.sleep(0.3)
+        yield port, server
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def require_data(relative: str) -> Path:

@@ -5,11 +5,8 @@ and the Python API's on the same artefacts."""
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -19,6 +16,7 @@ from fastapi.testclient import TestClient
 from elquery.cli import main as elquery
 from elquery.indexing.demo import demo_artefacts
 from elquery.serve.app import Artefacts, Limits, create_app
+from conftest import elquery_serve  # tests/conftest.py, on the path as pytest loads it
 
 
 @pytest.fixture(scope="module")
@@ -126,49 +124,20 @@ def _page_id(dumps: Path, title: str) -> int:
         return next(int(line[len(subject):].split('"')[1]) for line in lines if line.startswith(subject))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_real_server_answers_over_http(demo: tuple[Path, Path, str], tmp_path: Path, workers: str) -> None:
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "elquery", "serve", "--port", str(port), "--workers", workers],
-                              cwd=tmp_path,
-                              env={**os.environ, "ELQUERY_CACHE": demo[2]}, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert server.poll() is None and time.monotonic() < deadline, server.stderr.read() if server.stderr else ""
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.3)
+    with elquery_serve(["--workers", workers], tmp_path, demo[2], 90) as (port, _):
         answer = httpx.get(f"http://127.0.0.1:{port}/link", params={"q": "new york pizza manhattan"}, timeout=30).json()
         assert [a["entity"] for a in answer["results"][0]["interpretations"][0]["annotations"]] == [
             "<dbpedia:New_York-style_pizza>", "<dbpedia:Manhattan>"]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def test_each_worker_listens_on_its_own_socket(demo: tuple[Path, Path, str], tmp_path: Path) -> None:
     """--workers 2: two listening sockets on the port (SO_REUSEPORT), so the kernel spreads new
     connections over the workers; with one shared socket, an idle worker accepted every pending
     connection and a client keeping 8 connections open loaded one worker only."""
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "elquery", "serve", "--port", str(port), "--workers", "2"],
-                              cwd=tmp_path, env={**os.environ, "ELQUERY_CACHE": demo[2]}, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 90
-        while _listening(port) < 2:
-            assert server.poll() is None and time.monotonic() < deadline, server.stderr.read() if server.stderr else ""
-            time.sleep(0.3)
+    with elquery_serve(["--workers", "2"], tmp_path, demo[2], 90, ready=lambda port: _listening(port) >= 2) as (
+            port, server):
         clients = [httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) for _ in range(16)]
         try:
             workers = {client.get("/stats").json()["worker"] for client in clients}
@@ -178,9 +147,6 @@ def test_each_worker_listens_on_its_own_socket(demo: tuple[Path, Path, str], tmp
                 client.close()
         assert _listening(port) == 2
         assert len(workers) == 2 and server.pid not in workers
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def test_a_port_in_use_stops_serve_in_one_line(demo: tuple[Path, Path, str], monkeypatch: pytest.MonkeyPatch,

@@ -6,11 +6,7 @@ tagme answers as ``elquery link --method tagme``."""
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +16,7 @@ import pytest
 from elquery.cli import main as elquery
 from elquery.indexing.demo import DEMO_DIR
 from elquery.indexing.ntriples import read_triples
+from conftest import elquery_serve  # tests/conftest.py, on the path as pytest loads it
 
 
 def _page_ids() -> dict[str, int]:
@@ -36,25 +33,8 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture(scope="module")
 def service(cache: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``elquery serve`` with no arguments, on a free loopback port."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "elquery", "serve", "--port", str(port)],
-                              cwd=tmp_path_factory.mktemp("serve-cwd"), env={**os.environ, "ELQUERY_CACHE": cache},
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert server.poll() is None and time.monotonic() < deadline, server.stderr.read() if server.stderr else ""
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.3)
+    with elquery_serve([], tmp_path_factory.mktemp("serve-cwd"), cache, 120) as (port, _):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def test_the_tagme_client_gets_the_demo_annotations(service: str) -> None:
