@@ -2,15 +2,17 @@
 
 Start-up imports only the argparse layer: each command-line module imports what its command
 needs inside the command (tests/project/test_startup.py keeps ``--version`` and ``--help`` free
-of numpy, Java and the web stack)."""
+of numpy, Java and the web stack). This module imports nothing when it loads (``TYPE_CHECKING``
+is mypy's, not ``typing``'s): every import happens in :func:`main`, where Ctrl-C is one line."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from elquery.base import Registrar
 
 
