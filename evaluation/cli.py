@@ -71,9 +71,6 @@ def register(subparsers: Any, options: Callable[[argparse.ArgumentParser], None]
         + _F_NOTE + ".")
     _add_files(elq)
     _add_output(elq, per_query=True)
-    elq.set_defaults(func=_run_elq, readers=readers)
-    if options is not None:
-        options(elq)
 
     rank = commands.add_parser(
         "rank", help="rank metrics (MAP, MRR, P@k, nDCG@k, ...) with trec_eval semantics",
@@ -91,9 +88,6 @@ def register(subparsers: Any, options: Callable[[argparse.ArgumentParser], None]
                       help="evaluate only the judged queries present in the run (trec_eval "
                       "without -c); by default a judged query missing from the run scores 0")
     _add_output(rank, per_query=True)
-    rank.set_defaults(func=_run_rank, readers=readers)
-    if options is not None:
-        options(rank)
 
     comp = commands.add_parser(
         "compare", help="significance of the difference between two runs",
@@ -113,9 +107,10 @@ def register(subparsers: Any, options: Callable[[argparse.ArgumentParser], None]
     comp.add_argument("--seed", type=int, default=0,
                       help="seed of the randomization test (default: 0)")
     _add_output(comp, per_query=False)
-    comp.set_defaults(func=_run_compare, readers=readers)
-    if options is not None:
-        options(comp)
+    for command, run in ((elq, _run_elq), (rank, _run_rank), (comp, _run_compare)):
+        command.set_defaults(func=run, readers=readers)
+        if options is not None:
+            options(command)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,18 +170,18 @@ def _compare_metric(text: str) -> str:
 
 # ---- commands ---------------------------------------------------------------------------------
 
-def _check_inputs(args: argparse.Namespace, runs: Sequence[str]) -> None:
-    """Every input file exists and is a file, before any is read."""
+def _readers(args: argparse.Namespace, runs: Sequence[str]) -> Readers:
+    """The readers of the command's files, once every input file is checked (it exists and is a
+    file), before any is read."""
     check_input(args.qrels, "qrels file")
     for run in runs:
         check_input(run, "run file")
+    return args.readers(args)
 
 
 def _run_elq(args: argparse.Namespace) -> int:
-    _check_inputs(args, [args.run])
-    read = args.readers(args)
-    qrels = read.elq(args.qrels)
-    run = read.elq(args.run)
+    read = _readers(args, [args.run])
+    qrels, run = read.elq(args.qrels), read.elq(args.run)
     _warn_unmatched(args.run, run, qrels)
     result = evaluate_interpretations(qrels, run)
     if args.format == "json":
@@ -211,10 +206,8 @@ def _run_elq(args: argparse.Namespace) -> int:
 def _run_rank(args: argparse.Namespace) -> int:
     from elquery.evaluation.rank import relevant_entities
 
-    _check_inputs(args, [args.run])
-    read = args.readers(args)
-    qrels = read.trec_qrels(args.qrels)
-    run = read.trec_run(args.run)
+    read = _readers(args, [args.run])
+    qrels, run = read.trec_qrels(args.qrels), read.trec_run(args.run)
     _warn_unmatched(args.run, run, qrels)
     _warn_missing(args.run, run, relevant_entities(qrels), args.complete)
     result = _rankings(args.run, qrels, run, args.metrics, args.complete)
@@ -234,8 +227,7 @@ def _run_rank(args: argparse.Namespace) -> int:
 def _run_compare(args: argparse.Namespace) -> int:
     from elquery.evaluation.significance import compare
 
-    _check_inputs(args, [args.run_a, args.run_b])
-    read = args.readers(args)
+    read = _readers(args, [args.run_a, args.run_b])
     match = _ELQ_METRIC.fullmatch(args.metric)
     scores: list[dict[str, float]] = []
     if match:
