@@ -1,7 +1,7 @@
 """The 28 LTR features (methods.md §9) on the real DBpedia sample, each checked against a value
 computed here from the dump lines: the .ttl.bz2 files parsed with a regular expression, field
 texts and counts made from the statements, terms from Lucene's StandardAnalyzer with the 33 English
-stop words (built here from Lucene's classes), Eq. 16 computed with numpy, surface forms and
+stop words (built from Lucene's classes; the reading and the analyzer: tests/raw_dumps.py), Eq. 16 computed with numpy, surface forms and
 commonness counted from the anchor-text and label lines. Nothing here goes through elquery's
 index, store or normalization code.
 
