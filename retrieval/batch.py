@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from elquery.base import ElqueryError, check_workers
 from elquery.indexing.artefacts import check_artefact
+from elquery.retrieval.models import check_k
 from elquery.retrieval.queries import searched_query
 from elquery.workers import WorkerPool, ordered_map, worker_pool
 
@@ -50,8 +51,9 @@ def rank_many(index: str, queries: Sequence[QueryRecord], model: Model, k: int, 
     process when 1; :func:`elquery.workers.ordered_map`), or by an open :func:`searcher_pool` of
     ``index``; ``progress(n)`` is called as ``n`` more queries are done. An ``index`` that is not
     an entity index, or a count of workers out of range, is a one-line error before any worker
-    starts. A batch given a count gets no more workers than it has
-    :data:`MIN_QUERIES_PER_WORKER` queries for."""
+    starts, as is a ``k`` that :func:`~elquery.retrieval.models.check_k` refuses. A batch given a
+    count gets no more workers than it has :data:`MIN_QUERIES_PER_WORKER` queries for."""
+    k = check_k(k)
     if isinstance(workers, SearcherPool):
         if workers.index != index:
             raise ElqueryError(f"a searcher pool of {workers.index} cannot rank in {index}")

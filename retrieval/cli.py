@@ -12,12 +12,9 @@ from elquery.files import check_output, is_stdio
 from elquery.formats.link_output import ENTITY_SCHEMES
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, check_artefact, resolve_artefact_args
 from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
-from elquery.retrieval.models import DEFAULT_K, DEFAULT_MODEL, MODELS
+from elquery.retrieval.models import DEFAULT_K, DEFAULT_MODEL, MAX_K, MODELS, check_k
 from elquery.retrieval.models.describe import help_line
 from elquery.spark import add_engine_arguments, check_engine
-
-MAX_K = 100_000
-"""The most entities a ranking may hold: bounds the work and the output of one query."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -37,7 +34,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     rank.add_argument("--queries", required=True, help="query file: .json, or TSV qid<TAB>query; - reads standard input")
     rank.add_argument("--model", default=DEFAULT_MODEL, type=MODELS.argument, choices=MODELS.names(),
                       help=f"retrieval model (default {DEFAULT_MODEL})")
-    rank.add_argument("--k", type=int, default=DEFAULT_K, help=f"entities per query, 1 to {MAX_K} (default {DEFAULT_K})")
+    rank.add_argument("--k", type=_k, default=DEFAULT_K, help=f"entities per query, 1 to {MAX_K} (default {DEFAULT_K})")
     rank.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                       help="model parameter, repeatable (see the model list above)")
     rank.add_argument("--out", required=True, help="TREC run file to write; - writes standard output")
@@ -55,6 +52,14 @@ def register(commands: argparse._SubParsersAction) -> None:
                       f"error (default {DEFAULT_MAX_QUERY_TOKENS}, as elquery link and the service)")
     add_engine_arguments(rank, "each executor opens the index once; every node must see --index at its path")
     rank.set_defaults(func=_rank)
+
+
+def _k(text: str) -> int:
+    """``--k``: :func:`~elquery.retrieval.models.check_k`, its one line as argparse's error of the option."""
+    try:
+        return check_k(text)
+    except ElqueryError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _link_takers() -> list[str]:
@@ -80,8 +85,6 @@ def _rank(args: argparse.Namespace) -> int:
     if args.index is None:
         raise ElqueryError("give --index DIR or --artefacts DIR")
     check_artefact(args.index, "entity index")
-    if not 1 <= args.k <= MAX_K:
-        raise ElqueryError(f"--k must be between 1 and {MAX_K}, got {args.k}")
     if args.engine == "spark" and args.workers is not None:
         raise ElqueryError("--workers goes with --engine local; Spark's parallelism comes from --master")
     check_engine(args.engine, args.master)

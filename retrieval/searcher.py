@@ -52,6 +52,7 @@ from elquery.retrieval.models import (
     Model,
     Rerank,
     SequentialDependence,
+    check_k,
     links_refused,
     mlm,
     model_fields,
@@ -133,9 +134,9 @@ class Searcher:
 
     def rank(self, query: Query, model: Model | None = None, k: int = DEFAULT_K, prior: EntityPrior | None = None) -> list[RankedEntity]:
         """The top ``k`` entities for ``query`` (default model: MLM, names 0.2 / content 0.8,
-        lambda 0.1), best first, ties by entity id."""
-        if k < 0:
-            raise ElqueryError(f"k must be non-negative, got {k}")
+        lambda 0.1), best first, ties by entity id. ``k`` is a whole number from 1 to ``MAX_K``
+        (:func:`~elquery.retrieval.models.check_k`, as ``elquery rank --k``)."""
+        k = check_k(k)
         text = query.text if isinstance(query, LinkedQuery) else query
         if isinstance(text, str):
             check_unicode(text)  # no lone surrogate: the text goes to Java's analyzer

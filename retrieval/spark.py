@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from elquery.retrieval.models import DEFAULT_K
+from elquery.retrieval.models import DEFAULT_K, check_k
 from elquery.spark import ordered_partitions, worker_cached
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ def rank_spark(index: Path | str, queries: Iterable[QueryRecord], model: Model |
                ) -> Iterator[tuple[str, list[RankedEntity]]]:
     """``(qid, ranking)`` of every query, in input order, ranked on Spark (``master``, or the
     session of ``spark-submit``); ``progress(1)`` is called per query done."""
+    k = check_k(k)  # before Spark starts
     pairs = [(q.qid, q.text) for q in queries]
     return ordered_partitions(pairs, master, partial(_rank_partition, index=str(index), model=model, k=k), progress)
 
@@ -61,6 +62,7 @@ def _ranking_rows(queries: Iterable[Any], index: str, model: Model | None, k: in
 def rank_dataframe(queries: DataFrame, index: Path | str, model: Model | None = None, k: int = DEFAULT_K) -> DataFrame:
     """The rankings of a DataFrame of ``(qid, query)`` string columns as a DataFrame of
     :data:`RANKING_SCHEMA` rows (rank 1 is the best; ``model`` None is the searcher's default)."""
+    k = check_k(k)  # before a job runs
     rows = queries.select("qid", "query").rdd.mapPartitions(
         partial(_ranking_rows, index=str(index), model=model, k=k))
     return queries.sparkSession.createDataFrame(rows, RANKING_SCHEMA)

@@ -104,11 +104,10 @@ from elquery.base import ElqueryError
 from elquery.files import read_toml
 from elquery.indexing.artefacts import ArtefactPaths
 from elquery.experiments.learning import MODEL, LearningSpec, learning_of, resolve_learning
-from elquery.retrieval.models import DEFAULT_K
+from elquery.retrieval.models import DEFAULT_K, MAX_K
 from elquery.linking.methods import FINDERS, GIF, METHODS, TOP_RANKED, LinkingMethod
 from elquery.linking.methods.method import commonness_threshold
 from elquery.registry import Parameter
-from elquery.retrieval.cli import MAX_K
 
 SESSIONS = "sessions"
 LEAVE_ONE_OUT = "leave-one-out"

@@ -26,7 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from elquery.registry import Registry
+from elquery.base import ElqueryError
+from elquery.registry import Parameter, Registry
 from elquery.retrieval.models import bm25, dependence, elr, language
 from elquery.retrieval.models.bm25 import BM25, BM25F, Rerank
 from elquery.retrieval.models.dependence import (
@@ -71,6 +72,24 @@ DEFAULT_K = 1000
 (within the service's bound), an experiment config's ``depth``, :meth:`Searcher.rank`; 1000, as
 trec_eval and the TREC runs count."""
 
+MAX_K = 100_000
+"""The most entities a ranking may hold: bounds the work and the output of one query."""
+
+K = Parameter("k", int, DEFAULT_K, f"entities per query, 1 to {MAX_K:,}")
+"""k of a ranking: its type and default (its range is :func:`check_k`'s)."""
+
+
+def check_k(value: object, most: int = MAX_K) -> int:
+    """``value`` as k, the entities of a ranking: a whole number (a text is parsed) from 1 to ``most``
+    (:data:`MAX_K`, or the service's own lower bound); otherwise one line, the same from every door
+    (``elquery rank --k``, :meth:`Searcher.rank`, the batch and Spark rankings, ``/rank``)."""
+    k: int = K.validate(value)
+    most = min(most, MAX_K)
+    if not 1 <= k <= most:
+        raise ElqueryError(f"k must be between 1 and {most}, got {k}")
+    return k
+
+
 MODELS: Registry[RetrievalModel] = Registry("model")
 """The named retrieval models, in the order of help texts and documentation tables."""
 for _entry in (language.MLM_ENTRY, language.LM_ENTRY, language.LM_DIRICHLET_ENTRY, bm25.BM25_ENTRY,
@@ -113,6 +132,8 @@ __all__ = [
     "DEFAULT_MU",
     "DEFAULT_PREDICATES",
     "DEFAULT_WINDOW",
+    "K",
+    "MAX_K",
     "MODELS",
     "DependenceField",
     "Dirichlet",
@@ -126,6 +147,7 @@ __all__ = [
     "Rerank",
     "SequentialDependence",
     "Smoothing",
+    "check_k",
     "fsdm",
     "fsdm_elr",
     "links_refused",

@@ -4,7 +4,6 @@ request's links or the service's own linking."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +14,7 @@ from elquery.formats.link_output import EntityIds
 from elquery.formats.links import record_links
 from elquery.linking.batch import ResultLinker
 from elquery.linking.deadline import check_deadline
-from elquery.retrieval.models import DEFAULT_K, DEFAULT_MODEL, MODELS, links_refused, parse_params
+from elquery.retrieval.models import DEFAULT_K, DEFAULT_MODEL, MODELS, check_k, links_refused, parse_params
 from elquery.retrieval.scoring import LinkedQuery
 from elquery.serve.routes.link import link_batch
 from elquery.serve.schema import rank_fields
@@ -68,20 +67,10 @@ def ranked_entries(ids: EntityIds | None, ranking: Sequence[Any]) -> list[dict[s
 
 
 def k_of(values: dict[str, Any], most: int) -> int:
-    """The request's ``k``, a whole number from 1 to ``most``; by default :data:`DEFAULT_K` (at
-    most ``most``), as ``elquery rank``."""
+    """The request's ``k``, checked as ``elquery rank --k`` checks it, within the service's bound
+    ``most`` (:func:`~elquery.retrieval.models.check_k`); by default :data:`DEFAULT_K` (at most ``most``)."""
     given = values.get("k")
-    if given in (None, ""):
-        return min(DEFAULT_K, most)
-    try:
-        k = float(given)
-    except (TypeError, ValueError):
-        raise RequestError(422, f"k must be a whole number, got {given!r}") from None
-    if not math.isfinite(k) or k != int(k):
-        raise RequestError(422, f"k must be a whole number, got {given!r}")
-    if not 1 <= k <= most:
-        raise RequestError(422, f"k must be between 1 and {most}, got {int(k)}")
-    return int(k)
+    return min(DEFAULT_K, most) if given in (None, "") else check_k(given, most)
 
 
 def query_links(linker: ResultLinker | None, values: dict[str, Any],
