@@ -39,6 +39,7 @@ def tool_function(name: str, fields: Sequence[Field], body: ToolBody) -> Callabl
 
     parameters = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=argument(f))
                   for f in fields]
+    # a function's __signature__ (read by inspect.signature, so the SDK sees the tool's arguments) is not in typeshed
     tool.__signature__ = inspect.Signature(parameters, return_annotation=dict[str, Any])  # type: ignore[attr-defined]
     tool.__name__ = tool.__qualname__ = name
     return tool

@@ -122,7 +122,7 @@ class Supervisor(multiprocess.Multiprocess):
 
 def run(config: Config, sock: socket.socket) -> None:
     """Serve ``config``'s application in ``config.workers`` processes on ``sock``'s address."""
-    # uvicorn's supervisor makes its workers by this name
+    # uvicorn's supervisor makes its workers by this name; mypy refuses a class assigned over another class
     multiprocess.Process = Worker if REUSE_PORT else Responsive  # type: ignore[misc]
     config.timeout_worker_healthcheck = HEALTH_CHECK_SECONDS
     Supervisor(config, sockets=[sock]).run()
