@@ -153,27 +153,26 @@ label = "given-wikidata"
     return config
 
 
-def _experiment(root: Path, name: str, elq: Path, trec: Path, capsys: pytest.CaptureFixture[str]) -> tuple[dict, str]:
-    """``elquery experiment``'s per-query figures {(task, method, qid, metric): value} and stderr."""
-    capsys.readouterr()
+def _figures(root: Path, name: str, elq: Path, trec: Path) -> dict:
+    """``elquery experiment``'s per-query figures {(task, method, qid, metric): value}."""
     out = root / f"out-{name}"
     assert elquery(["experiment", str(_config(root, name, elq, trec)), "--out", str(out),
                     "--artefacts", str(root / "art"), "--workers", "1"]) == 0
-    err = capsys.readouterr().err
     with open(out / "per_query.tsv", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
-    return {(r["task"], r["method"], r["qid"], r["metric"]): float(r["value"]) for r in rows}, err
+    return {(r["task"], r["method"], r["qid"], r["metric"]): float(r["value"]) for r in rows}
+
+
+def _experiment(root: Path, name: str, elq: Path, trec: Path, capsys: pytest.CaptureFixture[str]) -> tuple[dict, str]:
+    """:func:`_figures` and the experiment's stderr."""
+    capsys.readouterr()
+    figures = _figures(root, name, elq, trec)
+    return figures, capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")
 def dbpedia_figures(setup: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    elq, trec = _write_qrels(setup / "qrels-dbpedia", _writer("dbpedia", {}))
-    out = setup / "out-dbpedia"
-    assert elquery(["experiment", str(_config(setup, "dbpedia", elq, trec)), "--out", str(out),
-                    "--artefacts", str(setup / "art"), "--workers", "1"]) == 0
-    with open(out / "per_query.tsv", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle, delimiter="\t"))
-    return {(r["task"], r["method"], r["qid"], r["metric"]): float(r["value"]) for r in rows}
+    return _figures(setup, "dbpedia", *_write_qrels(setup / "qrels-dbpedia", _writer("dbpedia", {})))
 
 
 def _given_equal(figures: dict) -> None:
