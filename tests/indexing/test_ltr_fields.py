@@ -88,10 +88,9 @@ def dumps(dbpedia_sample: Path) -> Dumps:
 
 
 @pytest.fixture(scope="module")
-def ltr_index_path(dbpedia_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("ltr") / "index"
-    build_dbpedia_index([dbpedia_sample], out, workers=2)
-    return out
+def ltr_index_path(sample_link_artefacts: tuple[Path, Path]) -> Path:
+    """The sample's index as the build makes it by default (with the LTR fields), built once a session."""
+    return sample_link_artefacts[0]
 
 
 @pytest.fixture(scope="module")
