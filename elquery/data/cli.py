@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from elquery.base import ElqueryError, positive_int
-from elquery.data.registry import dataset, dataset_dir, datasets_dir, load_registry
+from elquery.data.registry import dataset, dataset_dir, datasets_dir, is_local_copy, load_registry
 
 if TYPE_CHECKING:
     from elquery.data.download import FileState
@@ -42,7 +42,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     path.add_argument("name", nargs="?")
     path.set_defaults(func=_path)
     local = sub.add_parser("link", help="use a local copy of a dataset (a folder holding its files under the names "
-                           "`info` lists)")
+                           "`info` lists, or under the publisher's names, its `from` names)")
     local.add_argument("name")
     local.add_argument("folder", type=Path)
     local.set_defaults(func=_link)
@@ -61,7 +61,7 @@ def _list(args: argparse.Namespace) -> int:
     for name, entry in load_registry().items():
         folder = dataset_dir(name)
         here = sum((folder / file).is_file() for file in entry.files)
-        where = "local copy" if folder.is_symlink() else f"{here}/{len(entry.files)} files"
+        where = "local copy" if is_local_copy(folder) else f"{here}/{len(entry.files)} files"
         print(f"{name}\t{where}\t{entry.description}")
     return 0
 

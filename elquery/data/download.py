@@ -14,6 +14,7 @@ command again resumes it; nothing incomplete is ever at the final path.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -25,7 +26,8 @@ from tqdm import tqdm
 
 from elquery.base import ElqueryError
 from elquery.files import sha256_of
-from elquery.data.registry import LOCK_FILE, Dataset, dataset_dir, datasets_dir, read_lock, write_lock
+from elquery.data.registry import (LOCK_FILE, Dataset, dataset_dir, datasets_dir, is_local_copy, read_lock,
+                                   write_lock)
 
 @dataclass(frozen=True)
 class Expected:
@@ -212,30 +214,48 @@ def verify(data: Dataset, only: Sequence[str] = ()) -> list[FileState]:
     return states
 
 
+def located(data: Dataset, folder: Path) -> dict[str, Path]:
+    """Where ``folder`` holds each file of ``data`` it holds: under the dataset's name, else under
+    the publisher's (:meth:`Dataset.source`: ``folder`` is a clone of the publisher's folder)."""
+    found = {}
+    for file in data.files:
+        path = next((folder / name for name in dict.fromkeys((file, data.source(file))) if (folder / name).is_file()),
+                    None)
+        if path is not None:
+            found[file] = path
+    return found
+
+
 def link(data: Dataset, folder: Path) -> list[FileState]:
-    """Use a local copy (data behind a licence agreement, or downloaded by hand): the dataset's
-    folder becomes a symbolic link to ``folder``, which holds the files under the dataset's names
-    (as ``elquery data info`` lists them). A copy may lack files (``missing``); a folder holding
-    none of them, or a file whose checksum differs from the published or recorded one, is refused
-    before anything changes. The checksums of its files that have none yet are recorded, so later
-    ``verify`` runs check the copy has not changed."""
+    """Use a local copy (data behind a licence agreement, or downloaded by hand). A copy in the
+    dataset's layout (its names, as ``elquery data info`` lists them) is linked as it is: the
+    dataset's folder becomes a symbolic link to ``folder``. A copy in the publisher's layout (the
+    names under its mirrors, ``from`` in ``info``) is linked file by file: the dataset's folder
+    becomes a folder of symbolic links, each named as the configs read it. A copy may lack files
+    (``missing``); a folder holding none of them, or a file whose checksum differs from the
+    published or recorded one, is refused before anything changes. The checksums of its files
+    that have none yet are recorded, so later ``verify`` runs check the copy has not changed."""
     folder = folder.resolve()
     if not folder.is_dir():
         raise ElqueryError(f"{folder}: no such folder")
-    if not any((folder / file).is_file() for file in data.files):
-        raise ElqueryError(f"{folder} holds none of the files of {data.name} (such as {data.files[0]}); "
+    found = located(data, folder)
+    if not found:
+        renamed = [data.source(file) for file in data.files if data.source(file) != file]
+        such = data.files[0] + (f" or {renamed[0]}" if renamed else "")
+        names = ", under their names or the publisher's" if renamed else ""
+        raise ElqueryError(f"{folder} holds none of the files of {data.name}{names} (such as {such}); "
                            f"`elquery data info {data.name}` lists them")
     target = dataset_dir(data.name)
-    if target.exists() and not target.is_symlink():
+    if target.exists() and not is_local_copy(target):
         raise ElqueryError(f"{target}: already holds downloaded files; move it away to use a local copy instead")
     lock = read_lock()
     recorded = lock.setdefault(data.name, {})
     states = []
     for file in data.files:
-        path = folder / file
-        if not path.is_file():
+        if file not in found:
             states.append(FileState(file, "missing"))
             continue
+        path = found[file]
         want = expected(data, file, lock)
         digest, size = sha256_of(path), path.stat().st_size
         if not want.matches(digest, size):
@@ -249,12 +269,44 @@ def link(data: Dataset, folder: Path) -> list[FileState]:
     temporary = target.with_name(f".{target.name}.link-{os.getpid()}")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(folder, temporary, target_is_directory=True)
-        temporary.replace(target)  # atomic: the dataset's folder is the old link or the new one
+        if all(path == folder / file for file, path in found.items()):
+            os.symlink(folder, temporary, target_is_directory=True)
+        else:
+            for file, path in found.items():
+                (temporary / file).parent.mkdir(parents=True, exist_ok=True)
+                os.symlink(path, temporary / file)
+        _put_in_place(temporary, target)
     except OSError as exc:
         raise ElqueryError(f"{target}: {exc.strerror or exc}") from None
     finally:
-        temporary.unlink(missing_ok=True)
+        _remove(temporary)
     if recorded:
         write_lock(lock)
     return states
+
+
+def _put_in_place(made: Path, target: Path) -> None:
+    """``made`` (a link, or a folder of links) becomes ``target``, replacing the local copy there."""
+    if made.is_symlink() and not (target.exists() and not target.is_symlink()):
+        made.replace(target)  # atomic: the dataset's folder is the old link or the new one
+        return
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    there = target.is_symlink() or target.exists()
+    if there:
+        target.rename(old)
+    try:
+        made.rename(target)
+    except BaseException:
+        if there:
+            old.rename(target)
+        raise
+    finally:
+        _remove(old)
+
+
+def _remove(path: Path) -> None:
+    """Delete a link or a folder of links (never what the links point to)."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)

@@ -100,8 +100,19 @@ def datasets_dir() -> Path:
 
 
 def dataset_dir(name: str) -> Path:
-    """Where a dataset's files are (a symbolic link for a local copy, see ``elquery data link``)."""
+    """Where a dataset's files are (a local copy for ``elquery data link``: :func:`is_local_copy`)."""
     return datasets_dir() / name
+
+
+def is_local_copy(folder: Path) -> bool:
+    """Whether a dataset's folder is what ``elquery data link`` makes: a symbolic link to a copy
+    in the dataset's layout, or, for a copy in the publisher's layout, a folder of symbolic links
+    to its files (and nothing else)."""
+    if folder.is_symlink():
+        return True
+    entries = [Path(root) / name for root, folders, files in os.walk(folder)
+               for name in [*files, *(f for f in folders if (Path(root) / f).is_symlink())]]
+    return bool(entries) and all(entry.is_symlink() for entry in entries)
 
 
 def read_lock() -> dict[str, dict[str, dict[str, object]]]:

@@ -2,8 +2,9 @@
 experiment configs that read them (issue 27.8): every file a config reads under ``$ELQUERY_DATA``
 is a registered file of the dataset of that name; files fetched from a loopback server holding
 them in the publishers' layouts land where the configs read them and are read by elquery's own
-readers; a local copy in the configs' layout links as it is, and a wrong folder is refused in one
-line (exit 2) with nothing linked. With the shared data present, the shipped checksums are
+readers; a local copy in the configs' layout links as it is, one in the publisher's layout (a
+clone of its folder) links under the configs' names, and a wrong folder is refused in one line
+(exit 2) with nothing linked. With the shared data present, the shipped checksums are
 checked against it (a download of it verifies, and gives the very same bytes)."""
 
 from __future__ import annotations
@@ -283,18 +284,76 @@ def test_a_partial_copy_links_and_names_what_is_missing(tmp_path: Path, home: Pa
                                           "(`elquery data download elq` fetches the others)"]
 
 
+def _publishers_copy(folder: Path, elq_data: Path) -> Path:
+    """A copy of the shared Y-ERD and ERD-dev files in Nordlys' layout (``data/el/`` of a clone)."""
+    for source, local in PUBLISHED_NAMES["elq"].items():
+        (folder / source).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(elq_data / local, folder / source)
+    return folder
+
+
+def test_a_copy_in_the_publishers_layout_links_under_the_configs_names(tmp_path: Path, home: Path,
+                                                                       elq_data: Path) -> None:
+    """A clone of Nordlys' data/el/ (yerd/queries_YERD.json, ...): the dataset's folder becomes a
+    folder of links named as the configs read them, each to the publisher's file; it verifies,
+    `list` calls it a local copy, every config reads it, and a later link replaces it."""
+    env = {"ELQUERY_HOME": str(home)}
+    published = _publishers_copy(tmp_path / "nordlys" / "data" / "el", elq_data)
+    linked = _cli("link", "elq", str(published), env=env)
+    assert linked.returncode == 0, linked.stderr
+    assert (linked.stdout.splitlines(), linked.stderr) == ([f"ok\t{file}" for file in load_registry()["elq"].files], "")
+    folder = home / "datasets" / "elq"
+    for source, local in PUBLISHED_NAMES["elq"].items():
+        assert (folder / local).is_symlink() and (folder / local).resolve() == published / source
+    assert sorted(p.name for p in home.joinpath("datasets").iterdir()) == ["elq"]  # no work folder left
+    assert _cli("verify", "elq", env=env).stdout.splitlines() == [f"ok\t{f}" for f in load_registry()["elq"].files]
+    assert "elq\tlocal copy\t" in _cli("list", env=env).stdout
+    assert _cli("link", "dbpedia-entity-v2", str(elq_data.parent / "dbpedia-entity-v2"), env=env).returncode == 0
+    read = _read_everything_the_configs_read(home / "datasets")
+    assert len(read["y-erd.toml"]) == 2398 and len(read["erd-dev.toml"]) == 91
+    # linked again, to a copy in the dataset's layout: the folder of links is replaced by a link
+    relinked = _cli("link", "elq", str(elq_data), env=env)
+    assert relinked.returncode == 0, relinked.stderr
+    assert folder.is_symlink() and folder.resolve() == elq_data.resolve()
+    assert _cli("link", "elq", str(published), env=env).returncode == 0
+    assert not folder.is_symlink() and (folder / "erd-dev" / "queries.json").resolve() == published / "erd" / "queries_ERD.json"
+    assert sorted(p.name for p in home.joinpath("datasets").iterdir()) == ["dbpedia-entity-v2", "elq"]
+
+
+def test_a_partial_copy_in_the_publishers_layout_names_what_it_completes(tmp_path: Path, home: Path,
+                                                                         elq_data: Path) -> None:
+    published = _publishers_copy(tmp_path / "el", elq_data)
+    shutil.rmtree(published / "yerd")
+    linked = _cli("link", "elq", str(published), env={"ELQUERY_HOME": str(home)})
+    assert linked.returncode == 0, linked.stderr
+    assert linked.stderr.splitlines() == [f"linked {published}: 3 of 7 files of elq; complete parts: erd-dev "
+                                          "(`elquery data download elq` fetches the others)"]
+    assert sorted(p.name for p in (home / "datasets" / "elq").iterdir()) == ["erd-dev"]
+
+
 def test_a_folder_in_another_layout_or_with_other_bytes_is_refused_and_nothing_is_linked(
         tmp_path: Path, home: Path) -> None:
     env = {"ELQUERY_HOME": str(home)}
-    published = tmp_path / "nordlys-data-el"  # a clone of the publisher's folder, not the dataset's layout
+    other = tmp_path / "other"  # neither the dataset's layout nor the publisher's
+    (other / "Y-ERD").mkdir(parents=True)
+    (other / "Y-ERD" / "Y-ERD.tsv").write_text("x\n", encoding="utf-8")
+    refused = _cli("link", "elq", str(other), env=env)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.splitlines() == [
+        f"elquery: error: {other} holds none of the files of elq, under their names or the publisher's "
+        "(such as y-erd/queries.json or yerd/queries_YERD.json); `elquery data info elq` lists them"]
+    published = tmp_path / "nordlys-data-el"  # the publisher's layout, not the published bytes
     for file, text in FIXTURES["elq"].items():
         (published / file).parent.mkdir(parents=True, exist_ok=True)
         (published / file).write_text(text, encoding="utf-8")
     refused = _cli("link", "elq", str(published), env=env)
     assert refused.returncode == 2 and refused.stdout == ""
+    first = FIXTURES["elq"]["yerd/queries_YERD.json"].encode()
     assert refused.stderr.splitlines() == [
-        f"elquery: error: {published} holds none of the files of elq (such as y-erd/queries.json); "
-        "`elquery data info elq` lists them"]
+        f"elquery: error: {published}/yerd/queries_YERD.json: not the published file: SHA-256 "
+        f"{hashlib.sha256(first).hexdigest()[:12]}..., {len(first)} bytes, expected "
+        f"{load_registry()['elq'].checksums['y-erd/queries.json'][:12]}..., 108819 bytes; nothing was linked"]
+    assert not (home / "datasets").exists()
     # the dataset's layout, but not the published bytes (the fixtures are a few lines of each file)
     copy = tmp_path / "copy"
     for source, local in PUBLISHED_NAMES["elq"].items():
@@ -302,7 +361,6 @@ def test_a_folder_in_another_layout_or_with_other_bytes_is_refused_and_nothing_i
         (copy / local).write_text(FIXTURES["elq"][source], encoding="utf-8")
     refused = _cli("link", "elq", str(copy), env=env)
     assert refused.returncode == 2 and refused.stdout == ""
-    first = FIXTURES["elq"]["yerd/queries_YERD.json"].encode()
     assert refused.stderr.splitlines() == [
         f"elquery: error: {copy}/y-erd/queries.json: not the published file: SHA-256 "
         f"{hashlib.sha256(first).hexdigest()[:12]}..., {len(first)} bytes, expected "
