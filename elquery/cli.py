@@ -46,6 +46,8 @@ def registrars() -> list[Registrar]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:  # Ctrl-C in the first moments, while the modules load, is "interrupted" too
+        if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+            return _version()
         from elquery.base import run
 
         commands = registrars()
@@ -53,3 +55,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("elquery: interrupted", file=sys.stderr)
         return 130
     return run(commands, prog="elquery", argv=argv)
+
+
+def _version() -> int:
+    """``elquery --version`` alone, answered before any command's parser is built (their modules
+    are most of the start-up): ``elquery.base``'s ``--version`` action prints the same line."""
+    from importlib import metadata
+
+    print(f"elquery {metadata.version('elquery')}")
+    return 0

@@ -65,6 +65,18 @@ def test_the_console_script_module_imports_nothing_before_main() -> None:
     assert completed.stdout.split() == ["elquery", "elquery.cli"]
 
 
+def test_version_builds_no_command() -> None:
+    """``elquery --version`` answers before any command's parser is built: no elquery module but
+    the package and ``elquery.cli`` is loaded (it loaded 77, every command-line module's imports)."""
+    probe = ("import contextlib, io, sys; from elquery.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()) as out: status = main(['--version'])\n"
+             "print(status, out.getvalue().strip(), ' '.join(sorted(m for m in sys.modules if m.startswith('elquery'))))")
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    from importlib import metadata
+
+    assert completed.stdout.split() == ["0", "elquery", metadata.version("elquery"), "elquery", "elquery.cli"]
+
+
 def run_elquery(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "elquery", *argv], capture_output=True, text=True, timeout=60)
 
