@@ -116,3 +116,28 @@ def _resolves(name: str) -> bool:
 @pytest.mark.parametrize("page", ["methods.md", "index-schema.md", "surface-forms.md", "formats.md", "evaluation.md"])
 def test_the_reference_pages_exist(page: str) -> None:
     assert (DOCS / page).read_text(encoding="utf-8").startswith("# ")
+
+
+def _environment_section() -> str:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    return readme.split("\n## Environment variables\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_every_environment_variable_is_in_the_readme_s_list() -> None:
+    """Each ``ELQUERY_*`` variable the package or a shipped config reads is named in the README's
+    "Environment variables" section, but those ``elquery serve`` sets for its own worker
+    processes (``ELQUERY_SERVE_*``, ``elquery.serve.cli``)."""
+    texts = [p.read_text(encoding="utf-8") for p in SOURCES]
+    texts += [p.read_text(encoding="utf-8") for p in (REPO / "elquery" / "experiments" / "configs").glob("*.toml")]
+    read = {name for text in texts for name in re.findall(r"ELQUERY_[A-Z0-9_]*[A-Z0-9]", text)}
+    listed = set(re.findall(r"ELQUERY_[A-Z0-9_]*[A-Z0-9]", _environment_section()))
+    assert sorted(name for name in read - listed if not name.startswith("ELQUERY_SERVE_")) == []
+
+
+def test_the_cache_row_names_every_folder_elquery_writes_there() -> None:
+    """``$ELQUERY_CACHE`` holds the demo's artefacts and the LTR models' compiled forests: the
+    README's row names both (the forests' folder by its name)."""
+    from elquery.linking.ltr.forest_file import FOLDER
+
+    [row] = [line for line in _environment_section().splitlines() if line.startswith("| `ELQUERY_CACHE` |")]
+    assert "demo knowledge base" in row and f"`{FOLDER}/`" in row
