@@ -107,7 +107,7 @@ from elquery.experiments.learning import MODEL, LearningSpec, learning_of, resol
 from elquery.retrieval.models import DEFAULT_K, MAX_K
 from elquery.linking.methods import FINDERS, GIF, METHODS, TOP_RANKED, LinkingMethod
 from elquery.linking.methods.method import commonness_threshold
-from elquery.registry import Parameter
+from elquery.registry import Parameter, validate_parameters
 
 SESSIONS = "sessions"
 LEAVE_ONE_OUT = "leave-one-out"
@@ -566,8 +566,21 @@ def _method(table: _Table, task: str) -> MethodSpec:
     learning = learning_of(method, table)
     fixed = table.fixed(method, (COMMONNESS, method.score_threshold, *((MODEL,) if learning else ())))
     label = _label(table, method.label(finder))
+    _check_lacking(table, method)
     table.check_unknown()
     return MethodSpec(label, name, finder, commonness, scores, fixed=fixed, learning=learning)
+
+
+def _check_lacking(table: _Table, method: LinkingMethod) -> None:
+    """A key of a method's table that is neither read nor a parameter of the method is one the
+    method lacks: the registry's line (:func:`~elquery.registry.validate_parameters`), as the
+    Python API and the service give it."""
+    lacking = sorted(key for key in set(table.data) - table.used if method.parameter(key) is None)
+    if lacking:
+        try:
+            validate_parameters(method, {key: table.data[key] for key in lacking})
+        except ElqueryError as exc:
+            raise table.error(lacking[0], str(exc)) from None
 
 
 def _retrieval_task(table: _Table, demo: bool) -> RetrievalTaskSpec:

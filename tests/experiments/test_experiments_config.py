@@ -71,7 +71,8 @@ def test_defaults_and_relative_paths(tmp_path: Path, monkeypatch: pytest.MonkeyP
     (("gif_threshold = [1, 2.5]", ""), "interpretation_finding.methods[0].gif_threshold: missing"),
     (('method = "mlmcg"', 'method = "bm25"'), "interpretation_finding.methods[0].method: unknown method 'bm25'"),
     (('method = "mlmcg"\ngif_threshold = [1, 2.5]', 'method = "tagme"'), "tagme: missing: a TAGME method needs"),
-    (('method = "mlmcg"', 'method = "tagme"'), "interpretation_finding.methods[0].gif_threshold: unknown key"),
+    (('method = "mlmcg"', 'method = "tagme"'), "interpretation_finding.methods[0].gif_threshold: tagme has no parameter gif_threshold; its parameters are "
+     "max_tokens, min_lp, min_commonness, tau, epsilon, rho_na"),
     (('qrels = "qrels.txt"', 'qrels = "qrels.txt"\nmetric = "strict.X"'),
      "interpretation_finding.metric: unknown metric 'strict.X'"),
     (('queries = "q.json"', 'queries = "q.json"\n[crossval]\nscheme = "leave-one-out"\nfolds = 3'),

@@ -135,6 +135,34 @@ def test_every_door_accepts_the_bounds(tmp_path: Path) -> None:
     assert spec is not None and spec.methods[0].commonness_thresholds == (0.0, 1.0)
 
 
+@pytest.mark.parametrize(("method", "name", "value"), [("cmns", "tau", 0.1), ("mlmcg", "epsilon", 0.5),
+                                                    ("tagme", "gif_threshold", 1), ("mlm", "frob", 2)])
+def test_a_parameter_the_method_lacks_is_the_registrys_line(method: str, name: str, value: object,
+                                                            tmp_path: Path) -> None:
+    """The Python API and an experiment config (the service: tests/serve/test_serve_registries.py)
+    refuse a parameter the method does not declare with the registry's one line; the config said
+    'unknown key' before."""
+    names = ", ".join(p.name for p in METHODS.get(method).parameters)
+    message = f"{method} has no parameter {name}; its parameters are {names}"
+    with pytest.raises(ElqueryError) as refused:
+        open_linker(method, {"index": "index", "surface_forms": "sf.db", "tagme": "tagme"}, **{name: value})
+    assert str(refused.value) == message
+    config = tmp_path / "experiment.toml"
+    config.write_text(config_text(method, {name: value}))
+    with pytest.raises(ElqueryError) as refused:
+        load_config(config)
+    assert str(refused.value) == f"{config}: interpretation_finding.methods[0].{name}: {message}"
+
+
+def test_a_parameter_under_another_key_stays_an_unknown_key(tmp_path: Path) -> None:
+    """TAGME's rho_na is swept as rho_threshold in a config: rho_na itself is no key there."""
+    config = tmp_path / "experiment.toml"
+    config.write_text(config_text("tagme", {"rho_na": 0.2}))
+    with pytest.raises(ElqueryError) as refused:
+        load_config(config)
+    assert str(refused.value) == f"{config}: interpretation_finding.methods[0].rho_na: unknown key"
+
+
 def test_options_of_other_methods_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_error(["link", "q", "--method", "cmns", "--tagme-param", "tau=0.1"], capsys) == \
         "not options of --method cmns: --tagme-param"
