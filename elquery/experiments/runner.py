@@ -45,6 +45,7 @@ from elquery.experiments.entity_ids import ExperimentIds
 from elquery.experiments.figures import markdown_section, write_figures, write_html
 from elquery.experiments.folds import Fold, given_folds, leave_one_out, session_folds
 from elquery.experiments.inputs import check_inputs
+from elquery.formats.lines import content_lines
 from elquery.experiments.learning import learning_methods, learning_note
 from elquery.experiments.sweep import Backend, Ranker, RunStore, Setting, grid
 from elquery.experiments.tables import (IF_COLUMNS, MD_COLUMNS, SM_COLUMNS, TOTAL, Column, category_columns,
@@ -292,8 +293,7 @@ def _category_queries(spec: RetrievalTaskSpec, judged: Mapping[str, Any]) -> dic
 
 
 def _has_lines(path: Path) -> bool:
-    with open(path, encoding="utf-8") as handle:
-        return any(line.strip() for line in handle)
+    return next(content_lines(path, "run"), None) is not None
 
 
 def _run_method(store: RunStore, task: str, spec: TaskSpec, method: MethodSpec,
@@ -328,13 +328,12 @@ def _run_method(store: RunStore, task: str, spec: TaskSpec, method: MethodSpec,
 
 
 def _lines_by_query(path: Path) -> dict[str, list[str]]:
-    """A run file's lines grouped by query id (the first tab- or space-separated field)."""
+    """A run file's lines grouped by query id (the first tab- or space-separated field), read by
+    the one line reader (:func:`elquery.formats.lines.content_lines`: a byte order mark, CR LF
+    line ends and blank lines as every format reads them)."""
     grouped: dict[str, list[str]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            line = line.rstrip("\n")
-            if line.strip():
-                grouped.setdefault(line.split(None, 1)[0], []).append(line)
+    for _, line in content_lines(path, "run"):
+        grouped.setdefault(line.split(None, 1)[0], []).append(line)
     return grouped
 
 
