@@ -77,6 +77,7 @@ from elquery.kb.surface_forms.layout import KB
 from elquery.kb.surface_forms.store import SurfaceFormStore
 from elquery.linking.ltr.stored import NormalizedTexts
 from elquery.linking.ltr.threads import threads_of
+from elquery.linking.methods.ltr import COMMONNESS, LTR
 from elquery.linking.mentions import (DEFAULT_MAX_QUERY_TOKENS, FormEntityLike, check_query_length,
                                       check_query_limit)
 from elquery.linking.types import Mention
@@ -104,7 +105,8 @@ REQUIRED_FIELDS = ("title", "short_abstract", "long_abstract", "wiki_links", "ca
 """What the features read from the index besides ``names`` and ``content``."""
 NOT_FOUND_POSITION = 1000
 """``pos1`` of a mention absent from the short abstract."""
-DEFAULT_COMMONNESS_THRESHOLD = 0.1
+DEFAULT_COMMONNESS_THRESHOLD: float = COMMONNESS.default
+"""c of the candidate pairs: LTR's parameter in the registry (its default, range and message)."""
 _REDIRECTS, _LINKS, _COMMONNESS = FEATURES.index("redirects"), FEATURES.index("links"), FEATURES.index("commonness")
 _MENTION_SCORES, _QUERY_TITLE = FEATURES.index("mtitle"), FEATURES.index("qct")
 _MLM_TC, _QUERY_SCORES = FEATURES.index("mlm-tc"), FEATURES.index("qtitle")
@@ -157,9 +159,7 @@ class FeatureExtractor:
     def __init__(self, index: EntityIndex | Path | str, surface_forms: SurfaceFormStore | Path | str,
                  commonness_threshold: float = DEFAULT_COMMONNESS_THRESHOLD,
                  max_query_tokens: int = DEFAULT_MAX_QUERY_TOKENS, threads: int | None = None) -> None:
-        if not (isinstance(commonness_threshold, int | float) and 0 <= commonness_threshold <= 1):
-            raise ElqueryError(f"commonness threshold must be between 0 and 1, got {commonness_threshold!r}")
-        self.commonness_threshold = float(commonness_threshold)
+        self.commonness_threshold: float = COMMONNESS.validate(commonness_threshold, LTR.name)
         self.max_query_tokens = check_query_limit(max_query_tokens)
         # 1, or 2: the Java call's second half on a HelperThread (default: threads.default_threads)
         self.threads, self._second = threads_of(self, threads, "elquery-features", "the LTR feature extraction")

@@ -23,6 +23,8 @@ from elquery.linking.types import ScoredMention
 from elquery.registry import Parameter
 
 MODEL = Parameter("model", Path, None, "the model file of `elquery ltr train` (methods.md §9)", required=True)
+COMMONNESS = commonness_threshold(0.1)
+"""c of the candidate pairs, which the features of ``elquery ltr features`` take too."""
 
 
 def _scored_artefacts(artefacts: Mapping[str, object]) -> dict[str, object]:
@@ -76,6 +78,6 @@ class LtrRanking:
 LTR = LinkingMethod(
     name="ltr", display="LTR", summary="learning to rank: a random forest's score of each candidate pair's 28 "
     "features (methods.md §9); needs a model",
-    parameters=(MODEL, commonness_threshold(0.1), gif_threshold(0.3)),
+    parameters=(MODEL, COMMONNESS, gif_threshold(0.3)),
     artefacts=("index", "surface_forms", "model"), finders=FINDERS, factory=pipeline, ranking=LtrRanking,
     check=check_model)
