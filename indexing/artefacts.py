@@ -44,6 +44,9 @@ def check_artefact(path: Path | str, kind: str) -> None:
     the path and the command that builds one."""
     path = Path(path)
     if not KINDS[kind](path):
+        if is_artefacts_dir(path):  # the folder `elquery build --out` wrote, given for one of its artefacts
+            raise ElqueryError(f"{path}: not an elquery {kind} but an artefacts folder of `elquery build`: "
+                               f"give it as --artefacts {path}")
         problem = f"not an elquery {kind}" if path.exists() else f"no such {kind}"
         raise ElqueryError(f"{path}: {problem} (build one with `{BUILT_BY[kind]}` or `elquery build`)")
 

@@ -150,3 +150,19 @@ def test_builds_refuse_missing_dumps(tmp_path: Path, argv: list[str], capsys: py
     assert elquery([*argv, str(tmp_path / "no-dumps"), "--out", str(out)]) == 2
     assert one_error_line(capsys) == f"elquery: error: {tmp_path / 'no-dumps'}: no such file or directory"
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_an_artefacts_folder_given_for_one_artefact_points_to_artefacts(tmp_path: Path, queries: Path, no_pool: None,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user's likely slip: the folder `elquery build --out` wrote, given as --index. The one
+    line says what it is and which option takes it."""
+    from elquery.kb.tagme.layout import FORMAT, META_FILE
+
+    artefacts = tmp_path / "artefacts"  # what `elquery build` writes, here its TAGME artefact only
+    (artefacts / "tagme").mkdir(parents=True)
+    (artefacts / "tagme" / META_FILE).write_text(json.dumps({"format": FORMAT}), encoding="utf-8")
+    run = tmp_path / "x.run"
+    assert elquery(["rank", "--index", str(artefacts), "--queries", str(queries), "--out", str(run)]) == 2
+    assert one_error_line(capsys) == (f"elquery: error: {artefacts}: not an elquery entity index but an artefacts "
+                                      f"folder of `elquery build`: give it as --artefacts {artefacts}")
+    assert not run.exists()
