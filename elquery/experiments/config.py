@@ -310,7 +310,9 @@ class _Table:
         def expand(match: re.Match[str]) -> str:
             value = os.environ.get(match[1]) or match[2]
             if value is None:
-                raise self.error(name, f"environment variable {match[1]} is not set")
+                artefact = not self.prefix and name in ("index", "surface_forms", "tagme")  # what --artefacts gives
+                hint = " (give --artefacts DIR, the folder `elquery build --out DIR` wrote, or set it)" if artefact else ""
+                raise self.error(name, f"environment variable {match[1]} is not set{hint}")
             return value
 
         expanded = Path(_VARIABLE.sub(expand, text)).expanduser()

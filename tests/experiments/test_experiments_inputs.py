@@ -200,6 +200,19 @@ def test_an_out_path_that_is_a_file_is_refused(demo_kb: tuple[Path, Path], tmp_p
     assert line.endswith("out: exists and is not a folder (--out is the experiment's output folder)")
 
 
+@pytest.mark.parametrize("name", ["sample-erd-dev", "sample-dbpedia-entity"])
+def test_a_sample_config_without_its_artefacts_points_to_artefacts(name: str, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A sample config run as a new user first runs it, without --artefacts or ELQUERY_SAMPLE: the
+    line names the variable and the option that replaces it, and nothing is written."""
+    monkeypatch.delenv("ELQUERY_SAMPLE", raising=False)
+    line = refused(CONFIGS / f"{name}.toml", tmp_path / "out", capsys)
+    assert line == (f"elquery: error: {CONFIGS / f'{name}.toml'}: index: environment variable ELQUERY_SAMPLE is not "
+                    "set (give --artefacts DIR, the folder `elquery build --out DIR` wrote, or set it)")
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("name", ["sample-erd-dev", "sample-y-erd", "sample-dbpedia-entity"])
 def test_the_sample_configs_read_what_elquery_build_writes(name: str, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
