@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from elquery.indexing.lucene_writer import WrittenDocuments
+from elquery.kb.entity_index import EntityIndex, id_rank
 from elquery.kb.index_format import (
     ANALYZER_NAME,
     FORMAT_VERSION,
@@ -77,23 +78,12 @@ def write_index_files(index: Path, written: WrittenDocuments, content_predicates
     return metadata
 
 
-def id_rank(entities: Sequence[str]) -> np.ndarray:
-    """Per docid (position in ``entities``), its position when the ids are sorted (Python's
-    string order: by code point), as int32: the tie order of every ranking."""
-    by_id = np.array(sorted(range(len(entities)), key=entities.__getitem__), dtype=np.int32)
-    rank = np.empty(len(entities), dtype=np.int32)
-    rank[by_id] = np.arange(len(entities), dtype=np.int32)
-    return rank
-
-
 def index_statistics(index: Path) -> dict[str, Any]:
     """The statistics ``elquery.json`` records from a Lucene index with its files written
     (:func:`write_index_files`): ``fields``, and in an index with relations
     ``relation_statistics`` and ``relation_predicates`` (per predicate [N_f, |C_f|]); in an index
     with the LTR fields it also writes their normalized texts (:func:`write_ltr_texts`) and records
     ``ltr_texts``. Opens the index, so Java runs in the calling process."""
-    from elquery.kb.entity_index import EntityIndex
-
     with EntityIndex(index) as opened:
         statistics: dict[str, Any] = {"fields": opened.field_statistics()}
         if opened.metadata.get("ltr_fields"):

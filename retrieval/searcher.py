@@ -36,8 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from elquery.indexing.index_files import id_rank
-from elquery.kb.entity_index import EntityIndex
+from elquery.kb.entity_index import EntityIndex, id_rank
 from elquery.kb.index_format import ID_FIELD, ID_RANK_FILE
 from elquery.base import ElqueryError
 from elquery.formats.queries import check_unicode
