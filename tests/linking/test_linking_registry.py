@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import fields
 from pathlib import Path
@@ -217,6 +218,15 @@ def test_the_docs_table_is_the_registry() -> None:
     assert start in text and end in text
     assert text.split(start, 1)[1].split(end, 1)[0] == markdown_table()
     assert all(f"`{m.name}` ({m.display})" in markdown_table() for m in METHODS)
+
+
+def test_the_link_page_names_every_method_of_the_registry() -> None:
+    """docs/commands/link.md's --method row names the registry's methods, the default marked, and
+    points to the generated table of docs/methods.md for their parameters."""
+    page = (REPO / "docs" / "commands" / "link.md").read_text(encoding="utf-8")
+    [row] = [line for line in page.splitlines() if line.startswith("| `--method M` |")]
+    assert re.findall(r"`([a-z]+)`(?: \(default\))?", row.split("|")[2]) == list(METHODS.names())
+    assert "`mlmcg` (default)" in row and "../methods.md#linking-methods" in row
 
 
 # --- a new method: one definition and one registration ------------------------------------------
