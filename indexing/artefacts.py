@@ -12,6 +12,8 @@ from elquery.base import ElqueryError
 from elquery.indexing.build_outputs import KINDS
 
 INDEX, SURFACE_FORMS, TAGME = "index", "surface-forms.db", "tagme"
+KIND_OF = {"index": "entity index", "surface_forms": "surface-form store", "tagme": "TAGME artefact"}
+"""Each artefact (an attribute of :class:`ArtefactPaths`, an option's ``dest``) and its kind, in build order."""
 
 
 @dataclass(frozen=True)
@@ -30,8 +32,7 @@ class ArtefactPaths:
 
     def items(self) -> list[tuple[str, str, Path]]:
         """(attribute, kind, path) of each artefact, in build order."""
-        return [("index", "entity index", self.index), ("surface_forms", "surface-form store", self.surface_forms),
-                ("tagme", "TAGME artefact", self.tagme)]
+        return [(name, kind, getattr(self, name)) for name, kind in KIND_OF.items()]
 
 
 BUILT_BY = {"entity index": "elquery index dbpedia", "surface-form store": "elquery index surface-forms",

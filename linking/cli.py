@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from elquery.base import ElqueryError, add_workers_argument, workers_of
 from elquery.files import check_output, is_stdio
 from elquery.formats.link_output import ENTITY_SCHEMES, FORMATS
-from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
+from elquery.indexing.artefacts import KIND_OF, REQUIRED, add_artefacts_argument, check_artefact, resolve_artefact_args
 from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
 from elquery.spark import add_engine_arguments, check_engine
 
@@ -156,6 +156,9 @@ def _link(args: argparse.Namespace) -> int:
     _check_options(args, method, kinds)
     if any(getattr(args, kind) is None for kind in kinds) and any(getattr(args, kind) for kind in kinds):
         raise ElqueryError("give --index and --surface-forms together (or neither, for the demo knowledge base)")
+    for kind in kinds:  # each path given, before any work (a worker pool above all)
+        if getattr(args, kind):
+            check_artefact(getattr(args, kind), KIND_OF[kind])
     if args.engine == "spark" and args.workers is not None:
         raise ElqueryError("--workers goes with --engine local; Spark's parallelism comes from --master")
     check_engine(args.engine, args.master)

@@ -137,7 +137,41 @@ def test_link_with_workers_refuses_a_missing_index(tmp_path: Path, queries: Path
     out = tmp_path / "run.elq"
     assert elquery(["link", "--index", str(tmp_path / "none"), "--surface-forms", str(surface_forms),
                     "--queries", str(queries), "--workers", "2", "--out", str(out)]) == 2
-    assert f"{tmp_path / 'none'}: not an elquery index" in one_error_line(capsys)
+    assert one_error_line(capsys) == (f"elquery: error: {tmp_path / 'none'}: no such entity index "
+                                      "(build one with `elquery index dbpedia` or `elquery build`)")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("flag", ["--index", "--surface-forms", "--tagme"])
+@pytest.mark.parametrize("given", ["artefacts folder", "other folder"])
+def test_link_checks_its_artefacts_as_rank_and_serve_do(tmp_path: Path, queries: Path, flag: str, given: str,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """elquery link's artefact paths get check_artefact's lines, as rank's and serve's do: what a
+    path is not, which command builds one, and an artefacts folder pointed to --artefacts (link
+    said 'no such surface-form store' of a folder, and of an artefacts folder given as --index
+    'not an elquery index (no elquery.json); build one with `elquery index dbpedia`')."""
+    from elquery.indexing.demo import demo_artefacts
+    from elquery.kb.tagme.layout import FORMAT, META_FILE
+
+    index, surface_forms = demo_artefacts()
+    artefacts = tmp_path / "artefacts"
+    (artefacts / "tagme").mkdir(parents=True)
+    (artefacts / "tagme" / META_FILE).write_text(json.dumps({"format": FORMAT}), encoding="utf-8")
+    (tmp_path / "other").mkdir()
+    path = artefacts if given == "artefacts folder" else tmp_path / "other"
+    if flag == "--tagme":
+        argv = ["--method", "tagme", "--tagme", str(path)]
+    else:
+        argv = ["--index", str(path if flag == "--index" else index),
+                "--surface-forms", str(path if flag == "--surface-forms" else surface_forms)]
+    out = tmp_path / "run.elq"
+    assert elquery(["link", *argv, "--queries", str(queries), "--workers", "2", "--out", str(out)]) == 2
+    kind, built_by = {"--index": ("entity index", "elquery index dbpedia"),
+                      "--surface-forms": ("surface-form store", "elquery index surface-forms"),
+                      "--tagme": ("TAGME artefact", "elquery index tagme")}[flag]
+    expected = (f"not an elquery {kind} but an artefacts folder of `elquery build`: give it as --artefacts {path}"
+                if given == "artefacts folder" else f"not an elquery {kind} (build one with `{built_by}` or `elquery build`)")
+    assert one_error_line(capsys) == f"elquery: error: {path}: {expected}"
     assert not out.exists()
 
 

@@ -151,7 +151,7 @@ def test_workers_give_the_same_run(demo_artefacts: tuple[Path, Path], tmp_path: 
         (["q", "--queries", "x.tsv"], "either one QUERY or --queries"),
         ([], "either one QUERY or --queries"),
         (["q", "--index", "somewhere"], "--index and --surface-forms together"),
-        (["q", "--index", "nowhere", "--surface-forms", "nothing.db"], "nothing.db"),
+        (["q", "--index", "nowhere", "--surface-forms", "nothing.db"], "nowhere: no such entity index (build one with"),
         (["q", "--whitelist", "missing.txt"], "missing.txt: no such whitelist file"),
         (["q", "--gif-threshold", "-1"], "mlmcg: gif_threshold must be 0 <= gif_threshold, got -1"),
         (["q", "--workers", "0"], "--workers must be between 1 and 256, got 0"),

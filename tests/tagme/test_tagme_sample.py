@@ -305,7 +305,7 @@ def test_link_cli(artefact_dir: Path, tmp_path: Path, fmt: str, capsys: pytest.C
     (["--method", "tagme", "--tagme", "ART", "rome", "--tagme-param", "tau=x"], "tagme: tau must be a number, got 'x'"),
     (["--method", "tagme", "--tagme", "ART", "rome", "--tagme-param", "tau"], "--tagme-param 'tau': expected NAME=VALUE"),
     (["--method", "tagme", "--tagme", "ART", "rome", "--top-ranked"], "not options of --method tagme: --top-ranked"),
-    (["--method", "tagme", "--tagme", "MISSING", "rome"], "not a TAGME artefact"),
+    (["--method", "tagme", "--tagme", "MISSING", "rome"], "missing: no such TAGME artefact (build one with"),
 ])
 def test_link_cli_errors(artefact_dir: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     from elquery.linking.cli import main as link_main
