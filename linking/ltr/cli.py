@@ -14,7 +14,7 @@ from elquery.base import ElqueryError, add_workers_argument, positive_int, worke
 from elquery.files import check_input, check_output
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
 
-DEFAULT_COMMONNESS_THRESHOLD = 0.1  # methods.md §9; equal to features.DEFAULT_COMMONNESS_THRESHOLD
+DEFAULT_COMMONNESS_THRESHOLD = 0.1  # methods.md §9: the ltr entry's default (a test compares; not imported, for start-up)
 FORMATS = ("tsv", "letor")
 
 
@@ -85,6 +85,7 @@ def _features(args: argparse.Namespace) -> int:
     from elquery.files import atomic_output, sha256_of
     from elquery.linking.ltr.feature_file import QueryFeatures, labels_of, read_ground_truth, write_features
     from elquery.linking.ltr.features import FEATURES, FeatureExtractor
+    from elquery.linking.methods.ltr import COMMONNESS, LTR
     from elquery.formats.queries import read_queries
     from elquery.kb.identifiers import WrittenIds, table_of_index
 
@@ -92,8 +93,7 @@ def _features(args: argparse.Namespace) -> int:
     resolve_artefact_args(args, index=REQUIRED, surface_forms=REQUIRED)
     if args.index is None or args.surface_forms is None:
         raise ElqueryError("give --index and --surface-forms, or --artefacts")
-    if not 0 <= args.commonness_threshold <= 1:
-        raise ElqueryError(f"--commonness-threshold must be between 0 and 1, got {args.commonness_threshold:g}")
+    COMMONNESS.validate(args.commonness_threshold, LTR.name)  # the registry's range and line, before any work
     check_output(args.out)
     if args.out == "-":
         raise ElqueryError("--out must be a file (its .meta.json records the artefacts the features came from)")
