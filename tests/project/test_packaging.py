@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import venv
@@ -73,10 +74,16 @@ def fresh_venv_seeing_dependencies(environment: Path) -> Path:
 
 
 def test_a_built_wheel_installs_and_links(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
-    wheels = tmp_path / "wheels"
+    wheels, source = tmp_path / "wheels", tmp_path / "source"
+    # built from a copy of the checkout: setuptools writes build/ and *.egg-info beside the sources it
+    # builds, which must not stay in the user's checkout (nor feed a later build stale modules)
+    leftovers = shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", ".*_cache")
+    shutil.copytree(REPO, source, ignore=leftovers)
+    before = sorted(path.name for path in REPO.iterdir())
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                            str(wheels), str(REPO)], capture_output=True, text=True, timeout=600)
+                            str(wheels), str(source)], capture_output=True, text=True, timeout=600)
     assert built.returncode == 0, built.stderr[-2000:]
+    assert sorted(path.name for path in REPO.iterdir()) == before  # nothing written into the checkout
     [wheel] = wheels.glob("elquery-*.whl")
     environment = tmp_path / "venv"
     python = fresh_venv_seeing_dependencies(environment)
