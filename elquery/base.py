@@ -15,6 +15,24 @@ from typing import Any, NoReturn
 
 Registrar = Callable[[argparse._SubParsersAction], None]
 
+COMMAND_SUMMARIES: dict[str, str] = {
+    "index": "build and inspect indexes",
+    "build": "build every artefact (index, surface forms, TAGME) from the downloaded data",
+    "info": "print the provenance record of an artefact or an artefacts folder",
+    "surface-forms": "query a surface-form store",
+    "rank": "rank entities for a file of queries into a TREC run",
+    "link": "link entities in queries (interpretations and entity ranking)",
+    "ltr": "learning to rank for entity linking: features and models (methods.md §9)",
+    "experiment": "parameter sweeps, cross-validation, significance and tables from a config",
+    "evaluate": "score runs against qrels (interpretations, rankings, significance)",
+    "serve": "run the linking and retrieval service (JSON API, TAGME-compatible /tag, web page)",
+    "mcp": "run the MCP server: the service's linking, ranking, lookups and evaluation as tools for agents",
+    "data": "download and check the datasets elquery uses (DBpedia 2015-10, FACC1, test collections)",
+}
+"""Every ``elquery`` command's one-line summary, in the order ``elquery --help`` lists them: the
+help its registrar gives it, here so that the dispatcher lists the commands without importing
+their modules (:mod:`elquery.cli`)."""
+
 
 class ElqueryError(Exception):
     """A problem the user can fix; its message is one line, e.g. ``path:line: reason``."""

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from elquery.base import ElqueryError, positive_int
+from elquery.base import COMMAND_SUMMARIES, ElqueryError, positive_int
 from elquery.evaluation.errors import EvaluationInputError
 from elquery.evaluation.interpretation import evaluate_interpretations
 from elquery.evaluation.setmetrics import Aggregate
@@ -57,7 +57,7 @@ def register(subparsers: Any, options: Callable[[argparse.ArgumentParser], None]
     ``options`` adds more options to each sub-command, ``readers`` gives the readers of a command's
     files from its arguments (checking them, once every input file is checked, before any is read)."""
     evaluate = subparsers.add_parser(
-        "evaluate", help="score runs against qrels (interpretations, rankings, significance)",
+        "evaluate", help=COMMAND_SUMMARIES["evaluate"],
         description="Score runs against qrels with the metrics of methods.md section 7.")
     commands = evaluate.add_subparsers(dest="evaluate_command", required=True,
                                        metavar="{elq,rank,compare}")

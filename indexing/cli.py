@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from elquery.base import add_workers_argument, positive_int, workers_of
+from elquery.base import COMMAND_SUMMARIES, add_workers_argument, positive_int, workers_of
 
 from elquery.indexing.entity_documents import SKIPPED_DATASETS
 from elquery.indexing.surface_forms.cli import register_index as register_surface_forms_index
@@ -17,7 +17,7 @@ from elquery.indexing.tagme.cli import register_index as register_tagme_index
 
 def register(commands: argparse._SubParsersAction) -> None:
     """Add ``index`` (with its artefact subcommands) to the top-level ``elquery`` commands."""
-    index = commands.add_parser("index", help="build and inspect indexes", description=__doc__)
+    index = commands.add_parser("index", help=COMMAND_SUMMARIES["index"], description=__doc__)
     register_artefacts(index.add_subparsers(dest="index_command", required=True, metavar="ARTEFACT"))
 
 
@@ -94,7 +94,7 @@ def register_build(commands: argparse._SubParsersAction) -> None:
 
     tagme = TagmeBuildParams()
     build = commands.add_parser(
-        "build", help="build every artefact (index, surface forms, TAGME) from the downloaded data",
+        "build", help=COMMAND_SUMMARIES["build"],
         description="Build the entity index, the surface-form store (KB names, Wikipedia anchors and FACC counts) "
         "and the TAGME artefact into ARTEFACTS_DIR/{index,surface-forms.db,tagme}, and the identifiers table (Wikipedia "
         "page ids, Freebase mids, Wikidata QIDs) into ARTEFACTS_DIR/index/identifiers.db, stage by stage, with the options "
@@ -145,7 +145,7 @@ def register_build(commands: argparse._SubParsersAction) -> None:
     build.set_defaults(func=_build_all)
 
     info = commands.add_parser(
-        "info", help="print the provenance record of an artefact or an artefacts folder",
+        "info", help=COMMAND_SUMMARIES["info"],
         description="Print what an artefact was built from and how: elquery version, input files (size, "
         "SHA-256), options, build report and times. ARTEFACT is an index, a surface-form store, a TAGME "
         "artefact or a folder written by `elquery build` (all three).")

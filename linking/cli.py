@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from elquery.base import ElqueryError, add_workers_argument, workers_of
+from elquery.base import COMMAND_SUMMARIES, ElqueryError, add_workers_argument, workers_of
 from elquery.files import check_output, is_stdio
 from elquery.formats.link_output import ENTITY_SCHEMES, FORMATS
 from elquery.indexing.artefacts import KIND_OF, REQUIRED, add_artefacts_argument, check_artefact, resolve_artefact_args
@@ -44,7 +44,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     own = " ".join(f"--method {m.name}: {m.summary}." for m in METHODS if not m.finders)
     link = commands.add_parser(
         "link",
-        help="link entities in queries (interpretations and entity ranking)",
+        help=COMMAND_SUMMARIES["link"],
         description="Annotate queries with interpretations (sets of non-overlapping linked mentions) "
         "and rank the entities they mention: mention detection over all token spans (KB aliases and "
         f"web surface forms with commonness >= c), candidate ranking ({ranking}), "

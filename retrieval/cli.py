@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 
-from elquery.base import ElqueryError, add_workers_argument, workers_of
+from elquery.base import COMMAND_SUMMARIES, ElqueryError, add_workers_argument, workers_of
 from elquery.files import check_output, is_stdio
 from elquery.formats.link_output import ENTITY_SCHEMES
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, check_artefact, resolve_artefact_args
@@ -22,7 +22,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     models = "; ".join(help_line(model) for model in MODELS)
     rank = commands.add_parser(
         "rank",
-        help="rank entities for a file of queries into a TREC run",
+        help=COMMAND_SUMMARIES["rank"],
         description="Rank the entities of an index for every query of a TSV (qid<TAB>query) or JSON "
         "({qid: query}) file and write a TREC run (qid Q0 entity rank score tag), with the index's provenance "
         "beside it in RUN.meta.json. Language-model "

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from elquery.base import ElqueryError, positive_int
+from elquery.base import COMMAND_SUMMARIES, ElqueryError, positive_int
 from elquery.data.registry import dataset, dataset_dir, datasets_dir, is_local_copy, load_registry
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def register(commands: argparse._SubParsersAction) -> None:
     data = commands.add_parser(
-        "data", help="download and check the datasets elquery uses (DBpedia 2015-10, FACC1, test collections)",
+        "data", help=COMMAND_SUMMARIES["data"],
         description="The datasets elquery reads, from a registry shipped with the package: their files, mirrors, "
         "checksums, licence and citation. Files go under $ELQUERY_HOME/datasets/NAME (default ~/.elquery). "
         "Downloads resume, retry and fall back to the next mirror; a file is moved into place only once verified. "

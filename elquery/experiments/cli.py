@@ -6,14 +6,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from elquery.base import ElqueryError, add_workers_argument, workers_of
+from elquery.base import COMMAND_SUMMARIES, ElqueryError, add_workers_argument, workers_of
 from elquery.indexing.artefacts import add_artefacts_argument
 
 
 def register(subparsers: Any) -> None:
     """Add the ``experiment`` command to ``subparsers``."""
     parser = subparsers.add_parser(
-        "experiment", help="parameter sweeps, cross-validation, significance and tables from a config",
+        "experiment", help=COMMAND_SUMMARIES["experiment"],
         description="Run an experiment description (TOML): sweep each method's parameters (linking: c, s; "
         "entity retrieval: any model of `elquery rank` with a grid of its --param values), "
         "choose them by cross-validation on the training folds (session folds, leave-one-out, or a "

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from elquery.base import COMMAND_SUMMARIES
 from elquery.indexing.artefacts import add_artefacts_argument
 
 TRANSPORTS = ("stdio", "http")
@@ -17,7 +18,7 @@ TRANSPORTS = ("stdio", "http")
 
 def register(commands: Any) -> None:
     mcp = commands.add_parser(
-        "mcp", help="run the MCP server: the service's linking, ranking, lookups and evaluation as tools for agents",
+        "mcp", help=COMMAND_SUMMARIES["mcp"],
         description="Serve elquery's tools (link, rank, entity, surface_form, artefacts, evaluate) to an MCP client "
         "over one set of artefacts (without --index and --surface-forms: the bundled demo knowledge base, with its "
         "TAGME artefact): over stdio (the client starts the command), or over streamable HTTP at /mcp. The answers "

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from elquery.base import ElqueryError, positive_int
+from elquery.base import COMMAND_SUMMARIES, ElqueryError, positive_int
 from elquery.indexing.artefacts import IF_BUILT, REQUIRED, add_artefacts_argument, resolve_artefact_args
 from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS
 
@@ -28,7 +28,7 @@ _ENV = {"index": "ELQUERY_SERVE_INDEX", "surface_forms": "ELQUERY_SERVE_SURFACE_
 
 def register(commands: Any) -> None:
     serve = commands.add_parser(
-        "serve", help="run the linking and retrieval service (JSON API, TAGME-compatible /tag, web page)",
+        "serve", help=COMMAND_SUMMARIES["serve"],
         description="Serve /link, /rank, /entity/ID, /tag, /health, /stats and a web page at / over one set of "
         "artefacts (without --index and --surface-forms: the bundled demo knowledge base, with its TAGME "
         "artefact). Each worker process opens the artefacts once. See docs/serve.md.")

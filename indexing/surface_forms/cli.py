@@ -8,7 +8,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from elquery.base import ElqueryError, add_workers_argument, positive_int, workers_of
+from elquery.base import COMMAND_SUMMARIES, ElqueryError, add_workers_argument, positive_int, workers_of
 from elquery.spark import add_engine_arguments, check_engine
 from elquery.indexing.surface_forms.memory import DEFAULT_MEMORY_MB
 
@@ -151,7 +151,7 @@ def register_index(index_commands: argparse._SubParsersAction) -> None:
 
 def register(commands: argparse._SubParsersAction) -> None:
     """Add the top-level ``surface-forms`` group."""
-    group = commands.add_parser("surface-forms", help="query a surface-form store")
+    group = commands.add_parser("surface-forms", help=COMMAND_SUMMARIES["surface-forms"])
     sub = group.add_subparsers(dest="surface_forms_command", required=True, metavar="COMMAND")
     lookup = sub.add_parser("lookup", help="candidates of a text, by commonness (JSON)")
     lookup.add_argument("store", type=Path, metavar="SF.db")

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from elquery.base import ElqueryError, add_workers_argument, positive_int, workers_of
+from elquery.base import COMMAND_SUMMARIES, ElqueryError, add_workers_argument, positive_int, workers_of
 from elquery.files import check_input, check_output
 from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
 
@@ -21,7 +21,7 @@ FORMATS = ("tsv", "letor")
 def register(commands: argparse._SubParsersAction) -> None:
     """Add ``ltr`` (``features``, ``train``) to the top-level ``elquery`` commands."""
     ltr = commands.add_parser(
-        "ltr", help="learning to rank for entity linking: features and models (methods.md §9)",
+        "ltr", help=COMMAND_SUMMARIES["ltr"],
         description="Learning to rank for entity linking in queries (ECIR 2017): the 28 features of every "
         "candidate (mention, entity) pair, and a random-forest model trained on them.")
     actions = ltr.add_subparsers(dest="ltr_command", required=True, metavar="ACTION")

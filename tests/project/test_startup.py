@@ -77,6 +77,66 @@ def test_version_builds_no_command() -> None:
     assert completed.stdout.split() == ["0", "elquery", metadata.version("elquery"), "elquery", "elquery.cli"]
 
 
+COMMAND_MODULES = """
+import contextlib, io, json, sys
+from elquery.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \\
+        contextlib.suppress(SystemExit):
+    main(sys.argv[1:])
+print(json.dumps(sorted(name for name in sys.modules if name.endswith(".cli") or name.endswith(".evaluate_ids"))))
+"""
+
+
+@pytest.mark.parametrize(("argv", "modules"), [
+    (["--help"], ["elquery.cli"]),
+    (["lnk"], ["elquery.cli"]),
+    (["link", "--help"], ["elquery.cli", "elquery.linking.cli"]),
+    (["info", "--help"], ["elquery.cli", "elquery.indexing.cli",  # with `index surface-forms`, `index tagme`
+                            "elquery.indexing.surface_forms.cli", "elquery.indexing.tagme.cli"]),
+    (["evaluate", "elq", "--help"], ["elquery.cli", "elquery.evaluation.cli", "elquery.experiments.evaluate_ids"]),
+], ids=" ".join)
+def test_only_the_chosen_commands_module_is_imported(argv: list[str], modules: list[str]) -> None:
+    """``elquery --help`` lists the commands by their summaries and imports no command-line module
+    (they were 0.2 of its 0.3 s); a command imports its own alone."""
+    completed = subprocess.run([sys.executable, "-c", COMMAND_MODULES, *argv], capture_output=True, text=True,
+                               timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout) == modules
+
+
+def full_parser_help(argv: list[str]) -> str:
+    """What the parser of every command's registrar (none listed by summary alone) prints for ``argv``."""
+    import contextlib
+    import io
+
+    from elquery.base import Parser
+    from elquery.cli import registrars
+
+    parser = Parser(prog="elquery", description="elquery: entity retrieval and entity linking in queries over a "
+                    "Lucene index of DBpedia.")
+    parser.add_argument("--version", action="version", version="", help="show the version and exit")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for register in registrars():
+        register(commands)
+    with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):
+        parser.parse_args(argv)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["link", "--help"], ["index", "--help"], ["info", "--help"]],
+                         ids=" ".join)
+def test_the_help_is_the_full_parsers(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """The commands listed by their summaries print what the parser of every registrar prints: each
+    registrar names its command with its summary, in the order of the summaries."""
+    from elquery.base import COMMAND_SUMMARIES
+    from elquery.cli import REGISTRARS, main
+
+    assert list(REGISTRARS) == list(COMMAND_SUMMARIES)
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert capsys.readouterr().out == full_parser_help(argv)
+
+
 def run_elquery(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "elquery", *argv], capture_output=True, text=True, timeout=60)
 
