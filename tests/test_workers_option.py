@@ -24,6 +24,7 @@ COMMANDS = {
     "build": ["build", "--data", "d", "--out", "o"],
     "experiment": ["experiment", "c.toml", "--out", "o"],
     "ltr train": ["ltr", "train", "--features", "f.tsv", "--out", "m.onnx"],
+    "serve": ["serve"],  # its workers are the server processes
 }
 FORMER = {"rank": "--threads", "index dbpedia": "--threads"}
 

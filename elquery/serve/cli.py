@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from elquery.base import COMMAND_SUMMARIES, ElqueryError, positive_int
+from elquery.base import COMMAND_SUMMARIES, ElqueryError, add_workers_argument, positive_int, workers_of
 from elquery.indexing.artefacts import IF_BUILT, REQUIRED, add_artefacts_argument, resolve_artefact_args
 from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS
 
@@ -46,7 +46,7 @@ def register(commands: Any) -> None:
                        "KB's defaults (without --index) or each method's; the page at / and /stats show which")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
-    serve.add_argument("--workers", type=positive_int, default=1, help="worker processes (default 1)")
+    add_workers_argument(serve, "server processes, each opening the artefacts once and answering requests")
     serve.add_argument("--warm-up", type=non_negative_seconds, default=WARM_UP_SECONDS, metavar="SECONDS",
                        help="each worker links queries of the knowledge base's titles for this long before it "
                        f"listens, so that no request meets a cold worker; /ready says what it did (default "
@@ -94,6 +94,7 @@ def _serve(args: argparse.Namespace) -> int:
     os.environ[_ENV["time_limit"]] = repr(args.time_limit)
     from elquery.linking.ltr.threads import share_cores
 
+    args.workers = workers_of(args)
     share_cores(args.workers)  # a bad ELQUERY_LTR_THREADS is one line here, not an error in every worker
     print(f"elquery serve: http://{args.host}:{args.port}/ ({args.workers} worker(s))", file=sys.stderr)
     config = uvicorn.Config("elquery.serve.cli:app_from_environment", factory=True, host=args.host, port=args.port,

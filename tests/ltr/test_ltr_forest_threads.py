@@ -211,13 +211,13 @@ def test_the_threads_variable_sets_the_default(monkeypatch: pytest.MonkeyPatch) 
         default_threads()
 
 
-@pytest.mark.parametrize(("workers", "threads"), [(1, None), (2, "1"), (3, "1")])
+@pytest.mark.parametrize(("workers", "threads"), [(1, None), (2, "1"), (3, "1"), (None, "1")])
 def test_serve_gives_a_worker_one_forest_thread_when_the_workers_fill_the_cores(
-        workers: int, threads: str | None, sample_link_artefacts: tuple[object, object],
+        workers: int | None, threads: str | None, sample_link_artefacts: tuple[object, object],
         monkeypatch: pytest.MonkeyPatch) -> None:
     """On 2 cores, `elquery serve --workers 1` leaves its forest two threads; 2 or more workers
-    fill the cores, and each walks its forest on one (the variable its worker processes inherit),
-    as a second thread per worker would only contend for the cores."""
+    (the default: one per core) fill the cores, and each walks its forest on one (the variable its
+    worker processes inherit), as a second thread per worker would only contend for the cores."""
     import uvicorn
 
     import elquery.serve.cli as serve_cli
@@ -232,8 +232,9 @@ def test_serve_gives_a_worker_one_forest_thread_when_the_workers_fill_the_cores(
     monkeypatch.setattr(serve_workers, "run", lambda config, sock: started.append(serve_cli.os.environ.get(THREADS_VARIABLE)))
     monkeypatch.setattr(serve_cli, "_listening_socket", lambda host, port: None)
     index, surface_forms = sample_link_artefacts
+    asked = [] if workers is None else ["--workers", str(workers)]
     assert run([serve_cli.register], "elquery", ["serve", "--index", str(index), "--surface-forms", str(surface_forms),
-                                                 "--workers", str(workers)]) == 0
+                                                 *asked]) == 0
     assert started == [threads]
     if threads is not None:
         assert default_threads() == 1

@@ -231,7 +231,7 @@ def test_serve_model_starts_the_service_with_ltr(sample_link_artefacts: tuple[Pa
         monkeypatch.delenv(name, raising=False)
     index, surface_forms = sample_link_artefacts
     assert run([register_serve], "elquery", ["serve", "--index", str(index), "--surface-forms", str(surface_forms),
-                                             "--model", str(model)]) == 0
+                                             "--model", str(model), "--workers", "1"]) == 0
     assert len(started) == 1
     served = TestClient(app_from_environment())
     answer = served.get("/link", params={"q": NAMED["named-3"], "method": "ltr"}).json()["results"][0]

@@ -171,7 +171,7 @@ def test_serve_takes_its_limit_from_max_query_tokens(demo: tuple[Path, Path, Pat
     for name in ("ELQUERY_SERVE_MODEL", "ELQUERY_SERVE_DEMO", "ELQUERY_SERVE_PARAMS"):
         monkeypatch.delenv(name, raising=False)
     assert elquery(["serve", "--index", str(index), "--surface-forms", str(surface_forms), "--tagme", str(tagme),
-                    "--max-query-tokens", "4", "--warm-up", "0"]) == 0
+                    "--max-query-tokens", "4", "--warm-up", "0", "--workers", "1"]) == 0
     served = TestClient(app_from_environment())
     over = MESSAGE.replace("1001", "5").replace(f"limit of {LIMIT}", "limit of 4")
     for request in ({"method": "GET", "url": "/link", "params": {"q": WORDS + " nyc"}},
