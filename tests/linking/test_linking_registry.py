@@ -18,12 +18,11 @@ from elquery.base import ElqueryError
 from elquery.cli import main as elquery
 from elquery.experiments.config import load_config
 from elquery.linking.linker import Linker
-from elquery.linking.methods import (FINDERS, METHODS, LinkingMethod, RankingInputs, markdown_table, open_linker)
-from elquery.linking.methods.detection import Detection
-from elquery.linking.methods.method import commonness_threshold, gif_threshold, pipeline
+from elquery.linking.methods import METHODS, LinkingMethod, RankingInputs, markdown_table, open_linker
 from elquery.linking.params import FORMAT, load_params
 from elquery.linking.tagme.params import PARAMETERS, TagmeParams
 from elquery.linking.types import ScoredMention
+from new_entries import SQUARED, SquaredRanking  # tests/new_entries.py, on the path as pytest loads it
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -229,19 +228,7 @@ def test_the_link_page_names_every_method_of_the_registry() -> None:
     assert "`mlmcg` (default)" in row and "../methods.md#linking-methods" in row
 
 
-# --- a new method: one definition and one registration ------------------------------------------
-
-
-class SquaredRanking(Detection):
-    """A toy candidate ranking: score(m, e) = commonness(m, e)^2."""
-
-    def scored(self, query: str, tokens: Sequence[str]) -> list[ScoredMention]:
-        return [ScoredMention(c.mention, c.entity, c.commonness ** 2, c.commonness) for c in self.candidates(tokens)]
-
-
-SQUARED = LinkingMethod(
-    name="cmns2", display="CMNS²", summary="squared commonness", parameters=(commonness_threshold(0.2), gif_threshold(0.05)),
-    artefacts=("surface_forms",), finders=FINDERS, factory=pipeline, ranking=SquaredRanking)
+# --- a new method (tests/new_entries.py): one definition and one registration -------------------
 
 
 def test_a_registered_method_works_at_every_door(demo_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,28 +17,14 @@ from fastapi.testclient import TestClient
 
 from elquery.cli import main as elquery
 from elquery.experiments.config import load_config
-from elquery.linking.methods import FINDERS, METHODS, LinkingMethod
-from elquery.linking.methods.detection import Detection
-from elquery.linking.methods.method import commonness_threshold, gif_threshold, pipeline
-from elquery.linking.types import ScoredMention
+from elquery.linking.methods import METHODS
 from elquery.registry import Parameter
 from elquery.retrieval.models import MODELS, RetrievalModel, lm
 from elquery.retrieval.searcher import Searcher
 from elquery.serve.app import Artefacts, Limits, create_app
+from new_entries import SQUARED  # tests/new_entries.py, on the path as pytest loads it
 
 QUERY = "new york pizza manhattan"
-
-
-class SquaredRanking(Detection):
-    """A toy candidate ranking: score(m, e) = commonness(m, e)^2."""
-
-    def scored(self, query: str, tokens: Sequence[str]) -> list[ScoredMention]:
-        return [ScoredMention(c.mention, c.entity, c.commonness ** 2, c.commonness) for c in self.candidates(tokens)]
-
-
-SQUARED = LinkingMethod(
-    name="cmns2", display="CMNS²", summary="squared commonness", parameters=(commonness_threshold(0.2), gif_threshold(0.05)),
-    artefacts=("surface_forms",), finders=FINDERS, factory=pipeline, ranking=SquaredRanking)
 
 NAMES_LM = RetrievalModel(
     "lm-names", "LM (names)", "query likelihood of the names field, Jelinek-Mercer smoothed",
