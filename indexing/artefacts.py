@@ -1,60 +1,23 @@
 """The artefacts folder written by ``elquery build`` and read by ``--artefacts DIR``:
 ``DIR/index`` (entity index), ``DIR/surface-forms.db`` (surface-form store) and ``DIR/tagme``
-(TAGME artefact). See docs/commands/build.md."""
+(TAGME artefact). See docs/commands/build.md.
+
+The folder's layout and the artefact checks (:class:`ArtefactPaths`, :data:`KIND_OF`,
+:func:`check_artefact`, :func:`is_artefacts_dir`) live in :mod:`elquery.kb.artefacts` and are
+imported from there; this module holds the ``--artefacts`` argument the commands share."""
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 from pathlib import Path
 
 from elquery.base import ElqueryError
-from elquery.indexing.build_outputs import KINDS
+from elquery.kb.artefacts import (BUILT_BY, INDEX, KIND_OF, KINDS, SURFACE_FORMS, TAGME, ArtefactPaths, check_artefact,
+                                  is_artefacts_dir)
 
-INDEX, SURFACE_FORMS, TAGME = "index", "surface-forms.db", "tagme"
-KIND_OF = {"index": "entity index", "surface_forms": "surface-form store", "tagme": "TAGME artefact"}
-"""Each artefact (an attribute of :class:`ArtefactPaths`, an option's ``dest``) and its kind, in build order."""
-
-
-@dataclass(frozen=True)
-class ArtefactPaths:
-    """Where the three artefacts of a folder are (whether or not they exist yet)."""
-
-    root: Path
-    index: Path
-    surface_forms: Path
-    tagme: Path
-
-    @classmethod
-    def of(cls, root: Path | str) -> ArtefactPaths:
-        root = Path(root)
-        return cls(root, root / INDEX, root / SURFACE_FORMS, root / TAGME)
-
-    def items(self) -> list[tuple[str, str, Path]]:
-        """(attribute, kind, path) of each artefact, in build order."""
-        return [(name, kind, getattr(self, name)) for name, kind in KIND_OF.items()]
-
-
-BUILT_BY = {"entity index": "elquery index dbpedia", "surface-form store": "elquery index surface-forms",
-            "TAGME artefact": "elquery index tagme"}
-
-
-def check_artefact(path: Path | str, kind: str) -> None:
-    """Refuse, before any work starts (before a worker pool above all), a path that is not an
-    elquery artefact of ``kind`` (:data:`~elquery.indexing.build_outputs.KINDS`): one line naming
-    the path and the command that builds one."""
-    path = Path(path)
-    if not KINDS[kind](path):
-        if is_artefacts_dir(path):  # the folder `elquery build --out` wrote, given for one of its artefacts
-            raise ElqueryError(f"{path}: not an elquery {kind} but an artefacts folder of `elquery build`: "
-                               f"give it as --artefacts {path}")
-        problem = f"not an elquery {kind}" if path.exists() else f"no such {kind}"
-        raise ElqueryError(f"{path}: {problem} (build one with `{BUILT_BY[kind]}` or `elquery build`)")
-
-
-def is_artefacts_dir(path: Path) -> bool:
-    """Whether ``path`` is a folder holding at least one of the artefacts (under its name)."""
-    return path.is_dir() and any(KINDS[kind](p) for _, kind, p in ArtefactPaths.of(path).items())
+__all__ = ["BUILT_BY", "INDEX", "KIND_OF", "KINDS", "SURFACE_FORMS", "TAGME", "ArtefactPaths", "check_artefact",
+           "is_artefacts_dir", "add_artefacts_argument", "REQUIRED", "IF_BUILT", "artefact_paths",
+           "resolve_artefact_args"]
 
 
 def add_artefacts_argument(parser: argparse.ArgumentParser, replaces: str) -> None:

@@ -12,78 +12,31 @@ artefact build (entity index, surface-form store, TAGME artefact) uses.
   arrived, so that it can stop there.
 * An output folder a build creates is removed again when the build fails while it is still empty
   (:func:`created_folder`).
+
+What each kind of artefact is on disk (:data:`KINDS`) is read-side knowledge, in
+:mod:`elquery.kb.artefacts`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import signal
-import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from elquery.base import ElqueryError
 from elquery.files import process_alive
+from elquery.kb.artefacts import KINDS
+
+__all__ = ["KINDS", "WORK_MARK", "check_output", "remove_stale_work", "work_folder", "remove_work", "signals_held",
+           "take_held_signal", "created_folder", "replace"]
 
 WORK_MARK = ".building-"
-
-
-def _is_index(path: Path) -> bool:
-    from elquery.kb.index_format import METADATA_FILE
-
-    return path.is_dir() and (path / METADATA_FILE).is_file()
-
-
-def _is_surface_forms(path: Path) -> bool:
-    """A store of any format (one of an earlier format is replaced by a build, and refused with
-    "rebuild it" by its reader)."""
-    from elquery.kb.surface_forms.layout import FORMAT_PREFIX
-
-    return _sqlite_format(path).startswith(FORMAT_PREFIX)
-
-
-def _sqlite_of_format(path: Path, format_name: str) -> bool:
-    """True for an SQLite file whose ``meta`` table names ``format_name`` as its format."""
-    return _sqlite_format(path) == format_name
-
-
-def _sqlite_format(path: Path) -> str:
-    """The format an SQLite file's ``meta`` table names ("" when it names none or is not SQLite)."""
-    if not path.is_file():
-        return ""
-    try:
-        with sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True) as db:
-            row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-    except sqlite3.DatabaseError:
-        return ""
-    return row[0] if row is not None and isinstance(row[0], str) else ""
-
-
-def _is_tagme(path: Path) -> bool:
-    from elquery.kb.tagme.layout import FORMAT, META_FILE
-
-    try:
-        return json.loads((path / META_FILE).read_text(encoding="utf-8")).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def _is_identifiers(path: Path) -> bool:
-    from elquery.kb.identifiers import FORMAT
-
-    return _sqlite_of_format(path, FORMAT)
-
-
-KINDS: dict[str, Callable[[Path], bool]] = {
-    "entity index": _is_index, "surface-form store": _is_surface_forms, "TAGME artefact": _is_tagme,
-    "identifiers table": _is_identifiers,
-}
 
 
 def check_output(out: Path, kind: str, overwrite: bool) -> None:

@@ -5,7 +5,9 @@ Every builder (entity index, surface-form store, TAGME artefact) writes one reco
 artefact before publishing it: the elquery version, the input files it read (path, size,
 modification time, SHA-256), the options that shape the output, its build report and its start and
 end times. A folder artefact holds it as ``provenance.json``; the surface-form store (one SQLite
-file) as the ``provenance`` row of its ``meta`` table. :func:`read_provenance` reads either.
+file) as the ``provenance`` row of its ``meta`` table. The record and its reading
+(:class:`Provenance`, :func:`read_provenance`, :func:`run_metadata`) live in
+:mod:`elquery.kb.provenance` and are imported from there; this module writes records.
 
 The *identity* of a record is its kind, elquery version, options and the (name, size, SHA-256)
 of each input: two artefacts with the same identity were built from the same data the same way,
@@ -17,109 +19,32 @@ slow, so a checksum is reused when a file's path, size and modification time equ
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from elquery.base import ElqueryError
-from elquery.files import atomic_output, sha256_of
+from elquery.files import sha256_of
+from elquery.kb.provenance import (FORMAT, ID_LENGTH, META_KEY, PROVENANCE_FILE, InputFile, Provenance, elquery_version,
+                                   plain, read_provenance, run_metadata)
 
-FORMAT = "elquery-provenance/1"
-PROVENANCE_FILE = "provenance.json"
-META_KEY = "provenance"
-ID_LENGTH = 16
+__all__ = ["FORMAT", "ID_LENGTH", "META_KEY", "PROVENANCE_FILE", "InputFile", "Provenance", "elquery_version",
+           "read_provenance", "run_metadata", "fingerprints", "BuildPlan", "write_provenance"]
 
 _checksums: dict[tuple[str, int, int], str] = {}
 """SHA-256 by (resolved path, size, mtime_ns), hashed in this process or read from a record (one
 ``elquery build`` reads the same dumps in three stages, and checks each before building it)."""
 
 
-def elquery_version() -> str:
-    return metadata.version("elquery")
-
-
 def _iso(seconds: float) -> str:
     """A POSIX time as ISO 8601 UTC, to the second."""
     return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
-
-
-def _plain(value: Any) -> Any:
-    """``value`` as JSON gives it back (tuples become lists, paths strings), so options compare
-    equal whether just computed or read from a record."""
-    return json.loads(json.dumps(value, sort_keys=True, default=str))
-
-
-@dataclass(frozen=True)
-class InputFile:
-    """One input file as it was when read."""
-
-    path: str
-    size: int
-    mtime_ns: int
-    sha256: str
-
-    @property
-    def name(self) -> str:
-        return Path(self.path).name
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """The provenance record of one artefact."""
-
-    kind: str
-    elquery_version: str
-    inputs: tuple[InputFile, ...]
-    options: dict[str, Any]
-    report: dict[str, Any]
-    started: str
-    finished: str
-    seconds: float
-    format: str = FORMAT
-
-    def identity(self) -> dict[str, Any]:
-        """What makes two builds the same: kind, version, options and each input's (name, size,
-        SHA-256) -- not where the inputs were, nor when they were read."""
-        return {"kind": self.kind, "elquery_version": self.elquery_version, "options": _plain(self.options),
-                "inputs": sorted([f.name, f.size, f.sha256] for f in self.inputs)}
-
-    @property
-    def id(self) -> str:
-        """A digest of :meth:`identity` (the first :data:`ID_LENGTH` hex digits of its SHA-256)."""
-        text = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:ID_LENGTH]
-
-    def to_json(self) -> dict[str, Any]:
-        return _plain({"format": self.format, "id": self.id, **{k: v for k, v in asdict(self).items() if k != "format"}})
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: str) -> Provenance:
-        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
-            raise ElqueryError(f"{where}: not an elquery provenance record (format {FORMAT})")
-        try:
-            return cls(data["kind"], data["elquery_version"], tuple(InputFile(**f) for f in data["inputs"]),
-                       dict(data["options"]), dict(data["report"]), data["started"], data["finished"],
-                       float(data["seconds"]))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ElqueryError(f"{where}: malformed provenance record ({exc})") from None
-
-    def lines(self) -> list[str]:
-        """The record, human-readable (``elquery info``)."""
-        lines = [f"kind: {self.kind}", f"id: {self.id}", f"elquery version: {self.elquery_version}",
-                 f"built: {self.started} .. {self.finished} ({self.seconds:.1f} s)",
-                 "options: " + json.dumps(self.options, sort_keys=True), f"inputs: {len(self.inputs)} files"]
-        lines += [f"  {f.path}  {f.size} bytes  sha256 {f.sha256}" for f in self.inputs]
-        lines.append("report: " + json.dumps(self.report, sort_keys=True))
-        return lines
 
 
 def _recorded(known: Provenance | None) -> dict[tuple[str, int, int], str]:
@@ -154,7 +79,7 @@ class BuildPlan:
 
     def expected(self, known: Provenance | None = None) -> Provenance:
         """The record a build would write now, without its report and times."""
-        return Provenance(self.kind, elquery_version(), fingerprints(self.inputs, known), _plain(self.options),
+        return Provenance(self.kind, elquery_version(), fingerprints(self.inputs, known), plain(self.options),
                           {}, "", "", 0.0)
 
     def difference(self, recorded: Provenance | None) -> str | None:
@@ -164,7 +89,7 @@ class BuildPlan:
         expected = self.expected(recorded)
         if recorded.kind != expected.kind or recorded.elquery_version != expected.elquery_version:
             return f"built by elquery {recorded.elquery_version}, this is {expected.elquery_version}"
-        if _plain(recorded.options) != expected.options:
+        if plain(recorded.options) != expected.options:
             changed = sorted(k for k in {*recorded.options, *expected.options}
                              if recorded.options.get(k) != expected.options.get(k))
             return f"options changed: {', '.join(changed)}"
@@ -179,7 +104,7 @@ class BuildPlan:
         """The complete record, at the end of a build."""
         expected = self.expected()
         finished = time.time()
-        return Provenance(self.kind, expected.elquery_version, expected.inputs, expected.options, _plain(dict(report)),
+        return Provenance(self.kind, expected.elquery_version, expected.inputs, expected.options, plain(dict(report)),
                           _iso(self.started), _iso(finished), round(finished - self.started, 3))
 
 
@@ -193,38 +118,3 @@ def write_provenance(artefact: Path, record: Provenance) -> None:
     with sqlite3.connect(artefact) as db:
         db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (META_KEY, text))
     db.close()
-
-
-def read_provenance(artefact: Path | str) -> Provenance | None:
-    """The record of an artefact (folder or surface-form store); None when it has none (built
-    before records were kept); a one-line error when it is not there."""
-    artefact = Path(artefact)
-    if artefact.is_dir():
-        path = artefact / PROVENANCE_FILE
-        if not path.is_file():
-            return None
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise ElqueryError(f"{path}: not valid JSON ({exc})") from None
-        return Provenance.from_json(data, str(path))
-    if not artefact.is_file():
-        raise ElqueryError(f"{artefact}: no such artefact")
-    try:
-        with sqlite3.connect(artefact.resolve().as_uri() + "?mode=ro", uri=True) as db:
-            row = db.execute("SELECT value FROM meta WHERE key = ?", (META_KEY,)).fetchone()
-        db.close()
-    except sqlite3.DatabaseError:
-        raise ElqueryError(f"{artefact}: not an elquery artefact (a folder or a surface-form store)") from None
-    return None if row is None else Provenance.from_json(json.loads(row[0]), f"{artefact} (meta {META_KEY})")
-
-
-def run_metadata(command: str, artefacts: Mapping[str, Path | str | None]) -> dict[str, Any]:
-    """The provenance ``elquery link`` and ``rank`` write with their results: the command,
-    elquery's version and the id of each artefact used (null for one without a record)."""
-    ids: dict[str, str | None] = {}
-    for name, path in artefacts.items():
-        if path is not None:
-            record = read_provenance(path)
-            ids[name] = None if record is None else record.id
-    return {"command": command, "elquery_version": elquery_version(), "artefacts": ids}

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from elquery.base import COMMAND_SUMMARIES, ElqueryError, add_workers_argument, workers_of
 from elquery.files import check_output, is_stdio
 from elquery.formats.link_output import ENTITY_SCHEMES, FORMATS
-from elquery.indexing.artefacts import KIND_OF, REQUIRED, add_artefacts_argument, check_artefact, resolve_artefact_args
+from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
+from elquery.kb.artefacts import KIND_OF, check_artefact
 from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
 from elquery.spark import add_engine_arguments, check_engine
 
@@ -257,7 +258,7 @@ def _metadata(args: argparse.Namespace, model: Path | None) -> dict | None:
     """The provenance of the artefacts given (docs/formats.md), with the file name and SHA-256 of
     the ``model`` a method scores with; none for the demo knowledge base."""
     from elquery.files import sha256_of
-    from elquery.indexing.provenance import run_metadata
+    from elquery.kb.provenance import run_metadata
 
     artefacts = {kind: getattr(args, kind) for kind in ARTEFACT_FLAGS}
     if all(path is None for path in artefacts.values()):

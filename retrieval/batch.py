@@ -12,7 +12,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from elquery.base import ElqueryError, check_workers
-from elquery.indexing.artefacts import check_artefact
+from elquery.kb.artefacts import check_artefact
 from elquery.retrieval.models import check_k
 from elquery.retrieval.queries import searched_query
 from elquery.workers import WorkerPool, ordered_map, worker_pool

@@ -10,7 +10,8 @@ from collections.abc import Iterable, Sequence
 from elquery.base import COMMAND_SUMMARIES, ElqueryError, add_workers_argument, workers_of
 from elquery.files import check_output, is_stdio
 from elquery.formats.link_output import ENTITY_SCHEMES
-from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, check_artefact, resolve_artefact_args
+from elquery.indexing.artefacts import REQUIRED, add_artefacts_argument, resolve_artefact_args
+from elquery.kb.artefacts import check_artefact
 from elquery.kb.query_length import DEFAULT_MAX_QUERY_TOKENS, check_query_length, check_query_limit
 from elquery.retrieval.models import DEFAULT_K, DEFAULT_MODEL, MAX_K, MODELS, check_k
 from elquery.retrieval.models.describe import help_line
@@ -121,7 +122,7 @@ def _rank(args: argparse.Namespace) -> int:
               "DBpedia id", file=sys.stderr)
     if not is_stdio(args.out):
         from elquery.formats.run_metadata import write_sidecar
-        from elquery.indexing.provenance import run_metadata
+        from elquery.kb.provenance import run_metadata
 
         write_sidecar(args.out, run_metadata("rank", {"index": args.index}))
     print(f"ranked {len(queries)} queries ({lines} lines) with {args.model} in {time.monotonic() - started:.1f} s "

@@ -80,7 +80,7 @@ reported in one line naming the file and the config key. Keys (defaults in brack
 Instead of ``index`` and ``surface_forms``, ``knowledge_base = "demo"`` names the bundled demo
 knowledge base (built on first use). ``load_config(path, artefacts=DIR)`` (``elquery experiment
 --artefacts DIR``) takes ``index``, ``surface_forms`` and ``tagme`` from a folder written by
-``elquery build`` instead (:class:`elquery.indexing.artefacts.ArtefactPaths`), and ignores those keys
+``elquery build`` instead (:class:`elquery.kb.artefacts.ArtefactPaths`), and ignores those keys
 of the file.
 
 The file is UTF-8 (a byte order mark at the start is dropped). Parsing checks the file's form,
@@ -102,7 +102,7 @@ from typing import Any, Literal, overload
 from elquery.evaluation.rank import parse_metric
 from elquery.base import ElqueryError
 from elquery.files import read_toml
-from elquery.indexing.artefacts import ArtefactPaths
+from elquery.kb.artefacts import ArtefactPaths
 from elquery.experiments.learning import MODEL, LearningSpec, learning_of, resolve_learning
 from elquery.retrieval.models import DEFAULT_K, MAX_K
 from elquery.linking.methods import FINDERS, GIF, METHODS, TOP_RANKED, LinkingMethod

@@ -21,7 +21,7 @@ from elquery.experiments.config import GIVEN, ExperimentConfig, LinksSpec, Metho
 from elquery.experiments.learning import learning_files, learning_methods
 from elquery.formats.elq import read_elq
 from elquery.formats.trec_run import read_trec_run
-from elquery.indexing.build_outputs import KINDS
+from elquery.kb.artefacts import KINDS
 from elquery.kb.index_format import METADATA_FILE
 from elquery.linking.methods import METHODS
 

@@ -16,7 +16,7 @@ from elquery.base import ElqueryError
 from elquery.formats.link_output import EntityIds
 from elquery.kb.entity_index import EntityIndex
 from elquery.kb.identifiers import IdentifierTable, Identifiers, table_of_index
-from elquery.indexing.provenance import run_metadata
+from elquery.kb.provenance import run_metadata
 from elquery.kb.surface_forms.store import SurfaceFormStore
 from elquery.linking.batch import ResultLinker
 from elquery.linking.mentions import DEFAULT_MAX_QUERY_TOKENS

@@ -81,7 +81,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _features(args: argparse.Namespace) -> int:
     from elquery.formats.run_metadata import sidecar_path, write_sidecar
-    from elquery.indexing.provenance import run_metadata
+    from elquery.kb.provenance import run_metadata
     from elquery.files import atomic_output, sha256_of
     from elquery.linking.ltr.feature_file import QueryFeatures, labels_of, read_ground_truth, write_features
     from elquery.linking.ltr.features import FEATURES, FeatureExtractor

@@ -27,7 +27,7 @@ import numpy as np
 
 from elquery.base import ElqueryError
 from elquery.files import write_bytes_atomically
-from elquery.indexing.provenance import elquery_version, read_provenance
+from elquery.kb.provenance import elquery_version, read_provenance
 from elquery.linking.ltr.features import FEATURES
 from elquery.linking.ltr.forest import (ENGINES, CompiledEngine, OnnxRuntimeEngine, compiled_available, from_onnx,
                                         from_sklearn, to_onnx)

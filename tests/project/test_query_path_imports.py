@@ -3,7 +3,10 @@
 registry, batch linking and ranking, the service's app) loads neither the dump parser
 (``indexing/ntriples.py``) nor the modules that write an index. Before, ``Searcher`` imported the
 tie order's function from ``indexing/index_files.py``, the index writer, and with it the Lucene
-document writer and the N-Triples parser."""
+document writer and the N-Triples parser; and batch ranking, the learning-to-rank model and the
+service took the artefact checks and the provenance reader from ``indexing/artefacts.py``,
+``indexing/build_outputs.py`` and ``indexing/provenance.py`` (now ``elquery.kb.artefacts`` and
+``elquery.kb.provenance``)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,8 @@ import sys
 QUERY_PATH = ("elquery.retrieval.searcher", "elquery.linking.linker", "elquery.linking.methods",
               "elquery.retrieval.batch", "elquery.linking.batch", "elquery.serve.app")
 BUILD = ("elquery.indexing.ntriples", "elquery.indexing.index_files", "elquery.indexing.lucene_writer",
-         "elquery.indexing.entity_documents", "elquery.indexing.build_index")
+         "elquery.indexing.entity_documents", "elquery.indexing.build_index", "elquery.indexing.artefacts",
+         "elquery.indexing.build_outputs", "elquery.indexing.provenance")
 
 
 def test_the_query_path_loads_no_build_module() -> None:

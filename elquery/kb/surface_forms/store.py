@@ -10,7 +10,7 @@ Schema (format ``elquery-surface-forms/2``):
 - ``entity_forms(id PRIMARY KEY, forms)``: the form ids of each entity (uint32, ascending), for
   :meth:`SurfaceFormStore.aliases`.
 - ``meta(key, value)``: format, build options and the build report (JSON), and the provenance
-  record (``provenance``, :mod:`elquery.indexing.provenance`).
+  record (``provenance``, :mod:`elquery.kb.provenance`).
 
 Commonness (methods.md §3, Eq. 9) is n(m, e) / sum over e' of n(m, e'): a form's counts are its
 FACC counts (web annotations) when it has any, else its anchor counts; a pair without such a count
@@ -212,7 +212,7 @@ class SurfaceFormStore:
                 raise ElqueryError(f"{path}: surface-form store format {found} is not {FORMAT}; rebuild it "
                                    "(elquery index surface-forms, or elquery build)")
             raise ElqueryError(f"{path}: not a surface-form store (format {found!r}, expected {FORMAT!r})")
-        # the provenance row (elquery.indexing.provenance) is read by read_provenance, not kept here
+        # the provenance row (elquery.kb.provenance) is read by read_provenance, not kept here
         self.meta: dict[str, object] = {key: json.loads(value) for key, value in meta.items()
                                         if key not in ("format", "provenance")}
         longest = self.meta.get(LONGEST_FORM_KEY)
