@@ -105,7 +105,7 @@ from elquery.files import read_toml
 from elquery.kb.artefacts import ArtefactPaths
 from elquery.experiments.learning import MODEL, LearningSpec, learning_of, resolve_learning
 from elquery.retrieval.models import DEFAULT_K, MAX_K
-from elquery.linking.methods import FINDERS, GIF, METHODS, TOP_RANKED, LinkingMethod
+from elquery.linking.methods import GIF, METHODS, TOP_RANKED, LinkingMethod
 from elquery.linking.methods.method import commonness_threshold
 from elquery.registry import Parameter, validate_parameters
 

@@ -141,7 +141,7 @@ def _listening_socket(host: str, port: int) -> socket.socket:
 def _check_artefacts(index: Path, surface_forms: Path, tagme: Path | None) -> None:
     """A missing or wrong artefact is one line before serving. Nothing here starts Java: a JVM in
     the parent of uvicorn's worker processes slows every response of theirs by a TCP round trip."""
-    from elquery.indexing.artefacts import check_artefact
+    from elquery.kb.artefacts import check_artefact
 
     for kind, path in (("entity index", index), ("surface-form store", surface_forms), ("TAGME artefact", tagme)):
         if path is not None:

@@ -14,7 +14,8 @@ from pathlib import Path
 from elquery.indexing.surface_forms.facc_annotations import count_annotations
 from elquery.indexing.surface_forms.facc_spark import count_annotations_spark
 from conftest import SPARK_MASTER as MASTER  # tests/conftest.py, on the path as pytest loads it
-from test_facc_annotations import EXPECTED_ALL, SAMPLE, _compressed, _generated, _read_counts
+from conftest import read_pair_counts  # tests/conftest.py, on the path as pytest loads it
+from test_facc_annotations import EXPECTED_ALL, SAMPLE, _compressed, _generated
 
 REPORTED = ("path", "lines", "counted", "below_posterior", "empty_form", "malformed")
 
@@ -34,7 +35,7 @@ def test_hand_checked_sample_and_every_container(spark, tmp_path: Path) -> None:
             info.size = len(member)
             tar.addfile(info, io.BytesIO(member))
     report = count_annotations_spark([plain, bz, archive], tmp_path / "spark.tsv", master=MASTER)
-    assert _read_counts(tmp_path / "spark.tsv") == {key: 3 * n for key, n in EXPECTED_ALL.items()}
+    assert read_pair_counts(tmp_path / "spark.tsv") == {key: 3 * n for key, n in EXPECTED_ALL.items()}
     assert [(f.lines, f.counted, f.empty_form, f.malformed) for f in report.files] == [(14, 7, 1, 6)] * 3
     assert [e.split(":")[0] for e in report.files[0].examples] == ["line 9", "line 10", "line 11", "line 12", "line 13"]
     local = count_annotations([plain, bz, archive], tmp_path / "local.tsv", workers=1)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
